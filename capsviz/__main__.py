@@ -1,0 +1,5 @@
+import sys
+
+from capsviz.cli import main
+
+sys.exit(main())

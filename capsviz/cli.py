@@ -1,0 +1,153 @@
+"""Command line: ``capsviz`` (the app), ``capsviz train``, ``capsviz eval``.
+
+No Qt import at module level: the headless commands work without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from capsviz import __version__
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "assets" / "capsnet_mnist.safetensors"
+
+
+class CliError(Exception):
+    """A user-facing error: printed as ``error: ...`` with exit code 2."""
+
+
+def _default_out() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / "capsnet.safetensors"
+
+
+def _add_train_flags(p: argparse.ArgumentParser) -> None:
+    from capsviz.train.loop import TrainConfig
+
+    defaults = TrainConfig()
+    for f in dataclasses.fields(TrainConfig):
+        value = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        p.add_argument(flag, type=type(value), default=None, help=f"(default: {value})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="capsviz", description="A visual explorer for Capsule Networks.")
+    parser.add_argument("--version", action="version", version=f"capsviz {__version__}")
+    parser.add_argument("--checkpoint", type=Path, default=None, help="checkpoint to load (default: shipped model)")
+    parser.add_argument("--data-root", type=Path, default=None, help="folder holding MNIST/raw/")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
+    sub = parser.add_subparsers(dest="command")
+
+    t = sub.add_parser("train", help="train headless with a progress bar")
+    _add_train_flags(t)
+    t.add_argument("--out", type=Path, default=None, help="checkpoint to write (autosaved every epoch and on stop)")
+    t.add_argument("--resume", type=Path, default=None, help="continue training from this checkpoint")
+    t.add_argument("--data-root", type=Path, default=None, dest="data_root_sub")
+
+    e = sub.add_parser("eval", help="print test accuracy of a checkpoint")
+    e.add_argument("--checkpoint", type=Path, default=None, dest="checkpoint_sub")
+    e.add_argument("--routing-iterations", type=int, default=None)
+    e.add_argument("--data-root", type=Path, default=None, dest="data_root_sub")
+    e.add_argument("--batch-size", type=int, default=500)
+    return parser
+
+
+def _resolve(args: argparse.Namespace, name: str):
+    return getattr(args, name + "_sub", None) or getattr(args, name, None)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from capsviz.data.mnist import load_mnist
+    from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer
+
+    data_root = _resolve(args, "data_root")
+    train_data = load_mnist(train=True, data_root=data_root)
+    test_data = load_mnist(train=False, data_root=data_root)
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
+                 if getattr(args, f.name, None) is not None}
+    if args.resume:
+        trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=args.out)
+    else:
+        trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=args.out or _default_out())
+    cfg = trainer.config
+    print(f"training on {trainer.device}: {dataclasses.asdict(cfg)}", flush=True)
+    print(f"checkpoint: {trainer.checkpoint_path}", flush=True)
+    total = cfg.epochs * trainer.batches_per_epoch
+    bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True)
+    try:
+        for ev in trainer.run():
+            if isinstance(ev, BatchEvent):
+                bar.update(1)
+                bar.set_postfix(epoch=ev.epoch + 1, loss=f"{ev.loss:.4f}", acc=f"{ev.train_accuracy:.3f}",
+                                img_s=f"{ev.images_per_s:.0f}", lr=f"{ev.lr:.2e}")
+            elif isinstance(ev, EpochEvent):
+                bar.write(f"epoch {ev.epoch}: test accuracy {100 * ev.test_accuracy:.2f} % "
+                          f"({ev.test_images:,} images), step {ev.step}, saved {ev.checkpoint}")
+            elif isinstance(ev, StoppedEvent):
+                bar.write(f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}")
+    except KeyboardInterrupt:
+        trainer.request_stop()
+        path = trainer.save()
+        bar.write(f"interrupted at step {trainer.step}; saved {path}")
+        return 130
+    finally:
+        bar.close()
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from capsviz.data.mnist import load_mnist
+    from capsviz.train.checkpoint import load_checkpoint
+    from capsviz.train.loop import evaluate_model, select_device
+
+    path = _resolve(args, "checkpoint") or DEFAULT_CHECKPOINT
+    device = select_device(args.device)
+    model, info, _ = load_checkpoint(path, device=device)
+    test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
+    iterations = args.routing_iterations or info.model_config.routing_iterations
+    preds = evaluate_model(model, test, routing_iterations=iterations, batch_size=args.batch_size)
+    correct = int((preds == test.labels).sum())
+    n = len(test)
+    print(f"checkpoint: {path}")
+    print(f"routing iterations: {iterations}")
+    print(f"test accuracy: {100 * correct / n:.2f} % ({correct:,} / {n:,}), error {100 * (n - correct) / n:.2f} %")
+    cm = np.zeros((10, 10), dtype=np.int64)
+    np.add.at(cm, (test.labels, preds), 1)
+    print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(10)))
+    print("confusion matrix (rows: true, columns: predicted)")
+    print("      " + "".join(f"{k:>6}" for k in range(10)))
+    for k in range(10):
+        print(f"{k:>6}" + "".join(f"{x:>6}" for x in cm[k]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from capsviz.data.mnist import MnistNotFoundError
+    from capsviz.train.checkpoint import CheckpointError
+
+    try:
+        if args.command == "train":
+            return cmd_train(args)
+        if args.command == "eval":
+            return cmd_eval(args)
+        from capsviz.gui.app import run_app
+
+        return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device)
+    except (CheckpointError, MnistNotFoundError, CliError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

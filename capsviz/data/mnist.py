@@ -1,0 +1,176 @@
+"""Find, extract and load MNIST in torchvision's layout ``<root>/MNIST/raw/``.
+
+The data root is, in order: an explicit argument (``--data-root``), ``$CAPSVIZ_DATA``,
+then the platform's user data folder. Archives (``*-ubyte.gz``) are extracted next to
+themselves, or into the user cache folder when the data folder is read-only.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import platformdirs
+import torch
+
+APP_NAME = "capsviz"
+
+# name -> (number of items, uncompressed size in bytes)
+MNIST_FILES = {
+    "train-images-idx3-ubyte": (60000, 16 + 60000 * 784),
+    "train-labels-idx1-ubyte": (60000, 8 + 60000),
+    "t10k-images-idx3-ubyte": (10000, 16 + 10000 * 784),
+    "t10k-labels-idx1-ubyte": (10000, 8 + 10000),
+}
+
+
+class MnistNotFoundError(FileNotFoundError):
+    """Raised when MNIST is not in the data root; the message says where to put it."""
+
+
+def default_data_root() -> Path:
+    """The user data folder for capsviz (platformdirs)."""
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def resolve_data_root(data_root: str | os.PathLike | None = None) -> Path:
+    """``data_root`` if given, else ``$CAPSVIZ_DATA``, else :func:`default_data_root`."""
+    if data_root:
+        return Path(data_root).expanduser()
+    env = os.environ.get("CAPSVIZ_DATA")
+    if env:
+        return Path(env).expanduser()
+    return default_data_root()
+
+
+def _extract(archive: Path, dest: Path) -> None:
+    """Decompress ``archive`` to ``dest`` atomically (temporary file, then os.replace)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, gzip.open(archive, "rb") as src:
+            shutil.copyfileobj(src, out, length=1 << 20)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _writable(folder: Path) -> bool:
+    return folder.is_dir() and os.access(folder, os.W_OK)
+
+
+def prepare_mnist(data_root: str | os.PathLike | None = None) -> Path:
+    """Make sure the four extracted MNIST files exist and return the root to read them from.
+
+    Returns
+    -------
+    Path
+        A folder ``root`` such that ``root/MNIST/raw/<name>`` holds the four IDX files.
+        It is the data root itself, or the user cache folder when the data root is
+        read-only and holds only ``.gz`` archives.
+
+    Raises
+    ------
+    MnistNotFoundError
+        If a file is neither present nor available as a ``.gz`` archive; the message
+        names the folder and the expected file names.
+    """
+    root = resolve_data_root(data_root)
+    raw = root / "MNIST" / "raw"
+    cache_root = Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+    cache_raw = cache_root / "MNIST" / "raw"
+    use_cache = False
+    missing = []
+    for name, (_, size) in MNIST_FILES.items():
+        plain, archive = raw / name, raw / (name + ".gz")
+        if plain.is_file() and plain.stat().st_size == size:
+            continue
+        if not archive.is_file():
+            missing.append(name)
+            continue
+        if _writable(raw):
+            _extract(archive, plain)
+        else:
+            use_cache = True
+            cached = cache_raw / name
+            if not (cached.is_file() and cached.stat().st_size == size):
+                _extract(archive, cached)
+    if missing:
+        raise MnistNotFoundError(
+            f"MNIST not found in {raw}: missing {', '.join(missing)} (or the .gz archives). "
+            f"Put the four MNIST files there, or point --data-root / CAPSVIZ_DATA at a folder "
+            f"that contains MNIST/raw/."
+        )
+    if use_cache:
+        # Mirror the files that were already extracted in the read-only folder.
+        for name in MNIST_FILES:
+            if not (cache_raw / name).is_file():
+                _extract_or_copy(raw, cache_raw, name)
+        return cache_root
+    return root
+
+
+def _extract_or_copy(raw: Path, dest_raw: Path, name: str) -> None:
+    if (raw / name).is_file():
+        dest_raw.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(raw / name, dest_raw / name)
+    else:
+        _extract(raw / (name + ".gz"), dest_raw / name)
+
+
+@dataclass
+class MnistSplit:
+    """One MNIST split in memory.
+
+    images : uint8 numpy array, shape (N, 28, 28), 0 = background, 255 = ink
+    labels : int64 numpy array, shape (N,), values 0..9
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(N, 1, 28, 28) float32 in [0, 1] and (N,) int64."""
+        x = torch.from_numpy(self.images).unsqueeze(1).float().div_(255.0)
+        return x, torch.from_numpy(self.labels)
+
+
+def load_mnist(train: bool, data_root: str | os.PathLike | None = None) -> MnistSplit:
+    """Load the MNIST training (60,000) or test (10,000) split with torchvision.
+
+    Raises
+    ------
+    MnistNotFoundError
+        If the data is missing (see :func:`prepare_mnist`).
+    """
+    from torchvision.datasets import MNIST
+
+    root = prepare_mnist(data_root)
+    ds = MNIST(str(root), train=train, download=False)
+    return MnistSplit(images=ds.data.numpy().astype(np.uint8), labels=ds.targets.numpy().astype(np.int64))
+
+
+SAMPLE_PATH = Path(__file__).resolve().parents[2] / "assets" / "mnist_test_sample.npz"
+
+
+def load_sample(path: str | os.PathLike | None = None) -> MnistSplit:
+    """The MNIST test-set sample shipped in ``assets/`` (first images of the test split)."""
+    with np.load(path or SAMPLE_PATH, allow_pickle=False) as data:
+        return MnistSplit(images=data["images"].astype(np.uint8), labels=data["labels"].astype(np.int64))
+
+
+def load_test_or_sample(data_root: str | os.PathLike | None = None) -> tuple[MnistSplit, str]:
+    """The full test split when available, else the shipped sample; also returns a description."""
+    try:
+        return load_mnist(train=False, data_root=data_root), "MNIST test set"
+    except MnistNotFoundError:
+        return load_sample(), "assets sample"

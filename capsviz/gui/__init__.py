@@ -1,0 +1,1 @@
+"""The Qt application (PySide6, pyqtgraph, superqt). The only package that imports Qt."""

@@ -1,0 +1,298 @@
+"""The capsviz main window: input, capsule lengths, routing, pose and training docks."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import platformdirs
+import torch
+from PySide6.QtCore import QSettings, Qt, QThreadPool, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
+
+from capsviz import __version__
+from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
+from capsviz.gui.widgets.canvas import InputPanel
+from capsviz.gui.widgets.lengths import LengthsView
+from capsviz.gui.widgets.pose import PoseView
+from capsviz.gui.widgets.routing import RoutingView
+from capsviz.gui.widgets.training import TrainingPanel
+from capsviz.model import CapsNet
+from capsviz.model.inference import Inference, infer, reconstruct
+from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, save_checkpoint
+from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
+
+SNAPSHOT_INTERVAL_S = 0.5
+
+
+class WeightsSnapshot:
+    """A CPU copy of the weights being trained, sent from the training thread."""
+
+    def __init__(self, state_dict: dict[str, torch.Tensor]) -> None:
+        self.state_dict = state_dict
+
+
+def training_events(trainer_factory, stop_event: threading.Event, holder: dict):
+    """Generator run by the worker thread: build the trainer, then relay its events and
+    weight snapshots (at most every ``SNAPSHOT_INTERVAL_S``)."""
+    trainer = trainer_factory()
+    holder["trainer"] = trainer
+    last = 0.0
+    for ev in trainer.run():
+        yield ev
+        now = time.monotonic()
+        if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
+            last = now
+            yield WeightsSnapshot(trainer.snapshot_state_dict())
+    yield WeightsSnapshot(trainer.snapshot_state_dict())
+
+
+class MainWindow(QMainWindow):
+    """Main window. Inference for the single current input runs on the GUI thread (a few
+    ms); training runs in a worker thread and sends events and weight snapshots."""
+
+    inferenceUpdated = Signal()
+    trainingFinished = Signal()
+
+    def __init__(self, checkpoint: Path | None = None, data_root: Path | None = None, device: str = "auto",
+                 settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("capsviz — Capsule Network explorer")
+        self.data_root = data_root
+        self.device_name = device
+        self.device = select_device(device)
+        self.settings = settings
+        self.model: CapsNet = CapsNet().eval()
+        self.info: CheckpointInfo | None = None
+        self.inference: Inference | None = None
+        self.routing_iterations = 3
+        self.sample: MnistSplit = load_sample()
+        self._rng = np.random.default_rng()
+        self._worker = None
+        self._stop_event: threading.Event | None = None
+        self._train_holder: dict = {}
+        self._train_config: TrainConfig | None = None
+
+        self.input_panel = InputPanel()
+        self.lengths_view = LengthsView()
+        self.routing_view = RoutingView()
+        self.pose_view = PoseView(decode=lambda pose, digit: reconstruct(self.model, pose, digit))
+        self.training_panel = TrainingPanel()
+        self.setCentralWidget(self.input_panel)
+        self.docks: dict[str, QDockWidget] = {}
+        self._add_dock("lengths", "Capsule lengths", self.lengths_view, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("pose", "Pose", self.pose_view, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("routing", "Routing", self.routing_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("training", "Training", self.training_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
+        self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["routing"], self.docks["training"]], [800, 700], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [420, 600], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["routing"]], [430], Qt.Orientation.Vertical)
+        self.model_label = QLabel("")
+        self.statusBar().addPermanentWidget(self.model_label)
+        self._build_menus()
+
+        self.input_panel.inputChanged.connect(self._on_input)
+        self.input_panel.sampleRequested.connect(self.show_random_sample)
+        self.routing_view.iterationsChanged.connect(self._on_iterations)
+        self.training_panel.startRequested.connect(self.start_training)
+        self.training_panel.stopRequested.connect(self.stop_training)
+
+        self.load_model(checkpoint, quiet_default=True)
+        self.show_sample(0)
+        self.resize(1500, 950)
+
+    # -- layout -------------------------------------------------------------------
+    def _add_dock(self, name: str, title: str, widget, area) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        dock.setToolTip(widget.toolTip())
+        self.addDockWidget(area, dock)
+        self.docks[name] = dock
+
+    def _build_menus(self) -> None:
+        self.actions: dict[str, QAction] = {}
+        file_menu = self.menuBar().addMenu("&File")
+        for key, text, shortcut, slot in (
+            ("open", "&Open checkpoint…", QKeySequence.StandardKey.Open, self._open_checkpoint_dialog),
+            ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs, self._save_checkpoint_dialog),
+            ("quit", "&Quit", QKeySequence.StandardKey.Quit, self.close),
+        ):
+            act = QAction(text, self, shortcut=QKeySequence(shortcut), triggered=slot)
+            file_menu.addAction(act)
+            self.actions[key] = act
+        view_menu = self.menuBar().addMenu("&View")
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction("&About capsviz", self, triggered=self._about)
+        help_menu.addAction(about)
+        self.actions["about"] = about
+
+    # -- model ----------------------------------------------------------------------
+    def load_model(self, path: Path | None, quiet_default: bool = False) -> bool:
+        """Load a checkpoint; on failure show the message and keep the current model."""
+        from capsviz.cli import DEFAULT_CHECKPOINT
+
+        target = Path(path) if path else DEFAULT_CHECKPOINT
+        try:
+            model, info, _ = load_checkpoint(target, device=self.device)
+        except CheckpointError as exc:
+            if quiet_default and path is None:
+                self.statusBar().showMessage(f"No shipped model ({exc}); using untrained weights", 10000)
+                self.model_label.setText("model: untrained")
+            else:
+                QMessageBox.warning(self, "Cannot load checkpoint", str(exc))
+            return False
+        self.model, self.info = model, info
+        self.model_label.setText(f"model: {target.name} — {info.summary()}")
+        self.refresh()
+        return True
+
+    def _open_checkpoint_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open checkpoint", "", "safetensors (*.safetensors);;All files (*)")
+        if path:
+            self.load_model(Path(path))
+
+    def _save_checkpoint_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save checkpoint", "capsnet.safetensors", "safetensors (*.safetensors)")
+        if path:
+            info = self.info
+            save_checkpoint(path, self.model, train_config=info.train_config if info else {},
+                            epoch=info.epoch if info else 0, step=info.step if info else 0,
+                            test_accuracy=info.test_accuracy if info else None,
+                            test_images=info.test_images if info else None)
+            self.statusBar().showMessage(f"saved {path}", 5000)
+
+    def _about(self) -> None:
+        import PySide6
+
+        QMessageBox.about(self, "About capsviz",
+                          f"capsviz {__version__}\n torch {torch.__version__}, Qt {PySide6.__version__}, "
+                          f"device {self.device}\n\nSabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules.")
+
+    # -- input and inference ---------------------------------------------------------------
+    def show_sample(self, index: int) -> None:
+        """Put MNIST test-sample image ``index`` on the canvas."""
+        self.input_panel.canvas.set_ink(self.sample.images[index].astype(np.float32) / 255.0)
+        self.statusBar().showMessage(f"MNIST test image {index} (label {self.sample.labels[index]})", 5000)
+
+    def show_random_sample(self) -> None:
+        self.show_sample(int(self._rng.integers(len(self.sample))))
+
+    def _on_input(self, image) -> None:
+        self.refresh()
+
+    def _on_iterations(self, n: int) -> None:
+        self.routing_iterations = n
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the trace for the current input and update every view."""
+        image = self.input_panel.current
+        if image is None:
+            self.inference = None
+            self.input_panel.set_prediction(None)
+            self.lengths_view.set_lengths(None)
+            self.routing_view.set_trace(None, None)
+            self.pose_view.set_capsules(None, None, None)
+        else:
+            inf = infer(self.model, image, self.routing_iterations)
+            self.inference = inf
+            self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]))
+            self.lengths_view.set_lengths(inf.lengths)
+            self.routing_view.set_trace(inf.u_lengths, inf.c, inf.prediction)
+            self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)
+        self.inferenceUpdated.emit()
+
+    # -- training -----------------------------------------------------------------------
+    @property
+    def is_training(self) -> bool:
+        return self._worker is not None
+
+    def start_training(self, config: TrainConfig, from_scratch: bool = True) -> None:
+        from superqt.utils import create_worker
+
+        if self.is_training:
+            return
+        config.device = self.device_name
+        self._train_config = config
+        data_root = self.data_root
+        init_model = None if from_scratch else copy.deepcopy(self.model).cpu()
+        ckpt = Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / "gui-training.safetensors"
+        stop = threading.Event()
+
+        def factory() -> Trainer:
+            train = load_mnist(train=True, data_root=data_root)
+            test, _ = load_test_or_sample(data_root)
+            return Trainer(config, train, test, model=init_model, checkpoint_path=ckpt, stop_event=stop)
+
+        if from_scratch:
+            self.model = CapsNet().to(self.device).eval()
+            self.info = None
+            self.model_label.setText("model: training from scratch")
+        self._stop_event = stop
+        self._train_holder = {}
+        self.training_panel.reset_curves()
+        self.training_panel.set_running(True)
+        self.training_panel.status.setText("loading MNIST…")
+        worker = create_worker(training_events, factory, stop, self._train_holder, _start_thread=False)
+        worker.yielded.connect(self._on_training_event)
+        worker.errored.connect(self._on_training_error)
+        worker.finished.connect(self._on_training_finished)
+        self._worker = worker
+        worker.start()
+
+    def stop_training(self) -> None:
+        if self._stop_event is not None:
+            self._stop_event.set()
+            self.training_panel.status.setText("stopping…")
+
+    def _on_training_event(self, ev) -> None:
+        if isinstance(ev, BatchEvent):
+            self.training_panel.add_batch(ev, self._train_config.reconstruction_weight)
+        elif isinstance(ev, EpochEvent):
+            self.training_panel.add_epoch(ev)
+        elif isinstance(ev, WeightsSnapshot):
+            self.model.load_state_dict(ev.state_dict)
+            self.refresh()
+        elif isinstance(ev, StoppedEvent):
+            word = "finished" if ev.finished else "stopped"
+            self.training_panel.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
+            if ev.checkpoint is not None:
+                try:
+                    self.info = load_checkpoint(ev.checkpoint)[1]
+                    self.model_label.setText(f"model: trained here — {self.info.summary()}")
+                except CheckpointError:
+                    pass
+
+    def _on_training_error(self, exc: Exception) -> None:
+        QMessageBox.critical(self, "Training failed", f"{type(exc).__name__}: {exc}")
+        self.training_panel.status.setText(f"failed: {exc}")
+
+    def _on_training_finished(self) -> None:
+        self._worker = None
+        self._stop_event = None
+        self.training_panel.set_running(False)
+        self.trainingFinished.emit()
+
+    def closeEvent(self, event) -> None:
+        if self.is_training:
+            answer = self._confirm_close()
+            if not answer:
+                event.ignore()
+                return
+            self.stop_training()
+            QThreadPool.globalInstance().waitForDone(5000)
+        event.accept()
+
+    def _confirm_close(self) -> bool:
+        answer = QMessageBox.question(self, "Training is running",
+                                      "Stop training, save the autosave checkpoint and quit?")
+        return answer == QMessageBox.StandardButton.Yes

@@ -1,0 +1,205 @@
+"""The drawing canvas (white ink on black, round caps) and the input panel around it."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from superqt.utils import qthrottled
+
+from capsviz.data.preprocess import preprocess_ink
+from capsviz.gui.widgets.common import ImagePanel
+
+CANVAS_SIZE = 280
+DEFAULT_BRUSH = 22
+
+
+class DrawingCanvas(QWidget):
+    """A square ink canvas. ``ink()`` returns (H, W) float32 in [0, 1].
+
+    Signals
+    -------
+    inkChanged : emitted while a stroke is drawn (throttled) and when it ends.
+    """
+
+    inkChanged = Signal()
+
+    def __init__(self, size: int = CANVAS_SIZE, parent=None) -> None:
+        super().__init__(parent)
+        self.setFixedSize(size, size)
+        self.setCursor(Qt.CursorShape.CrossCursor)
+        self.setToolTip("Draw a digit with the mouse or a pen. Ctrl+Z undo, Ctrl+Shift+Z redo, Del clear.")
+        self._image = QImage(size, size, QImage.Format.Format_Grayscale8)
+        self._image.fill(0)
+        self._undo: list[QImage] = []
+        self._redo: list[QImage] = []
+        self._last: QPointF | None = None
+        self.brush_width = DEFAULT_BRUSH
+        self._emit_throttled = qthrottled(self.inkChanged.emit, timeout=30)
+
+    # -- content ----------------------------------------------------------------
+    def ink(self) -> np.ndarray:
+        """Ink intensity, (H, W) float32 in [0, 1]."""
+        img = self._image
+        ptr = img.constBits()
+        arr = np.frombuffer(ptr, dtype=np.uint8).reshape(img.height(), img.bytesPerLine())[:, : img.width()]
+        return arr.astype(np.float32) / 255.0
+
+    def is_empty(self) -> bool:
+        return not bool(self.ink().any())
+
+    def set_ink(self, ink: np.ndarray) -> None:
+        """Replace the drawing with ``ink`` ((h, w) in [0, 1], scaled to the canvas); undoable."""
+        self._push_undo()
+        a = (np.clip(np.asarray(ink, dtype=np.float32), 0, 1) * 255).astype(np.uint8)
+        src = QImage(np.ascontiguousarray(a).data, a.shape[1], a.shape[0], a.shape[1],
+                     QImage.Format.Format_Grayscale8).copy()
+        self._image.fill(0)
+        p = QPainter(self._image)
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        p.drawImage(self._image.rect(), src)
+        p.end()
+        self.update()
+        self.inkChanged.emit()
+
+    def clear(self) -> None:
+        if self.is_empty():
+            return
+        self._push_undo()
+        self._image.fill(0)
+        self.update()
+        self.inkChanged.emit()
+
+    def undo(self) -> None:
+        if self._undo:
+            self._redo.append(self._image.copy())
+            self._image = self._undo.pop()
+            self.update()
+            self.inkChanged.emit()
+
+    def redo(self) -> None:
+        if self._redo:
+            self._undo.append(self._image.copy())
+            self._image = self._redo.pop()
+            self.update()
+            self.inkChanged.emit()
+
+    def _push_undo(self) -> None:
+        self._undo.append(self._image.copy())
+        del self._undo[:-50]
+        self._redo.clear()
+
+    # -- painting -----------------------------------------------------------------
+    def _draw_to(self, pos: QPointF) -> None:
+        p = QPainter(self._image)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(QColor(255, 255, 255), self.brush_width, Qt.PenStyle.SolidLine,
+                   Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)
+        p.setPen(pen)
+        if self._last is None or self._last == pos:
+            p.drawPoint(pos)
+        else:
+            p.drawLine(self._last, pos)
+        p.end()
+        self._last = pos
+        self.update()
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._push_undo()
+            self._last = None
+            self._draw_to(event.position())
+            self._emit_throttled()
+
+    def mouseMoveEvent(self, event) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton and self._last is not None:
+            self._draw_to(event.position())
+            self._emit_throttled()
+
+    def mouseReleaseEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self._last is not None:
+            self._draw_to(event.position())
+            self._last = None
+            self.inkChanged.emit()
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.drawImage(0, 0, self._image)
+        p.setPen(QColor(70, 70, 70))
+        p.drawRect(0, 0, self.width() - 1, self.height() - 1)
+        p.end()
+
+
+class InputPanel(QWidget):
+    """Canvas, drawing tools, and the exact 28x28 tensor the model sees.
+
+    Signals
+    -------
+    inputChanged(object) : the new (28, 28) float32 input, or None for an empty canvas.
+    """
+
+    inputChanged = Signal(object)
+    sampleRequested = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.canvas = DrawingCanvas()
+        self.preview = ImagePanel("model input (28×28)")
+        self.preview.setFixedSize(150, 170)
+        self.prediction = QLabel("no digit")
+        self.prediction.setObjectName("predictionLabel")
+        self.prediction.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
+
+        self.brush = QSpinBox()
+        self.brush.setRange(4, 60)
+        self.brush.setValue(DEFAULT_BRUSH)
+        self.brush.setSuffix(" px")
+        self.brush.setToolTip("Brush width on the 280 px canvas (about 2 px at 28×28, like MNIST strokes)")
+        self.brush.valueChanged.connect(lambda w: setattr(self.canvas, "brush_width", w))
+        self.clear_button = QPushButton("Clear")
+        self.undo_button = QPushButton("Undo")
+        self.redo_button = QPushButton("Redo")
+        self.sample_button = QPushButton("MNIST sample")
+        self.sample_button.setToolTip("Put a random digit of the MNIST test sample on the canvas")
+        self.clear_button.clicked.connect(self.canvas.clear)
+        self.undo_button.clicked.connect(self.canvas.undo)
+        self.redo_button.clicked.connect(self.canvas.redo)
+        self.sample_button.clicked.connect(self.sampleRequested)
+        for keys, slot in ((QKeySequence.StandardKey.Undo, self.canvas.undo),
+                           (QKeySequence.StandardKey.Redo, self.canvas.redo),
+                           (QKeySequence.StandardKey.Delete, self.canvas.clear)):
+            QShortcut(QKeySequence(keys), self, activated=slot)
+
+        tools = QHBoxLayout()
+        for w in (self.clear_button, self.undo_button, self.redo_button, self.sample_button):
+            tools.addWidget(w)
+        tools.addWidget(QLabel("brush"))
+        tools.addWidget(self.brush)
+        tools.addStretch(1)
+        side = QVBoxLayout()
+        side.addWidget(self.preview)
+        side.addWidget(QLabel("prediction"), alignment=Qt.AlignmentFlag.AlignHCenter)
+        side.addWidget(self.prediction)
+        side.addStretch(1)
+        top = QHBoxLayout()
+        top.addWidget(self.canvas)
+        top.addLayout(side)
+        top.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(tools)
+        layout.addStretch(1)
+        self.current: np.ndarray | None = None
+        self.canvas.inkChanged.connect(self._on_ink)
+
+    def _on_ink(self) -> None:
+        self.current = preprocess_ink(self.canvas.ink())
+        self.preview.set_image(self.current)
+        if self.current is None:
+            self.prediction.setText("no digit")
+        self.inputChanged.emit(self.current)
+
+    def set_prediction(self, digit: int | None, length: float | None = None) -> None:
+        self.prediction.setText("no digit" if digit is None else f"{digit}   ({length:.2f})")

@@ -1,0 +1,38 @@
+"""Shared pieces of the views: a titled image panel and colour maps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+VIRIDIS = pg.colormap.get("viridis")
+
+
+class ImagePanel(pg.GraphicsLayoutWidget):
+    """A titled, fixed-aspect view of one (H, W) float array (row-major, row 0 at the top)."""
+
+    def __init__(self, title: str = "", shape: tuple[int, int] = (28, 28), levels=(0.0, 1.0),
+                 colormap: pg.ColorMap | None = None, parent=None) -> None:
+        super().__init__(parent)
+        self.setBackground("k")
+        self.ci.setContentsMargins(2, 2, 2, 2)
+        self.title = self.addLabel(title, row=0, col=0, size="9pt")
+        self.view = self.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
+        self.view.setMenuEnabled(False)
+        self.levels = levels
+        self.item = pg.ImageItem(np.zeros(shape, dtype=np.float32), levels=levels)
+        if colormap is not None:
+            self.item.setColorMap(colormap)
+        self.view.addItem(self.item)
+        self.view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
+        self.image = np.zeros(shape, dtype=np.float32)
+
+    def set_image(self, image: np.ndarray | None, levels=None) -> None:
+        """Show ``image`` (an all-black field for None) with fixed ``levels`` (default: the panel's)."""
+        if image is None:
+            image = np.zeros_like(self.image)
+        self.image = np.asarray(image, dtype=np.float32)
+        self.item.setImage(self.image, autoLevels=False, levels=levels or self.levels)
+
+    def set_title(self, text: str) -> None:
+        self.title.setText(text, size="9pt")

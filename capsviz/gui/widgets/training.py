@@ -1,0 +1,143 @@
+"""Training panel: settings, start/stop, progress, and live loss and accuracy curves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox,
+    QVBoxLayout, QWidget,
+)
+
+from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig
+
+INFO = (
+    "Train a CapsNet on MNIST in the background with the paper's recipe (Adam, margin loss + "
+    "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
+    "current input with the weights as they are being learned."
+)
+
+
+class TrainingPanel(QWidget):
+    """Settings, Start/Stop, progress bar, and curves of loss and accuracy.
+
+    Signals
+    -------
+    startRequested(object, bool) : a TrainConfig, and whether to start from fresh weights.
+    stopRequested()
+    """
+
+    startRequested = Signal(object, bool)
+    stopRequested = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setToolTip(INFO)
+        d = TrainConfig()
+        self.epochs = QSpinBox(minimum=1, maximum=1000, value=d.epochs)
+        self.batch_size = QSpinBox(minimum=1, maximum=4096, value=d.batch_size)
+        self.lr = QDoubleSpinBox(decimals=5, minimum=1e-5, maximum=1.0, singleStep=1e-4, value=d.lr)
+        self.routing = QSpinBox(minimum=1, maximum=7, value=d.routing_iterations)
+        self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
+        self.train_subset.setSpecialValueText("all 60,000")
+        self.test_subset = QSpinBox(minimum=0, maximum=10000, value=2000, singleStep=500)
+        self.test_subset.setSpecialValueText("all 10,000")
+        self.from_scratch = QCheckBox("start from fresh weights")
+        self.from_scratch.setChecked(True)
+        form = QFormLayout()
+        form.addRow("epochs", self.epochs)
+        form.addRow("batch size", self.batch_size)
+        form.addRow("learning rate", self.lr)
+        form.addRow("routing iterations", self.routing)
+        form.addRow("training images", self.train_subset)
+        form.addRow("test images", self.test_subset)
+        form.addRow(self.from_scratch)
+        self.start_button = QPushButton("Start")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.start_button.clicked.connect(self._start)
+        self.stop_button.clicked.connect(self.stopRequested)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        self.progress = QProgressBar()
+        self.status = QLabel("idle")
+        self.status.setWordWrap(True)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addLayout(buttons)
+        left.addWidget(self.progress)
+        left.addWidget(self.status)
+        left.addStretch(1)
+
+        self.loss_plot = pg.PlotWidget(title="loss")
+        self.loss_plot.addLegend(offset=(-5, 5))
+        self.loss_plot.setLabel("bottom", "step")
+        self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name="total")
+        self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name="margin")
+        self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name="0.0005 × recon")
+        self.acc_plot = pg.PlotWidget(title="accuracy")
+        self.acc_plot.addLegend(offset=(-5, -5))
+        self.acc_plot.setLabel("bottom", "step")
+        self.acc_plot.setYRange(0, 1, padding=0.02)
+        self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name="train (batch)")
+        self.test_acc_curve = self.acc_plot.plot(pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6,
+                                                 symbolBrush=(250, 80, 80), name="test")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(left)
+        layout.addWidget(self.loss_plot, 2)
+        layout.addWidget(self.acc_plot, 2)
+        self.reset_curves()
+
+    def config(self) -> TrainConfig:
+        return TrainConfig(epochs=self.epochs.value(), batch_size=self.batch_size.value(), lr=self.lr.value(),
+                           routing_iterations=self.routing.value(), train_subset=self.train_subset.value(),
+                           test_subset=self.test_subset.value())
+
+    def _start(self) -> None:
+        self.startRequested.emit(self.config(), self.from_scratch.isChecked())
+
+    def reset_curves(self) -> None:
+        self.history: dict[str, list[float]] = {k: [] for k in ("step", "loss", "margin", "recon", "train_acc")}
+        self.test_history: dict[str, list[float]] = {"step": [], "acc": []}
+        self._redraw()
+
+    def set_running(self, running: bool) -> None:
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        for w in (self.epochs, self.batch_size, self.lr, self.routing, self.train_subset, self.test_subset,
+                  self.from_scratch):
+            w.setEnabled(not running)
+
+    def add_batch(self, ev: BatchEvent, weight: float) -> None:
+        h = self.history
+        h["step"].append(ev.step)
+        h["loss"].append(ev.loss)
+        h["margin"].append(ev.margin_loss)
+        h["recon"].append(weight * ev.reconstruction_loss)
+        h["train_acc"].append(ev.train_accuracy)
+        total = ev.batches_per_epoch * self.epochs.value()
+        self.progress.setRange(0, total)
+        self.progress.setValue(min(ev.step, total))
+        eta = (total - ev.step) * (ev.batches_per_epoch and self.batch_size.value()) / max(ev.images_per_s, 1e-9)
+        self.status.setText(f"epoch {ev.epoch + 1}, batch {ev.batch}/{ev.batches_per_epoch}, "
+                            f"{ev.images_per_s:.0f} images/s, lr {ev.lr:.2e}, ETA {eta / 60:.1f} min")
+        self._redraw()
+
+    def add_epoch(self, ev: EpochEvent) -> None:
+        if ev.test_images:
+            self.test_history["step"].append(ev.step)
+            self.test_history["acc"].append(ev.test_accuracy)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        h = self.history
+        x = np.asarray(h["step"], dtype=float)
+        self.loss_curve.setData(x, np.asarray(h["loss"]))
+        self.margin_curve.setData(x, np.asarray(h["margin"]))
+        self.recon_curve.setData(x, np.asarray(h["recon"]))
+        self.train_acc_curve.setData(x, np.asarray(h["train_acc"]))
+        self.test_acc_curve.setData(np.asarray(self.test_history["step"], dtype=float),
+                                    np.asarray(self.test_history["acc"]))

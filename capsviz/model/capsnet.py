@@ -1,0 +1,195 @@
+"""CapsNet for MNIST: Conv1 -> PrimaryCaps -> DigitCaps (dynamic routing) -> Decoder.
+
+Reference: S. Sabour, N. Frosst, G. E. Hinton, "Dynamic Routing Between Capsules",
+NIPS 2017, arXiv:1710.09829 (Sec. 4, Fig. 1 and Fig. 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from capsviz.model.config import CapsNetConfig
+from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash
+
+
+class PrimaryCaps(nn.Module):
+    """Convolutional capsules: 32 types of 8-D capsules on a 6x6 grid.
+
+    Output channel ``8*type + k`` is dimension k of capsule type ``type``; capsule
+    index ``i = type*36 + y*6 + x``.
+    """
+
+    def __init__(self, cfg: CapsNetConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.conv = nn.Conv2d(
+            cfg.conv1_channels,
+            cfg.primary_types * cfg.primary_dim,
+            kernel_size=cfg.kernel_size,
+            stride=cfg.primary_stride,
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x : (B, 256, 20, 20) -> u : (B, 1152, 8), squashed."""
+        cfg = self.cfg
+        g = cfg.grid_size
+        out = self.conv(x)  # (B, 32*8, 6, 6)
+        out = out.reshape(-1, cfg.primary_types, cfg.primary_dim, g, g)  # (B, 32, 8, 6, 6)
+        out = out.permute(0, 1, 3, 4, 2).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, 1152, 8)
+        return squash(out, dim=-1)
+
+
+class DigitCaps(nn.Module):
+    """Predictions u_hat_{j|i} = W_ij u_i followed by dynamic routing (Procedure 1).
+
+    ``W`` has shape (1152, 10, 16, 8) and is broadcast over the batch, never tiled.
+    """
+
+    def __init__(self, cfg: CapsNetConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.W = nn.Parameter(0.01 * torch.randn(cfg.num_primary, cfg.num_classes, cfg.digit_dim, cfg.primary_dim))
+
+    def predictions(self, u: Tensor) -> Tensor:
+        """u : (B, I, 8) -> u_hat : (B, I, J, 16)."""
+        n_in, n_out, d_out, d_in = self.W.shape
+        batch = u.shape[0]
+        w = self.W.reshape(n_in, n_out * d_out, d_in)  # (I, J*D, 8)
+        u_hat = torch.bmm(u.transpose(0, 1), w.transpose(1, 2))  # (I, B, 8) @ (I, 8, J*D) -> (I, B, J*D)
+        # Stored as (B, J, I, D) for routing; returned as a (B, I, J, D) view of it.
+        u_hat = u_hat.reshape(n_in, batch, n_out, d_out).permute(1, 2, 0, 3).contiguous()  # (B, J, I, D)
+        return u_hat.transpose(1, 2)  # (B, I, J, D)
+
+    def forward(self, u: Tensor, iterations: int, record: bool = False):
+        u_hat = self.predictions(u)
+        v, rec = dynamic_routing(u_hat, iterations, record=record)
+        return v, u_hat, rec
+
+
+class Decoder(nn.Module):
+    """Reconstruction network: masked DigitCaps (160) -> 512 -> 1024 -> 784 sigmoid."""
+
+    def __init__(self, cfg: CapsNetConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        h1, h2 = cfg.decoder_hidden
+        self.net = nn.Sequential(
+            nn.Linear(cfg.num_classes * cfg.digit_dim, h1),
+            nn.ReLU(inplace=True),
+            nn.Linear(h1, h2),
+            nn.ReLU(inplace=True),
+            nn.Linear(h2, cfg.image_size**2),
+            nn.Sigmoid(),
+        )
+
+    def forward(self, v: Tensor, classes: Tensor) -> Tensor:
+        """Reconstruct from the capsule of ``classes`` only.
+
+        Parameters
+        ----------
+        v : Tensor, shape (B, 10, 16)
+        classes : LongTensor, shape (B,), values in [0, 10)
+
+        Returns
+        -------
+        Tensor, shape (B, 1, 28, 28), pixel values in (0, 1)
+        """
+        mask = nn.functional.one_hot(classes, self.cfg.num_classes).to(v.dtype)  # (B, 10)
+        masked = (v * mask.unsqueeze(-1)).flatten(1)  # (B, 160)
+        size = self.cfg.image_size
+        return self.net(masked).reshape(-1, 1, size, size)
+
+    def decode_pose(self, pose: Tensor, classes: Tensor) -> Tensor:
+        """Reconstruct from a single 16-D pose per example, placed in capsule ``classes``.
+
+        pose : (B, 16), classes : (B,) -> (B, 1, 28, 28).
+        """
+        v = pose.new_zeros(pose.shape[0], self.cfg.num_classes, self.cfg.digit_dim)
+        v[torch.arange(pose.shape[0], device=pose.device), classes] = pose
+        return self.forward(v, classes)
+
+
+@dataclass
+class CapsNetOutput:
+    """Result of :meth:`CapsNet.forward`.
+
+    v : (B, 10, 16); lengths : (B, 10) in [0, 1); reconstruction : (B, 1, 28, 28) in (0, 1)
+    or None; u_hat : (B, 1152, 10, 16); trace : RoutingTrace or None.
+    """
+
+    v: Tensor
+    lengths: Tensor
+    reconstruction: Tensor | None
+    trace: RoutingTrace | None = None
+
+
+class CapsNet(nn.Module):
+    """The three-layer CapsNet with reconstruction decoder of Sabour et al. (2017), Fig. 1-2.
+
+    8,215,568 parameters with the MNIST defaults (6,804,224 without the decoder).
+    """
+
+    def __init__(self, cfg: CapsNetConfig | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg or CapsNetConfig()
+        self.conv1 = nn.Conv2d(1, self.cfg.conv1_channels, kernel_size=self.cfg.kernel_size)
+        self.primary_caps = PrimaryCaps(self.cfg)
+        self.digit_caps = DigitCaps(self.cfg)
+        self.decoder = Decoder(self.cfg)
+
+    def forward(
+        self,
+        x: Tensor,
+        routing_iterations: int | None = None,
+        target: Tensor | None = None,
+        reconstruct: bool = True,
+        trace: bool = False,
+    ) -> CapsNetOutput:
+        """Run the network.
+
+        Parameters
+        ----------
+        x : Tensor, float32, shape (B, 1, 28, 28), values in [0, 1]
+        routing_iterations : int, optional
+            Run-time number of routing iterations (default: the config's, 3).
+        target : LongTensor (B,), optional
+            Class whose capsule the decoder sees (training: the true label). Default:
+            the longest capsule (the prediction).
+        reconstruct : bool
+            Skip the decoder when false.
+        trace : bool
+            Also return a detached :class:`RoutingTrace`.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` is not (B, 1, 28, 28).
+        """
+        size = self.cfg.image_size
+        if x.dim() != 4 or tuple(x.shape[1:]) != (1, size, size):
+            raise ValueError(f"expected input of shape (B, 1, {size}, {size}), got {tuple(x.shape)}")
+        iterations = routing_iterations or self.cfg.routing_iterations
+        h = torch.relu(self.conv1(x))  # (B, 256, 20, 20)
+        u = self.primary_caps(h)  # (B, 1152, 8)
+        v, u_hat, rec = self.digit_caps(u, iterations, record=trace)  # (B, 10, 16)
+        lengths = capsule_length(v)  # (B, 10)
+        recon = None
+        if reconstruct:
+            classes = target if target is not None else lengths.argmax(dim=1)
+            recon = self.decoder(v, classes)
+        routing_trace = None
+        if rec is not None:
+            vs = torch.stack(rec["v"])  # (R, B, J, D)
+            routing_trace = RoutingTrace(
+                u=u.detach(),
+                u_lengths=capsule_length(u.detach()),
+                u_hat=u_hat.detach(),
+                b=torch.stack(rec["b"]),
+                c=torch.stack(rec["c"]),
+                v=vs,
+                lengths=capsule_length(vs),
+            )
+        return CapsNetOutput(v=v, lengths=lengths, reconstruction=recon, trace=routing_trace)

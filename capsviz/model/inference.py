@@ -1,0 +1,83 @@
+"""Single-image inference for the explorer: numpy in, numpy out (safe across threads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from capsviz.model.capsnet import CapsNet
+
+
+@dataclass
+class Inference:
+    """Everything the views show for one input.
+
+    input : (28, 28) float32 in [0, 1]
+    u : (1152, 8); u_lengths : (1152,) in [0, 1)
+    b, c : (R, 1152, 10) routing logits and couplings per iteration (c sums to 1 over 10)
+    v : (R, 10, 16); lengths : (R, 10) in [0, 1)
+    prediction : int, argmax of the final lengths
+    reconstruction : (28, 28) float32 in (0, 1), from the predicted capsule
+    """
+
+    input: np.ndarray
+    u: np.ndarray
+    u_lengths: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    v: np.ndarray
+    lengths: np.ndarray
+    prediction: int
+    reconstruction: np.ndarray
+
+    @property
+    def iterations(self) -> int:
+        return int(self.c.shape[0])
+
+
+def _device(model: CapsNet) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.inference_mode()
+def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = None) -> Inference:
+    """Run one 28x28 image through ``model`` with a routing trace.
+
+    Parameters
+    ----------
+    image : ndarray, float, shape (28, 28), values in [0, 1]
+    routing_iterations : int >= 1, default the model's (3)
+
+    Raises
+    ------
+    ValueError
+        If ``image`` is not 28x28.
+    """
+    image = np.asarray(image, dtype=np.float32)
+    if image.shape != (28, 28):
+        raise ValueError(f"expected a 28x28 image, got shape {image.shape}")
+    model.eval()
+    x = torch.from_numpy(image).to(_device(model)).reshape(1, 1, 28, 28)
+    out = model(x, routing_iterations=routing_iterations, trace=True)
+    tr = out.trace.to_numpy(0)
+    return Inference(
+        input=image.copy(),
+        u=tr["u"],
+        u_lengths=tr["u_lengths"],
+        b=tr["b"],
+        c=tr["c"],
+        v=tr["v"],
+        lengths=tr["lengths"],
+        prediction=int(tr["lengths"][-1].argmax()),
+        reconstruction=out.reconstruction[0, 0].float().cpu().numpy().copy(),
+    )
+
+
+@torch.inference_mode()
+def reconstruct(model: CapsNet, pose: np.ndarray, digit: int) -> np.ndarray:
+    """Decoder output for a 16-D ``pose`` placed in digit capsule ``digit``: (28, 28) float32 in (0, 1)."""
+    p = torch.as_tensor(np.asarray(pose, dtype=np.float32), device=_device(model)).reshape(1, -1)
+    cls = torch.tensor([int(digit)], device=p.device)
+    return model.decoder.decode_pose(p, cls)[0, 0].float().cpu().numpy().copy()

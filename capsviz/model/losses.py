@@ -1,0 +1,51 @@
+"""Losses of Sabour et al. (2017): margin loss (Eq. 4) and the reconstruction loss (Sec. 4.1)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+M_PLUS = 0.9
+M_MINUS = 0.1
+LAMBDA = 0.5
+RECONSTRUCTION_WEIGHT = 0.0005
+
+
+def margin_loss(
+    lengths: Tensor, target: Tensor, m_plus: float = M_PLUS, m_minus: float = M_MINUS, lam: float = LAMBDA
+) -> Tensor:
+    """Margin loss, Eq. 4, summed over the classes and averaged over the batch.
+
+    L_k = T_k max(0, m+ - ||v_k||)^2 + lambda (1 - T_k) max(0, ||v_k|| - m-)^2
+
+    Parameters
+    ----------
+    lengths : Tensor, float, shape (B, 10), the capsule lengths ||v_k|| (no softmax)
+    target : LongTensor, shape (B,), class indices
+
+    Returns
+    -------
+    Tensor, scalar
+    """
+    t = torch.nn.functional.one_hot(target, lengths.shape[1]).to(lengths.dtype)
+    present = t * torch.clamp(m_plus - lengths, min=0.0) ** 2
+    absent = lam * (1.0 - t) * torch.clamp(lengths - m_minus, min=0.0) ** 2
+    return (present + absent).sum(dim=1).mean()
+
+
+def reconstruction_loss(reconstruction: Tensor, images: Tensor) -> Tensor:
+    """Sum of squared pixel errors per image, averaged over the batch (unweighted).
+
+    reconstruction, images : (B, 1, 28, 28) in [0, 1] -> scalar. Multiply by
+    :data:`RECONSTRUCTION_WEIGHT` (0.0005) for the training objective.
+    """
+    return ((reconstruction - images) ** 2).flatten(1).sum(dim=1).mean()
+
+
+def total_loss(
+    lengths: Tensor, reconstruction: Tensor, images: Tensor, target: Tensor, weight: float = RECONSTRUCTION_WEIGHT
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Return (total, margin, reconstruction SSE) with total = margin + weight * SSE."""
+    m = margin_loss(lengths, target)
+    r = reconstruction_loss(reconstruction, images)
+    return m + weight * r, m, r

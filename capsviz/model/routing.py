@@ -1,0 +1,144 @@
+"""Squash and routing-by-agreement (Sabour, Frosst & Hinton 2017, arXiv:1710.09829).
+
+Shapes use B = batch, I = primary capsules (1152), J = digit capsules (10),
+D = digit capsule dimension (16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+SQUASH_EPS = 1e-8
+
+
+def squash(s: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
+    """Squash non-linearity, Eq. 1: v = ||s||^2 / (1 + ||s||^2) * s / ||s||.
+
+    Parameters
+    ----------
+    s : Tensor, float, any shape
+        Capsule input vectors along ``dim``.
+    dim : int
+        The capsule-vector axis (the pose dimensions, never the capsule index).
+    eps : float
+        Added inside the square root, so ``s = 0`` gives ``v = 0`` and finite gradients.
+
+    Returns
+    -------
+    Tensor, same shape and dtype as ``s``, with vector lengths in [0, 1).
+    """
+    norm_sq = (s * s).sum(dim=dim, keepdim=True)
+    scale = norm_sq / (1.0 + norm_sq) / torch.sqrt(norm_sq + eps)
+    return scale * s
+
+
+def capsule_length(v: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
+    """Length ||v|| along ``dim``, with ``eps`` inside the root for finite gradients at 0."""
+    return torch.sqrt((v * v).sum(dim=dim) + eps)
+
+
+@dataclass
+class RoutingTrace:
+    """Detached record of one forward pass through PrimaryCaps and DigitCaps.
+
+    Attributes
+    ----------
+    u : Tensor, float32, shape (B, I, 8)
+        Primary capsule outputs (after squash). Capsule i = type*36 + y*6 + x.
+    u_lengths : Tensor, float32, shape (B, I), in [0, 1)
+    u_hat : Tensor, float32, shape (B, I, J, D)
+        Predictions u_hat_{j|i} = W_ij u_i.
+    b : Tensor, float32, shape (R, B, I, J)
+        Routing logits *used* at iteration r (b[0] is all zeros).
+    c : Tensor, float32, shape (R, B, I, J)
+        Coupling coefficients softmax(b[r]) over J (Eq. 3); each row sums to 1.
+    v : Tensor, float32, shape (R, B, J, D)
+        Digit capsule outputs after iteration r (Eq. 1, 2).
+    lengths : Tensor, float32, shape (R, B, J), in [0, 1)
+    """
+
+    u: Tensor
+    u_lengths: Tensor
+    u_hat: Tensor
+    b: Tensor
+    c: Tensor
+    v: Tensor
+    lengths: Tensor
+
+    @property
+    def iterations(self) -> int:
+        return int(self.c.shape[0])
+
+    def to_numpy(self, index: int = 0) -> dict[str, np.ndarray]:
+        """One example of the trace as float32 numpy copies (safe to send across threads).
+
+        Returns a dict with ``u`` (I, 8), ``u_lengths`` (I,), ``u_hat`` (I, J, D),
+        ``b`` (R, I, J), ``c`` (R, I, J), ``v`` (R, J, D), ``lengths`` (R, J).
+        """
+        out = {
+            "u": self.u[index],
+            "u_lengths": self.u_lengths[index],
+            "u_hat": self.u_hat[index],
+            "b": self.b[:, index],
+            "c": self.c[:, index],
+            "v": self.v[:, index],
+            "lengths": self.lengths[:, index],
+        }
+        return {k: t.detach().float().cpu().numpy().copy() for k, t in out.items()}
+
+
+def dynamic_routing(
+    u_hat: Tensor, iterations: int, record: bool = False
+) -> tuple[Tensor, dict[str, list[Tensor]] | None]:
+    """Routing-by-agreement, Procedure 1 of the paper.
+
+    For every example separately: b = 0; then ``iterations`` times
+    c_i = softmax_j(b_i) (Eq. 3), s_j = sum_i c_ij u_hat_{j|i} (Eq. 2),
+    v_j = squash(s_j) (Eq. 1), b_ij += u_hat_{j|i} . v_j.
+
+    Parameters
+    ----------
+    u_hat : Tensor, float, shape (B, I, J, D)
+    iterations : int, >= 1
+    record : bool
+        If true, also return the per-iteration ``b``, ``c``, ``v`` (detached).
+
+    Returns
+    -------
+    v : Tensor, shape (B, J, D), lengths in [0, 1)
+    record : dict of lists of Tensors, or None
+
+    Raises
+    ------
+    ValueError
+        If ``iterations < 1`` or ``u_hat`` is not 4-D.
+    """
+    if iterations < 1:
+        raise ValueError(f"routing iterations must be >= 1, got {iterations}")
+    if u_hat.dim() != 4:
+        raise ValueError(f"u_hat must have shape (B, I, J, D), got {tuple(u_hat.shape)}")
+    batch, n_in, n_out, dim = u_hat.shape
+    # Work in the (B, J, I, D) layout so that Eq. 2 and the agreement are plain batched
+    # matrix products over B*J; DigitCaps.predictions already returns a view of it.
+    u_hat_j = u_hat.transpose(1, 2).contiguous().reshape(batch * n_out, n_in, dim)  # (B*J, I, D)
+    # b is created fresh for each forward pass and each example: never shared across the batch.
+    b = u_hat.new_zeros(batch, n_out, n_in)  # (B, J, I)
+    rec: dict[str, list[Tensor]] | None = {"b": [], "c": [], "v": []} if record else None
+    v = None
+    for r in range(iterations):
+        c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3
+        s = torch.bmm(c.reshape(batch * n_out, 1, n_in), u_hat_j)  # (B*J, 1, D), Eq. 2
+        v = squash(s.reshape(batch, n_out, dim), dim=-1)  # (B, J, D), Eq. 1
+        if rec is not None:
+            rec["b"].append(b.detach().transpose(1, 2))  # (B, I, J)
+            rec["c"].append(c.detach().transpose(1, 2))
+            rec["v"].append(v.detach())
+        if r < iterations - 1:
+            agreement = torch.bmm(u_hat_j, v.reshape(batch * n_out, dim, 1))  # (B*J, I, 1): u_hat . v
+            b = b + agreement.reshape(batch, n_out, n_in)
+    assert v is not None
+    return v, rec

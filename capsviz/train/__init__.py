@@ -1,0 +1,1 @@
+"""Qt-free training: the event-generating loop and safetensors checkpoints."""

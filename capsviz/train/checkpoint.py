@@ -1,0 +1,292 @@
+"""safetensors checkpoints: weights plus JSON metadata, optional optimizer and RNG state.
+
+Layout of one ``.safetensors`` file:
+
+- model tensors under their ``state_dict`` names (``conv1.weight``, ``digit_caps.W``, ...);
+- optional training state under the reserved prefixes ``optimizer.`` and ``rng.``;
+- header metadata (strings): ``format`` = ``capsviz-checkpoint-1``, ``model_config`` and
+  ``train_config`` (JSON), ``epoch``, ``step``, ``test_accuracy``, ``test_images``,
+  ``capsviz_version``, ``created`` (ISO 8601, UTC), and for training state
+  ``optimizer_param_groups`` (JSON).
+
+Loading never unpickles. Writes are atomic: a temporary file in the same folder, then
+``os.replace``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from capsviz import __version__
+from capsviz.model import CapsNet, CapsNetConfig
+
+FORMAT = "capsviz-checkpoint-1"
+RESERVED_PREFIXES = ("optimizer.", "rng.")
+MAX_HEADER_BYTES = 100 * 1024 * 1024
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable capsviz checkpoint; the message says why in one line."""
+
+
+@dataclass
+class CheckpointInfo:
+    """What a checkpoint's header says about it.
+
+    ``metadata`` holds all header strings; the typed fields are parsed from it.
+    """
+
+    path: Path
+    model_config: CapsNetConfig
+    train_config: dict[str, Any] = field(default_factory=dict)
+    epoch: float = 0.0
+    step: int = 0
+    test_accuracy: float | None = None
+    test_images: int | None = None
+    created: str = ""
+    version: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line for humans, e.g. ``99.21 % on 10,000 test images, 3 epochs, 2026-11-30``."""
+        parts = []
+        if self.test_accuracy is not None:
+            n = f" on {self.test_images:,} test images" if self.test_images else ""
+            parts.append(f"{100 * self.test_accuracy:.2f} %{n}")
+        parts.append(f"{self.epoch:g} epochs")
+        if self.created:
+            parts.append(self.created[:10])
+        return ", ".join(parts)
+
+
+def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        save_file(tensors, tmp, metadata=metadata)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: CapsNet,
+    *,
+    train_config: dict[str, Any] | None = None,
+    epoch: float = 0,
+    step: int = 0,
+    test_accuracy: float | None = None,
+    test_images: int | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    rng_state: torch.Tensor | None = None,
+    extra_metadata: dict[str, str] | None = None,
+) -> Path:
+    """Write ``model`` (and optionally optimizer and RNG state) atomically to ``path``.
+
+    Returns the path written. Raises ``OSError`` if the file cannot be written; the
+    previous file at ``path`` is then left unchanged.
+    """
+    path = Path(path)
+    tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
+    metadata = {
+        "format": FORMAT,
+        "model_config": model.cfg.to_json(),
+        "train_config": json.dumps(train_config or {}, sort_keys=True),
+        "epoch": repr(float(epoch)),
+        "step": str(int(step)),
+        "capsviz_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    if test_accuracy is not None:
+        metadata["test_accuracy"] = repr(float(test_accuracy))
+    if test_images is not None:
+        metadata["test_images"] = str(int(test_images))
+    if optimizer is not None:
+        sd = optimizer.state_dict()
+        for idx, state in sd["state"].items():
+            for key, value in state.items():
+                t = value if torch.is_tensor(value) else torch.tensor(float(value))
+                tensors[f"optimizer.{idx}.{key}"] = t.detach().to("cpu").contiguous()
+        metadata["optimizer_param_groups"] = json.dumps(sd["param_groups"])
+    if rng_state is not None:
+        tensors["rng.torch"] = rng_state.detach().cpu().contiguous()
+    metadata.update(extra_metadata or {})
+    _atomic_save(tensors, metadata, path)
+    return path
+
+
+def _read_header(path: Path) -> dict[str, Any]:
+    """Parse the safetensors header by hand, so any bad file gets a precise message."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such file") from None
+    if path.is_dir():
+        raise CheckpointError(f"{path}: is a folder, not a checkpoint file")
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise CheckpointError(f"{path}: file is empty or too short to be a safetensors checkpoint")
+        (n,) = struct.unpack("<Q", head)
+        if n == 0 or n > MAX_HEADER_BYTES or 8 + n > size:
+            if (head[0] == 0x80 and 2 <= head[1] <= 5) or head[:4] == b"PK\x03\x04":
+                raise CheckpointError(
+                    f"{path}: looks like a pickle/PyTorch .pt file; capsviz only loads .safetensors "
+                    "checkpoints and never unpickles"
+                )
+            raise CheckpointError(
+                f"{path}: not a safetensors file (header claims {n:,} bytes, file has {size:,})"
+            )
+        raw = fh.read(n)
+    try:
+        header = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CheckpointError(f"{path}: not a safetensors file (header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path}: not a safetensors file (header is not a JSON object)")
+    end = 0
+    for name, desc in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            end = max(end, int(desc["data_offsets"][1]))
+        except (TypeError, KeyError, IndexError, ValueError):
+            raise CheckpointError(f"{path}: corrupt safetensors header entry for {name!r}") from None
+    if 8 + n + end > size:
+        raise CheckpointError(f"{path}: file is truncated ({size:,} bytes, header needs {8 + n + end:,})")
+    return header
+
+
+def read_info(path: str | os.PathLike) -> CheckpointInfo:
+    """Read and validate a checkpoint's header without loading tensors.
+
+    Raises
+    ------
+    CheckpointError
+        If the file is missing, not safetensors, truncated, or not a capsviz checkpoint.
+    """
+    path = Path(path)
+    header = _read_header(path)
+    meta = header.get("__metadata__") or {}
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{path}: a safetensors file, but not a capsviz checkpoint (metadata 'format' is "
+            f"{meta.get('format')!r}, expected {FORMAT!r})"
+        )
+    try:
+        cfg = CapsNetConfig.from_json(meta.get("model_config", ""))
+        train_cfg = json.loads(meta.get("train_config") or "{}")
+        info = CheckpointInfo(
+            path=path,
+            model_config=cfg,
+            train_config=train_cfg if isinstance(train_cfg, dict) else {},
+            epoch=float(meta.get("epoch", 0)),
+            step=int(meta.get("step", 0)),
+            test_accuracy=float(meta["test_accuracy"]) if "test_accuracy" in meta else None,
+            test_images=int(meta["test_images"]) if "test_images" in meta else None,
+            created=meta.get("created", ""),
+            version=meta.get("capsviz_version", ""),
+            metadata=dict(meta),
+        )
+    except (ValueError, TypeError) as exc:
+        raise CheckpointError(f"{path}: bad checkpoint metadata: {exc}") from None
+    return info
+
+
+def load_tensors(path: str | os.PathLike) -> tuple[CheckpointInfo, dict[str, torch.Tensor]]:
+    """Validate and read all tensors of a checkpoint to CPU.
+
+    Raises
+    ------
+    CheckpointError
+        For any unreadable or foreign file (see :func:`read_info`).
+    """
+    info = read_info(path)
+    try:
+        tensors = load_file(str(path), device="cpu")
+    except (SafetensorError, OSError, RuntimeError, ValueError) as exc:
+        raise CheckpointError(f"{path}: cannot read tensors: {str(exc).splitlines()[0]}") from None
+    return info, tensors
+
+
+def load_checkpoint(
+    path: str | os.PathLike, device: str | torch.device = "cpu"
+) -> tuple[CapsNet, CheckpointInfo, dict[str, torch.Tensor]]:
+    """Build a :class:`CapsNet` from a checkpoint.
+
+    Returns
+    -------
+    model : CapsNet on ``device``, in eval mode
+    info : CheckpointInfo
+    training_state : dict of the ``optimizer.*`` / ``rng.*`` tensors (may be empty)
+
+    Raises
+    ------
+    CheckpointError
+        If the file is not a capsviz checkpoint, or a tensor is missing, unexpected,
+        of the wrong shape, or not finite; the message names the first such tensor.
+    """
+    info, tensors = load_tensors(path)
+    model = CapsNet(info.model_config)
+    expected = model.state_dict()
+    training_state = {k: v for k, v in tensors.items() if k.startswith(RESERVED_PREFIXES)}
+    weights = {k: v for k, v in tensors.items() if not k.startswith(RESERVED_PREFIXES)}
+    for name, ref in expected.items():
+        if name not in weights:
+            raise CheckpointError(f"{path}: missing tensor {name!r} (expected shape {tuple(ref.shape)})")
+        got = weights[name]
+        if tuple(got.shape) != tuple(ref.shape):
+            raise CheckpointError(
+                f"{path}: tensor {name!r} has shape {tuple(got.shape)}, the model expects {tuple(ref.shape)}"
+            )
+        if not got.is_floating_point():
+            raise CheckpointError(f"{path}: tensor {name!r} has dtype {got.dtype}, expected floating point")
+        if not torch.isfinite(got).all():
+            raise CheckpointError(f"{path}: tensor {name!r} contains NaN or inf values")
+    unexpected = sorted(set(weights) - set(expected))
+    if unexpected:
+        raise CheckpointError(f"{path}: unexpected tensor {unexpected[0]!r} (not part of this model)")
+    model.load_state_dict({k: weights[k].to(torch.float32) for k in expected})
+    model.to(device).eval()
+    return model, info, training_state
+
+
+def restore_optimizer(
+    optimizer: torch.optim.Optimizer, info: CheckpointInfo, training_state: dict[str, torch.Tensor]
+) -> None:
+    """Load the optimizer state saved by :func:`save_checkpoint` into ``optimizer``.
+
+    Raises
+    ------
+    CheckpointError
+        If the checkpoint holds no optimizer state or it does not fit.
+    """
+    groups_json = info.metadata.get("optimizer_param_groups")
+    if not groups_json:
+        raise CheckpointError(f"{info.path}: holds no optimizer state, so training cannot resume from it")
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in training_state.items():
+        if not key.startswith("optimizer."):
+            continue
+        _, idx, name = key.split(".", 2)
+        state.setdefault(int(idx), {})[name] = value
+    try:
+        optimizer.load_state_dict({"state": state, "param_groups": json.loads(groups_json)})
+    except (ValueError, KeyError, RuntimeError) as exc:
+        raise CheckpointError(f"{info.path}: optimizer state does not fit: {exc}") from None

@@ -1,0 +1,360 @@
+"""Training loop as a generator of events; Qt-free, stoppable within a second.
+
+The recipe is the paper's (arXiv:1710.09829, Sec. 4, and the official code): Adam at
+lr 1e-3 decayed by 0.96 every 2000 steps (smoothly), batch 128, random shifts of up
+to 2 px with zero padding, margin loss + 0.0005 x per-image SSE reconstruction loss,
+3 routing iterations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+from torchvision.transforms import v2
+
+from capsviz.data.mnist import MnistSplit
+from capsviz.model import CapsNet, CapsNetConfig, total_loss
+from capsviz.train.checkpoint import load_checkpoint, restore_optimizer, save_checkpoint
+
+
+@dataclass
+class TrainConfig:
+    """Training settings; the names are the CLI flags and the checkpoint metadata keys.
+
+    epochs : int, >= 1          lr : float, Adam learning rate
+    batch_size : int, >= 1      lr_decay : float, factor per ``lr_decay_steps`` steps
+    routing_iterations : int    reconstruction_weight : float (0.0005 in the paper)
+    max_shift : int, pixels     seed : int
+    device : "auto", "cpu", "cuda", "cuda:N" or "mps"
+    train_subset, test_subset : int, use only the first N images (0 = all)
+    """
+
+    epochs: int = 10
+    batch_size: int = 128
+    lr: float = 1e-3
+    lr_decay: float = 0.96
+    lr_decay_steps: int = 2000
+    routing_iterations: int = 3
+    reconstruction_weight: float = 0.0005
+    max_shift: int = 2
+    seed: int = 0
+    device: str = "auto"
+    train_subset: int = 0
+    test_subset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.routing_iterations < 1:
+            raise ValueError("epochs, batch_size and routing_iterations must be >= 1")
+        if not (self.lr > 0 and 0 < self.lr_decay <= 1 and self.lr_decay_steps >= 1):
+            raise ValueError("lr must be > 0, lr_decay in (0, 1], lr_decay_steps >= 1")
+        if self.reconstruction_weight < 0 or self.max_shift < 0:
+            raise ValueError("reconstruction_weight and max_shift must be >= 0")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def lr_at(self, step: int) -> float:
+        """Learning rate at a global step: lr * lr_decay ** (step / lr_decay_steps)."""
+        return self.lr * self.lr_decay ** (step / self.lr_decay_steps)
+
+
+def select_device(name: str = "auto") -> torch.device:
+    """``auto`` picks CUDA, then Apple MPS, then the CPU."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    return torch.device(name)
+
+
+@dataclass
+class BatchEvent:
+    """After each optimizer step. Losses are this batch's; accuracy is in [0, 1]."""
+
+    epoch: int
+    step: int
+    batch: int
+    batches_per_epoch: int
+    loss: float
+    margin_loss: float
+    reconstruction_loss: float
+    train_accuracy: float
+    lr: float
+    images_per_s: float
+
+
+@dataclass
+class EpochEvent:
+    """At the end of an epoch, after the test evaluation and the autosave."""
+
+    epoch: int
+    step: int
+    test_accuracy: float
+    test_images: int
+    checkpoint: Path | None
+
+
+@dataclass
+class StoppedEvent:
+    """Training ended (finished, or stopped on request); ``checkpoint`` is the autosave."""
+
+    epoch: int
+    step: int
+    finished: bool
+    checkpoint: Path | None
+
+
+TrainEvent = BatchEvent | EpochEvent | StoppedEvent
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+class _StopRequested(Exception):
+    pass
+
+
+@dataclass
+class Trainer:
+    """Owns the model, optimizer and position of one training run.
+
+    Use :meth:`run` to iterate over events; :meth:`request_stop` (thread-safe) ends the
+    run within about a second, discarding the unfinished step, and autosaves.
+    """
+
+    config: TrainConfig
+    train_data: MnistSplit
+    test_data: MnistSplit | None = None
+    model: CapsNet | None = None
+    checkpoint_path: Path | None = None
+    model_config: CapsNetConfig = field(default_factory=CapsNetConfig)
+    stop_event: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.device = select_device(self.config.device)
+        if self.model is None:
+            torch.manual_seed(self.config.seed)
+            self.model = CapsNet(self.model_config)
+        self.model.to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.config.lr)
+        self.step = 0
+        self.epoch = 0  # completed epochs
+        self.rng = torch.Generator().manual_seed(self.config.seed)
+        self.last_test_accuracy: float | None = None
+        self.last_test_images: int | None = None
+        self._stop = self.stop_event
+        self._lock = threading.Lock()
+        self.checkpoint_path = Path(self.checkpoint_path) if self.checkpoint_path else None
+        n = len(self.train_data)
+        if self.config.train_subset:
+            n = min(n, self.config.train_subset)
+        self.n_train = n
+        self.shift = v2.RandomCrop(28, padding=self.config.max_shift) if self.config.max_shift else None
+
+    # -- resume ---------------------------------------------------------------
+    @classmethod
+    def resume(
+        cls,
+        path: str | Path,
+        train_data: MnistSplit,
+        test_data: MnistSplit | None = None,
+        overrides: dict | None = None,
+        checkpoint_path: Path | None = None,
+    ) -> "Trainer":
+        """Continue the run saved in ``path`` at the same step, learning rate and RNG state.
+
+        Raises
+        ------
+        CheckpointError
+            If the file is not a checkpoint with training state.
+        """
+        model, info, state = load_checkpoint(path)
+        cfg = TrainConfig.from_dict({**info.train_config, **(overrides or {})})
+        trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path or Path(path),
+                      model_config=info.model_config)
+        restore_optimizer(trainer.optimizer, info, state)
+        trainer.step = info.step
+        trainer.epoch = int(info.metadata.get("completed_epochs", int(info.epoch)))
+        if "rng.torch" in state:
+            trainer.rng.set_state(state["rng.torch"])
+        trainer.last_test_accuracy = info.test_accuracy
+        trainer.last_test_images = info.test_images
+        return trainer
+
+    # -- control --------------------------------------------------------------
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return math.ceil(self.n_train / self.config.batch_size)
+
+    def snapshot_state_dict(self) -> dict[str, torch.Tensor]:
+        """A CPU copy of the current weights (thread-safe, between optimizer steps)."""
+        with self._lock:
+            return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+
+    def save(self, path: Path | None = None) -> Path | None:
+        """Autosave model, optimizer, step and RNG state (atomic)."""
+        path = path or self.checkpoint_path
+        if path is None:
+            return None
+        batch_in_epoch = self.step - self.epoch * self.batches_per_epoch
+        return save_checkpoint(
+            path,
+            self.model,
+            train_config=self.config.to_dict(),
+            epoch=self.epoch + batch_in_epoch / self.batches_per_epoch,
+            step=self.step,
+            test_accuracy=self.last_test_accuracy,
+            test_images=self.last_test_images,
+            optimizer=self.optimizer,
+            rng_state=self.rng.get_state(),
+            extra_metadata={"completed_epochs": str(self.epoch)},
+        )
+
+    # -- the loop ---------------------------------------------------------------
+    def _epoch_order(self, epoch: int) -> torch.Tensor:
+        g = torch.Generator().manual_seed(self.config.seed * 100003 + epoch)
+        return torch.randperm(self.n_train, generator=g)
+
+    def _augment(self, images: torch.Tensor) -> torch.Tensor:
+        """Random shift of each image by up to ``max_shift`` px with zero padding (uint8 (B,28,28))."""
+        if self.shift is None:
+            return images
+        # torchvision's RandomCrop draws from the global RNG: run it under our generator's state.
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(self.rng.get_state())
+            out = torch.stack([self.shift(img.unsqueeze(0)) for img in images]).squeeze(1)
+            self.rng.set_state(torch.get_rng_state())
+        return out
+
+    def _check_stop(self, *args) -> None:
+        if self._stop.is_set():
+            raise _StopRequested
+
+    def _train_step(self, images: torch.Tensor, labels: torch.Tensor) -> tuple[float, float, float, float]:
+        cfg = self.config
+        x = images.to(self.device, non_blocking=True).unsqueeze(1).float().div_(255.0)
+        y = labels.to(self.device)
+        lr = cfg.lr_at(self.step)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        out = self.model(x, routing_iterations=cfg.routing_iterations, target=y)
+        loss, margin, recon = total_loss(out.lengths, out.reconstruction, x, y, cfg.reconstruction_weight)
+        if not torch.isfinite(loss):
+            raise TrainingDiverged(
+                f"training diverged at step {self.step + 1}: loss is {loss.item()} "
+                f"(margin {margin.item()}, reconstruction {recon.item()}); lower the learning rate"
+            )
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self._check_stop()
+        with self._lock:
+            self.optimizer.step()
+        acc = (out.lengths.argmax(1) == y).float().mean().item()
+        return loss.item(), margin.item(), recon.item(), acc
+
+    def evaluate(self) -> tuple[float, int]:
+        """Test accuracy in [0, 1] and the number of test images used."""
+        assert self.test_data is not None
+        n = len(self.test_data)
+        if self.config.test_subset:
+            n = min(n, self.config.test_subset)
+        images = torch.from_numpy(self.test_data.images[:n])
+        labels = torch.from_numpy(self.test_data.labels[:n])
+        correct = 0
+        self.model.eval()
+        with torch.inference_mode():
+            for start in range(0, n, 500):
+                self._check_stop()
+                x = images[start : start + 500].to(self.device).unsqueeze(1).float().div_(255.0)
+                out = self.model(x, routing_iterations=self.config.routing_iterations, reconstruct=False)
+                correct += (out.lengths.argmax(1).cpu() == labels[start : start + 500]).sum().item()
+        self.model.train()
+        return correct / n, n
+
+    def run(self) -> Iterator[TrainEvent]:
+        """Train until ``config.epochs`` epochs are complete or a stop is requested.
+
+        Yields :class:`BatchEvent` after every step, :class:`EpochEvent` after every
+        epoch and one final :class:`StoppedEvent`.
+
+        Raises
+        ------
+        TrainingDiverged
+            If the loss is NaN or infinite (nothing is saved over the last checkpoint).
+        """
+        cfg = self.config
+        images_all = torch.from_numpy(self.train_data.images[: self.n_train])
+        labels_all = torch.from_numpy(self.train_data.labels[: self.n_train])
+        hooks = [m.register_forward_pre_hook(self._check_stop) for m in self.model.children()]
+        hooks += [m.register_full_backward_pre_hook(self._check_stop) for m in self.model.children()]
+        self.model.train()
+        finished = False
+        try:
+            while self.epoch < cfg.epochs:
+                order = self._epoch_order(self.epoch)
+                bpe = self.batches_per_epoch
+                while self.step < (self.epoch + 1) * bpe:
+                    batch = self.step - self.epoch * bpe
+                    idx = order[batch * cfg.batch_size : (batch + 1) * cfg.batch_size]
+                    t0 = time.perf_counter()
+                    rng_before = self.rng.get_state()
+                    try:
+                        loss, margin, recon, acc = self._train_step(self._augment(images_all[idx]), labels_all[idx])
+                    except _StopRequested:
+                        self.rng.set_state(rng_before)  # the unfinished step is discarded
+                        raise
+                    self.step += 1
+                    dt = time.perf_counter() - t0
+                    yield BatchEvent(self.epoch, self.step, batch + 1, bpe, loss, margin, recon, acc,
+                                     cfg.lr_at(self.step), len(idx) / dt)
+                    self._check_stop()
+                self.epoch += 1
+                if self.test_data is not None:
+                    self.last_test_accuracy, self.last_test_images = self.evaluate()
+                path = self.save()
+                yield EpochEvent(self.epoch, self.step, self.last_test_accuracy or float("nan"),
+                                 self.last_test_images or 0, path)
+            finished = True
+        except _StopRequested:
+            pass
+        finally:
+            for h in hooks:
+                h.remove()
+            self.model.eval()
+        path = self.save() if not finished else self.checkpoint_path
+        yield StoppedEvent(self.epoch, self.step, finished, path)
+
+
+def evaluate_model(
+    model: CapsNet, data: MnistSplit, routing_iterations: int | None = None, batch_size: int = 500,
+    device: torch.device | None = None,
+) -> np.ndarray:
+    """Predicted classes for all images of ``data``: int64 numpy array (N,)."""
+    device = device or next(model.parameters()).device
+    preds = []
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(data), batch_size):
+            x = torch.from_numpy(data.images[start : start + batch_size]).to(device).unsqueeze(1).float() / 255.0
+            out = model(x, routing_iterations=routing_iterations, reconstruct=False)
+            preds.append(out.lengths.argmax(1).cpu().numpy())
+    return np.concatenate(preds) if preds else np.zeros(0, dtype=np.int64)

@@ -1,0 +1,116 @@
+"""The main window driven by real mouse and keyboard events (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from capsviz.gui.widgets.routing import class_maps
+
+from ..conftest import mnist_root
+
+
+def drag(widget, points):
+    """Press at the first point, move through the others with the button held, release."""
+    def send(kind, p, button, buttons):
+        pos = QPointF(*p)
+        ev = QMouseEvent(kind, pos, QPointF(widget.mapToGlobal(QPoint(*p))), button, buttons,
+                         Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(widget, ev)
+
+    left = Qt.MouseButton.LeftButton
+    send(QEvent.Type.MouseButtonPress, points[0], left, left)
+    for p in points[1:]:
+        send(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, left)
+    send(QEvent.Type.MouseButtonRelease, points[-1], left, Qt.MouseButton.NoButton)
+
+
+def test_opens_with_shipped_model(window):
+    assert "%" in window.model_label.text() and "test images" in window.model_label.text()
+    inf = window.inference
+    assert inf is not None and inf.prediction == 7  # MNIST test image 0 is a 7
+    assert window.input_panel.prediction.text().startswith("7")
+    np.testing.assert_allclose(inf.c.sum(axis=-1), 1.0, atol=1e-5)
+    assert (inf.lengths < 1).all()
+
+
+def test_drawing_a_vertical_stroke_reads_as_one(window, qtbot):
+    canvas = window.input_panel.canvas
+    qtbot.mouseClick(window.input_panel.clear_button, Qt.MouseButton.LeftButton)
+    assert window.input_panel.prediction.text() == "no digit" and window.inference is None
+    drag(canvas, [(140, 40 + 10 * k) for k in range(21)])
+    qtbot.waitUntil(lambda: window.inference is not None and window.inference.prediction == 1, timeout=3000)
+    assert window.input_panel.prediction.text().startswith("1")
+    assert window.lengths_view.lengths.argmax() == 1
+    # undo with the keyboard brings the empty canvas back
+    qtbot.keyClick(window.input_panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.inference is None, timeout=3000)
+
+
+def test_drawing_changes_the_prediction_while_drawing(window, qtbot):
+    before = window.inference.lengths[-1].copy()
+    drag(window.input_panel.canvas, [(60, 60), (200, 60), (200, 90)])
+    qtbot.waitUntil(lambda: not np.allclose(window.inference.lengths[-1], before), timeout=3000)
+
+
+def test_pose_slider_changes_the_reconstruction(window, qtbot):
+    pose = window.pose_view
+    before = pose.reconstruction.copy()
+    v_before = pose.pose().copy()
+    slider = pose.sliders[4]._slider
+    slider.setFocus()
+    qtbot.keyClick(slider, Qt.Key.Key_PageUp)
+    qtbot.keyClick(slider, Qt.Key.Key_PageUp)
+    assert pose.sliders[4].value() > 0
+    after = pose.reconstruction
+    assert np.abs(after - before).max() > 0.01
+    delta = pose.pose() - v_before
+    assert delta[4] == pytest.approx(pose.sliders[4].value()) and np.count_nonzero(delta) == 1
+    qtbot.mouseClick(pose.reset_button, Qt.MouseButton.LeftButton)
+    np.testing.assert_allclose(pose.reconstruction, before, atol=1e-6)
+
+
+def test_iteration_selector_changes_the_coefficients(window, qtbot):
+    view = window.routing_view
+    inf = window.inference
+    np.testing.assert_allclose(view.shown, class_maps(inf.u_lengths, inf.c[2]), rtol=1e-6)
+    slider = view.iteration._slider
+    slider.setFocus()
+    qtbot.keyClick(slider, Qt.Key.Key_Home)
+    assert view.iteration.value() == 1
+    np.testing.assert_allclose(view.shown, class_maps(inf.u_lengths, inf.c[0]), rtol=1e-6)
+    # iteration 1 couples uniformly (c = 0.1): every class map is the same
+    np.testing.assert_allclose(view.shown[3], view.shown[7], rtol=1e-6)
+    assert not np.allclose(class_maps(inf.u_lengths, inf.c[2])[3], class_maps(inf.u_lengths, inf.c[2])[7])
+
+
+def test_more_routing_iterations_at_inference(window, qtbot):
+    spin = window.routing_view.iterations
+    spin.setFocus()
+    for _ in range(2):
+        qtbot.keyClick(spin, Qt.Key.Key_Up)
+    assert window.inference.iterations == 5 and window.routing_view.iteration.maximum() == 5
+    np.testing.assert_allclose(window.inference.c.sum(-1), 1.0, atol=1e-5)
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_training_updates_curves_and_stop_ends_it(window, qtbot):
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(320)
+    panel.test_subset.setValue(100)
+    before = window.inference.lengths[-1].copy()
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    assert window.is_training and not panel.start_button.isEnabled()
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 3, timeout=60000)
+    x, y = panel.loss_curve.getData()
+    assert len(x) >= 3 and np.isfinite(y).all()
+    # the views show the weights being learned (fresh weights replaced the shipped model)
+    qtbot.waitUntil(lambda: not np.allclose(window.inference.lengths[-1], before), timeout=10000)
+    with qtbot.waitSignal(window.trainingFinished, timeout=5000):
+        qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    assert not window.is_training and panel.start_button.isEnabled()
+    assert "stopped" in panel.status.text()

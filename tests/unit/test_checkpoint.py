@@ -1,0 +1,140 @@
+"""safetensors checkpoints: round trip, atomic writes, refusal of files that do not fit."""
+
+from __future__ import annotations
+
+import pickle
+import struct
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from capsviz.model import CapsNet, CapsNetConfig
+from capsviz.train.checkpoint import CheckpointError, load_checkpoint, read_info, save_checkpoint
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    torch.manual_seed(0)
+    m = CapsNet()
+    path = tmp_path_factory.mktemp("ck") / "m.safetensors"
+    save_checkpoint(path, m, train_config={"lr": 0.001}, epoch=2, step=938, test_accuracy=0.9912, test_images=10000)
+    return m, path
+
+
+def test_roundtrip(saved):
+    m, path = saved
+    loaded, info, state = load_checkpoint(path)
+    for (k, a), (_, b) in zip(m.state_dict().items(), loaded.state_dict().items()):
+        assert torch.equal(a, b), k
+    assert info.step == 938 and info.epoch == 2 and info.test_accuracy == pytest.approx(0.9912)
+    assert info.train_config == {"lr": 0.001}
+    assert "99.12 %" in info.summary() and "10,000" in info.summary()
+    assert state == {}
+
+
+def test_no_temporary_files_left(saved):
+    _, path = saved
+    assert sorted(p.name for p in path.parent.iterdir()) == ["m.safetensors"]
+
+
+def _copy_tensors(path):
+    from safetensors.torch import load_file
+
+    return load_file(str(path)), read_info(path).metadata
+
+
+def test_wrong_shape_is_refused_naming_the_tensor(saved, tmp_path):
+    tensors, meta = _copy_tensors(saved[1])
+    tensors["digit_caps.W"] = torch.zeros(1152, 10, 16, 4)
+    bad = tmp_path / "bad.safetensors"
+    save_file(tensors, str(bad), metadata=meta)
+    with pytest.raises(CheckpointError, match=r"digit_caps\.W.*\(1152, 10, 16, 4\)"):
+        load_checkpoint(bad)
+
+
+def test_missing_and_unexpected_tensors(saved, tmp_path):
+    tensors, meta = _copy_tensors(saved[1])
+    del tensors["decoder.net.0.weight"]
+    bad = tmp_path / "missing.safetensors"
+    save_file(tensors, str(bad), metadata=meta)
+    with pytest.raises(CheckpointError, match=r"missing tensor 'decoder\.net\.0\.weight'"):
+        load_checkpoint(bad)
+    tensors, meta = _copy_tensors(saved[1])
+    tensors["extra.weight"] = torch.zeros(3)
+    bad = tmp_path / "extra.safetensors"
+    save_file(tensors, str(bad), metadata=meta)
+    with pytest.raises(CheckpointError, match="unexpected tensor 'extra.weight'"):
+        load_checkpoint(bad)
+
+
+def test_nan_values_refused(saved, tmp_path):
+    tensors, meta = _copy_tensors(saved[1])
+    tensors["conv1.bias"][3] = float("nan")
+    bad = tmp_path / "nan.safetensors"
+    save_file(tensors, str(bad), metadata=meta)
+    with pytest.raises(CheckpointError, match="conv1.bias.*NaN"):
+        load_checkpoint(bad)
+
+
+def test_corrupt_files_refused(saved, tmp_path):
+    data = saved[1].read_bytes()
+    cases = {
+        "truncated": data[: len(data) // 2],
+        "empty": b"",
+        "random": bytes(range(256)) * 40,
+        "absurd": struct.pack("<Q", 1 << 60) + b"{}",
+    }
+    for name, content in cases.items():
+        p = tmp_path / f"{name}.safetensors"
+        p.write_bytes(content)
+        with pytest.raises(CheckpointError) as err:
+            load_checkpoint(p)
+        assert str(p) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_foreign_safetensors_refused(tmp_path):
+    p = tmp_path / "other.safetensors"
+    save_file({"weight": torch.zeros(3)}, str(p))
+    with pytest.raises(CheckpointError, match="not a capsviz checkpoint"):
+        load_checkpoint(p)
+
+
+def test_pickle_is_refused_and_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    p = tmp_path / "evil.pt"
+    p.write_bytes(pickle.dumps(Evil(), protocol=2))
+    with pytest.raises(CheckpointError, match="pickle"):
+        load_checkpoint(p)
+    assert not marker.exists()
+
+
+def test_other_config_is_loaded_with_its_shapes(tmp_path):
+    cfg = CapsNetConfig(primary_types=4, decoder_hidden=(32, 64))
+    m = CapsNet(cfg)
+    p = tmp_path / "small.safetensors"
+    save_checkpoint(p, m)
+    loaded, info, _ = load_checkpoint(p)
+    assert info.model_config == cfg and loaded.digit_caps.W.shape == (144, 10, 16, 8)
+
+
+def test_failed_write_keeps_previous_file(saved, tmp_path, monkeypatch):
+    import capsviz.train.checkpoint as ck
+
+    p = tmp_path / "keep.safetensors"
+    save_checkpoint(p, saved[0], step=1)
+    before = p.read_bytes()
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ck, "save_file", fail)
+    with pytest.raises(OSError):
+        save_checkpoint(p, saved[0], step=2)
+    assert p.read_bytes() == before
+    assert [x.name for x in tmp_path.iterdir()] == ["keep.safetensors"]

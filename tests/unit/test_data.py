@@ -1,0 +1,92 @@
+"""MNIST location/extraction and the drawing preprocessing."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+
+from capsviz.data.mnist import MNIST_FILES, MnistNotFoundError, load_mnist, load_sample, prepare_mnist
+from capsviz.data.preprocess import preprocess_ink
+
+from ..conftest import mnist_root
+
+
+def test_missing_data_names_the_folder(tmp_path):
+    with pytest.raises(MnistNotFoundError) as err:
+        load_mnist(train=False, data_root=tmp_path)
+    assert str(tmp_path / "MNIST" / "raw") in str(err.value)
+    assert "t10k-images-idx3-ubyte" in str(err.value)
+
+
+def test_env_var_is_the_default_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPSVIZ_DATA", str(tmp_path))
+    with pytest.raises(MnistNotFoundError, match=str(tmp_path)):
+        prepare_mnist()
+
+
+def test_sample_is_real_mnist():
+    s = load_sample()
+    assert s.images.shape == (len(s), 28, 28) and s.images.dtype == np.uint8
+    assert len(s) >= 1000 and set(np.unique(s.labels)) == set(range(10))
+    assert s.labels[0] == 7  # the first MNIST test image is a 7
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_extracts_archives_into_a_writable_root(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name in MNIST_FILES:
+        if name.startswith("t10k"):
+            shutil.copy(mnist_root() / "MNIST" / "raw" / (name + ".gz"), raw)
+        else:  # the training files may already be extracted
+            with gzip.open(mnist_root() / "MNIST" / "raw" / (name + ".gz")) as src, open(raw / name, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    test = load_mnist(train=False, data_root=tmp_path)
+    assert len(test) == 10000 and (raw / "t10k-images-idx3-ubyte").is_file()
+    np.testing.assert_array_equal(test.images[:len(load_sample())], load_sample().images)
+    assert not list(raw.glob("*.part"))
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_full_mnist_from_read_only_archives():
+    train = load_mnist(train=True)
+    assert train.images.shape == (60000, 28, 28)
+    assert np.bincount(train.labels).tolist()[:3] == [5923, 6742, 5958]
+
+
+def test_preprocess_empty_is_none():
+    assert preprocess_ink(np.zeros((280, 280), np.float32)) is None
+
+
+def test_preprocess_fits_20_box_and_centres_mass():
+    ink = np.zeros((280, 280), np.float32)
+    ink[30:250, 100:140] = 1.0  # tall bar, 220 x 40
+    out = preprocess_ink(ink)
+    assert out.shape == (28, 28) and out.dtype == np.float32
+    assert 0 <= out.min() and out.max() <= 1
+    rows = np.flatnonzero(out.any(1))
+    assert rows[-1] - rows[0] + 1 == 20  # the longer side fills the 20 px box
+    cols = np.flatnonzero(out.any(0))
+    assert cols[-1] - cols[0] + 1 <= 5  # aspect ratio kept (40/220*20 = 3.6)
+    ys, xs = np.mgrid[:28, :28]
+    cy, cx = (out * ys).sum() / out.sum(), (out * xs).sum() / out.sum()
+    assert abs(cy - 14) <= 0.5 and abs(cx - 14) <= 0.5
+
+
+def test_preprocess_mnist_digit_is_nearly_unchanged():
+    s = load_sample()
+    diffs = []
+    for img in s.images[:50]:
+        out = preprocess_ink(img)
+        diffs.append(np.abs(out - img / 255.0).mean())
+    assert np.median(diffs) < 0.05
+
+
+def test_preprocess_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="2-D"):
+        preprocess_ink(np.zeros((3, 3, 3)))
+    with pytest.raises(ValueError):
+        preprocess_ink(np.zeros((0, 5)))

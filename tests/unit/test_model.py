@@ -1,0 +1,197 @@
+"""The CapsNet math, one test per known fault of public re-implementations (design §1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from capsviz.model import (
+    CapsNet, CapsNetConfig, capsule_length, dynamic_routing, margin_loss, reconstruction_loss, squash, total_loss,
+)
+
+
+@pytest.fixture(scope="module")
+def model() -> CapsNet:
+    torch.manual_seed(0)
+    return CapsNet().eval()
+
+
+def test_parameter_count():
+    m = CapsNet()
+    total = sum(p.numel() for p in m.parameters())
+    decoder = sum(p.numel() for p in m.decoder.parameters())
+    assert total == 8_215_568
+    assert total - decoder == 6_804_224
+
+
+def test_squash_formula_and_axis():
+    s = torch.tensor([[3.0, 4.0], [0.0, 0.0]])  # norms 5 and 0, squashed along the last axis
+    v = squash(s, dim=-1)
+    assert torch.allclose(v[0], torch.tensor([3.0, 4.0]) / 5 * 25 / 26, atol=1e-6)
+    assert torch.all(v[1] == 0)
+    # along another axis the result differs: the axis is honoured
+    assert not torch.allclose(squash(s, dim=0), v)
+
+
+def test_squash_zero_vector_has_finite_gradient():
+    s = torch.zeros(4, 16, requires_grad=True)
+    squash(s).sum().backward()
+    assert torch.isfinite(s.grad).all()
+
+
+def test_coupling_sums_to_one_over_classes_every_iteration(model):
+    x = torch.rand(4, 1, 28, 28)
+    out = model(x, routing_iterations=5, trace=True)
+    c = out.trace.c  # (R, B, 1152, 10)
+    assert c.shape == (5, 4, 1152, 10)
+    torch.testing.assert_close(c.sum(dim=-1), torch.ones(5, 4, 1152))
+    # the first iteration is uniform (b = 0), later ones are not
+    torch.testing.assert_close(c[0], torch.full_like(c[0], 0.1))
+    assert not torch.allclose(c[-1], c[0])
+    # b[0] = 0 and c = softmax(b) over classes
+    assert torch.all(out.trace.b[0] == 0)
+    torch.testing.assert_close(c[2], torch.softmax(out.trace.b[2], dim=-1))
+
+
+def test_routing_matches_procedure_1_written_out():
+    torch.manual_seed(1)
+    u_hat = torch.randn(2, 7, 3, 4) * 0.3  # (B, I, J, D)
+    v, rec = dynamic_routing(u_hat, 3, record=True)
+    for b in range(2):
+        logits = torch.zeros(7, 3)
+        for r in range(3):
+            c = torch.softmax(logits, dim=1)
+            s = (c[:, :, None] * u_hat[b]).sum(0)
+            vv = squash(s)
+            logits = logits + (u_hat[b] * vv[None]).sum(-1)
+        torch.testing.assert_close(v[b], vv, rtol=1e-5, atol=1e-6)
+
+
+def test_lengths_below_one_and_no_softmax(model):
+    out = model(torch.rand(8, 1, 28, 28))
+    assert (out.lengths >= 0).all() and (out.lengths < 1).all()
+    torch.testing.assert_close(out.lengths, capsule_length(out.v))
+    # not a probability distribution: an extra softmax would make every row sum to 1
+    assert not torch.allclose(out.lengths.sum(1), torch.ones(8))
+
+
+def test_batch_independence(model):
+    torch.manual_seed(2)
+    x = torch.rand(32, 1, 28, 28)
+    with torch.no_grad():
+        batch = model(x, reconstruct=False).lengths
+        alone = model(x[5:6], reconstruct=False).lengths
+    torch.testing.assert_close(alone[0], batch[5], rtol=1e-4, atol=1e-5)
+
+
+def test_zero_input_is_finite(model):
+    m = CapsNet()
+    x = torch.zeros(2, 1, 28, 28, requires_grad=True)
+    out = m(x, target=torch.tensor([0, 1]))
+    assert torch.isfinite(out.lengths).all()
+    loss, _, _ = total_loss(out.lengths, out.reconstruction, x.detach(), torch.tensor([0, 1]))
+    loss.backward()
+    for name, p in m.named_parameters():
+        assert torch.isfinite(p.grad).all(), name
+
+
+def test_primary_capsule_index_layout():
+    cfg = CapsNetConfig()
+    m = CapsNet(cfg).eval()
+    h = torch.randn(1, 256, 20, 20)
+    conv = m.primary_caps.conv(h)  # (1, 256, 6, 6)
+    u = m.primary_caps(h)  # (1, 1152, 8)
+    for t, y, x in [(0, 0, 0), (3, 2, 5), (31, 5, 5), (17, 4, 1)]:
+        i = t * 36 + y * 6 + x
+        raw = conv[0, 8 * t : 8 * t + 8, y, x]
+        torch.testing.assert_close(u[0, i], squash(raw), rtol=1e-5, atol=1e-6)
+
+
+def test_predictions_broadcast_W(model):
+    u = torch.randn(3, 1152, 8)
+    u_hat = model.digit_caps.predictions(u)
+    assert u_hat.shape == (3, 1152, 10, 16)
+    i, j = 100, 7
+    torch.testing.assert_close(u_hat[2, i, j], model.digit_caps.W[i, j] @ u[2, i], rtol=1e-5, atol=1e-5)
+
+
+def test_margin_loss_hand_values():
+    lengths = torch.tensor([[0.95, 0.05, 0.5], [0.2, 0.7, 0.0]])
+    target = torch.tensor([0, 1])
+    # example 0: present 0 (0.95 >= 0.9); absent: 0.5*(0)^2 + 0.5*(0.4)^2 = 0.08
+    # example 1: present (0.9-0.7)^2 = 0.04; absent: 0.5*(0.1)^2 = 0.005 ; 0 for length 0.0
+    expected = (0.08 + 0.045) / 2
+    assert margin_loss(lengths, target).item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_reconstruction_loss_is_sum_not_mean():
+    recon = torch.full((2, 1, 28, 28), 0.5)
+    images = torch.zeros(2, 1, 28, 28)
+    assert reconstruction_loss(recon, images).item() == pytest.approx(784 * 0.25)
+    lengths = torch.tensor([[0.9] + [0.0] * 9] * 2)
+    total, m, r = total_loss(lengths, recon, images, torch.tensor([0, 0]))
+    assert total.item() == pytest.approx(0.0005 * 784 * 0.25)
+
+
+def test_decoder_masks_training_target_not_prediction(model):
+    x = torch.rand(2, 1, 28, 28)
+    with torch.no_grad():
+        out = model(x)
+        pred = out.lengths.argmax(1)
+        other = (pred + 1) % 10
+        by_target = model(x, target=other).reconstruction
+        expected = model.decoder(out.v, other)
+    torch.testing.assert_close(by_target, expected)
+    assert not torch.allclose(by_target, out.reconstruction)
+    # the decoder sees only the chosen capsule: changing another capsule changes nothing
+    v2 = out.v.clone()
+    v2[:, (int(other[0]) + 3) % 10] += 1.0
+    with torch.no_grad():
+        torch.testing.assert_close(model.decoder(v2, other)[0], expected[0])
+
+
+def test_device_follows_input_no_hardcoded_cuda():
+    import inspect
+
+    import capsviz.model.capsnet as capsnet
+    import capsviz.model.routing as routing
+
+    for mod in (capsnet, routing):
+        assert ".cuda(" not in inspect.getsource(mod)
+
+
+def test_W_is_not_tiled_over_the_batch(model):
+    """Memory for the û computation grows with the batch only through û itself."""
+    assert model.digit_caps.W.shape == (1152, 10, 16, 8)
+    import inspect
+
+    src = inspect.getsource(type(model.digit_caps))
+    assert ".repeat(" not in src and ".expand(" not in src and ".tile(" not in src
+
+
+def test_bad_input_shape_raises(model):
+    with pytest.raises(ValueError, match="expected input of shape"):
+        model(torch.rand(2, 28, 28))
+
+
+def test_routing_iterations_validation():
+    with pytest.raises(ValueError, match=">= 1"):
+        dynamic_routing(torch.zeros(1, 2, 3, 4), 0)
+
+
+def test_config_json_roundtrip_and_errors():
+    cfg = CapsNetConfig()
+    assert CapsNetConfig.from_json(cfg.to_json()) == cfg
+    with pytest.raises(ValueError, match="unknown fields"):
+        CapsNetConfig.from_json('{"bogus": 1}')
+    with pytest.raises(ValueError):
+        CapsNetConfig(num_classes=0)
+
+
+def test_trace_shapes(model):
+    out = model(torch.rand(2, 1, 28, 28), routing_iterations=4, trace=True)
+    tr = out.trace.to_numpy(1)
+    assert tr["u"].shape == (1152, 8) and tr["b"].shape == (4, 1152, 10)
+    assert tr["v"].shape == (4, 10, 16) and tr["lengths"].shape == (4, 10)
+    np.testing.assert_allclose(tr["lengths"][-1], out.lengths[1].detach().numpy(), rtol=1e-5)

@@ -1,0 +1,105 @@
+"""The training loop: learning, stopping, resuming, diverging."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.train.checkpoint import load_checkpoint
+from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, TrainingDiverged
+
+
+@pytest.fixture(scope="module")
+def sample() -> MnistSplit:
+    return load_sample()
+
+
+def small(**kw) -> TrainConfig:
+    base = dict(epochs=2, batch_size=16, train_subset=64, test_subset=64, device="cpu", seed=3)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_events_and_learning_rate_schedule(sample, tmp_path):
+    t = Trainer(small(lr_decay_steps=2), sample, sample, checkpoint_path=tmp_path / "c.safetensors")
+    events = list(t.run())
+    batches = [e for e in events if isinstance(e, BatchEvent)]
+    epochs = [e for e in events if isinstance(e, EpochEvent)]
+    assert [e.step for e in batches] == list(range(1, 9))
+    assert len(epochs) == 2 and epochs[-1].test_images == 64
+    assert isinstance(events[-1], StoppedEvent) and events[-1].finished
+    assert batches[-1].lr == pytest.approx(1e-3 * 0.96 ** (8 / 2))
+    info = load_checkpoint(tmp_path / "c.safetensors")[1]
+    assert info.step == 8 and info.epoch == 2 and info.train_config["batch_size"] == 16
+
+
+def test_loss_decreases_on_real_digits(sample):
+    t = Trainer(small(epochs=6, train_subset=32, batch_size=32, max_shift=0), sample)
+    losses = [e.loss for e in t.run() if isinstance(e, BatchEvent)]
+    assert losses[-1] < 0.6 * losses[0]
+
+
+def test_resume_is_exact(sample, tmp_path):
+    full = Trainer(small(), sample, checkpoint_path=tmp_path / "full.safetensors")
+    list(full.run())
+
+    part = Trainer(small(), sample, checkpoint_path=tmp_path / "part.safetensors")
+    for ev in part.run():
+        if isinstance(ev, BatchEvent) and ev.step == 3:
+            part.request_stop()
+    assert part.step == 3
+    resumed = Trainer.resume(tmp_path / "part.safetensors", sample)
+    assert resumed.step == 3 and resumed.epoch == 0
+    assert resumed.optimizer.param_groups[0]["lr"] == pytest.approx(part.optimizer.param_groups[0]["lr"])
+    events = [e for e in resumed.run() if isinstance(e, BatchEvent)]
+    assert [e.step for e in events] == [4, 5, 6, 7, 8]
+    for (k, a), (_, b) in zip(full.model.state_dict().items(), resumed.model.state_dict().items()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=k)
+
+
+def test_stop_takes_effect_within_a_second_mid_step(sample, tmp_path):
+    cfg = small(batch_size=128, train_subset=1024, epochs=1)
+    t = Trainer(cfg, sample, checkpoint_path=tmp_path / "s.safetensors")
+    stop_at = []
+
+    def stopper():
+        time.sleep(0.3)
+        stop_at.append(time.perf_counter())
+        t.request_stop()
+
+    events = []
+    threading.Thread(target=stopper).start()
+    for ev in t.run():
+        events.append(ev)
+    elapsed = time.perf_counter() - stop_at[0]
+    assert isinstance(events[-1], StoppedEvent) and not events[-1].finished
+    assert elapsed < 1.0
+    assert load_checkpoint(tmp_path / "s.safetensors")[1].step == t.step
+
+
+def test_nan_loss_stops_and_keeps_last_checkpoint(sample, tmp_path):
+    path = tmp_path / "n.safetensors"
+    t = Trainer(small(), sample, checkpoint_path=path)
+    run = t.run()
+    for ev in run:
+        if isinstance(ev, EpochEvent):
+            break
+    saved = path.read_bytes()
+    with torch.no_grad():
+        t.model.conv1.weight.fill_(float("nan"))
+    with pytest.raises(TrainingDiverged, match="diverged at step 5"):
+        for _ in run:
+            pass
+    assert path.read_bytes() == saved
+
+
+def test_config_validation():
+    with pytest.raises(ValueError):
+        TrainConfig(lr=-1)
+    with pytest.raises(ValueError):
+        TrainConfig(epochs=0)
