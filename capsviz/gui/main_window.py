@@ -221,7 +221,8 @@ class MainWindow(QMainWindow):
 
         if self.is_training:
             return
-        config.device = self.device_name
+        if config.device == "auto":
+            config.device = self.device_name
         self._train_config = config
         data_root = self.data_root
         init_model = None if from_scratch else copy.deepcopy(self.model).cpu()

@@ -64,7 +64,7 @@ class CheckpointInfo:
         if self.test_accuracy is not None:
             n = f" on {self.test_images:,} test images" if self.test_images else ""
             parts.append(f"{100 * self.test_accuracy:.2f} %{n}")
-        parts.append(f"{self.epoch:g} epochs")
+        parts.append(f"{self.epoch:g} epoch" + ("" if self.epoch == 1 else "s"))
         if self.created:
             parts.append(self.created[:10])
         return ", ".join(parts)
@@ -78,6 +78,9 @@ def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], pat
         save_file(tensors, tmp, metadata=metadata)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

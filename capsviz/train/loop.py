@@ -82,6 +82,16 @@ def select_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
+def available_devices() -> list[str]:
+    """Device names that work here, ``auto`` first."""
+    names = ["auto", "cpu"]
+    if torch.cuda.is_available():
+        names += [f"cuda:{k}" for k in range(torch.cuda.device_count())]
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        names.append("mps")
+    return names
+
+
 @dataclass
 class BatchEvent:
     """After each optimizer step. Losses are this batch's; accuracy is in [0, 1]."""

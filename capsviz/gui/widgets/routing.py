@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
-from superqt import QLabeledSlider
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSpinBox, QVBoxLayout, QWidget
 
 from capsviz.gui.widgets.common import VIRIDIS
 
@@ -42,9 +41,12 @@ class RoutingView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
-        self.iteration = QLabeledSlider(Qt.Orientation.Horizontal)
+        self.iteration = QSlider(Qt.Orientation.Horizontal)
         self.iteration.setRange(1, 3)
         self.iteration.setValue(3)
+        self.iteration.setPageStep(1)
+        self.iteration.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.iteration_label = QLabel("r = 3")
         self.iteration.setToolTip("Routing iteration r whose coupling coefficients are shown")
         self.iterations = QSpinBox()
         self.iterations.setRange(1, 7)
@@ -53,10 +55,13 @@ class RoutingView(QWidget):
         self.iterations.valueChanged.connect(self.iterationsChanged)
         self.summary = QLabel("")
         controls = QHBoxLayout()
-        controls.addWidget(QLabel("iteration r"))
+        controls.addWidget(QLabel("showing iteration"))
         controls.addWidget(self.iteration, 1)
-        controls.addWidget(QLabel("of"))
+        controls.addWidget(self.iteration_label)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("routing iterations R"))
         controls.addWidget(self.iterations)
+        controls.addSpacing(12)
         controls.addWidget(self.summary)
 
         self.graphics = pg.GraphicsLayoutWidget()
@@ -108,14 +113,20 @@ class RoutingView(QWidget):
             self.summary.setText("")
             return
         r = self.iteration.value() - 1
+        self.iteration_label.setText(f"r = {r + 1} of {self._c.shape[0]}")
         maps = class_maps(self._u_lengths, self._c[r])
         self.shown = maps
-        top = float(maps.max()) or 1.0
+        # One colour scale for the ten maps of this iteration, from their minimum to their
+        # maximum: couplings often move only a little away from uniform, and a scale
+        # starting at 0 would hide where they move.
+        low, top = float(maps.min()), float(maps.max())
+        if top - low < 1e-6:
+            low, top = min(low, top - 1e-3), top + 1e-3
         for j, (item, title) in enumerate(zip(self.maps, self.titles)):
-            item.setImage(maps[j], autoLevels=False, levels=(0.0, top))
+            item.setImage(maps[j], autoLevels=False, levels=(low, top))
             mark = " ◀" if j == self._prediction else ""
             title.setText(f"{j}: mass {maps[j].sum():.2f}{mark}", size="9pt")
-        self.colorbar.setLevels((0.0, top))
+        self.colorbar.setLevels((low, top))
         c = self._c[r]
         entropy = float(-(c * np.log(np.clip(c, 1e-12, 1))).sum(axis=1).mean())
         self.summary.setText(f"mean entropy of c_i: {entropy:.3f} nats (uniform: {np.log(10):.3f})")

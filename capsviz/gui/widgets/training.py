@@ -6,11 +6,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox,
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox,
     QVBoxLayout, QWidget,
 )
 
-from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig
+from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig, available_devices
 
 INFO = (
     "Train a CapsNet on MNIST in the background with the paper's recipe (Adam, margin loss + "
@@ -38,21 +38,44 @@ class TrainingPanel(QWidget):
         self.epochs = QSpinBox(minimum=1, maximum=1000, value=d.epochs)
         self.batch_size = QSpinBox(minimum=1, maximum=4096, value=d.batch_size)
         self.lr = QDoubleSpinBox(decimals=5, minimum=1e-5, maximum=1.0, singleStep=1e-4, value=d.lr)
+        self.lr_decay = QDoubleSpinBox(decimals=3, minimum=0.5, maximum=1.0, singleStep=0.01, value=d.lr_decay)
+        self.lr_decay_steps = QSpinBox(minimum=1, maximum=1_000_000, singleStep=500, value=d.lr_decay_steps)
         self.routing = QSpinBox(minimum=1, maximum=7, value=d.routing_iterations)
+        self.reconstruction_weight = QDoubleSpinBox(decimals=5, minimum=0.0, maximum=1.0, singleStep=1e-4,
+                                                    value=d.reconstruction_weight)
+        self.max_shift = QSpinBox(minimum=0, maximum=6, value=d.max_shift, suffix=" px")
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=d.seed)
+        self.device = QComboBox()
+        self.device.addItems(available_devices())
         self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
         self.test_subset = QSpinBox(minimum=0, maximum=10000, value=2000, singleStep=500)
         self.test_subset.setSpecialValueText("all 10,000")
         self.from_scratch = QCheckBox("start from fresh weights")
         self.from_scratch.setChecked(True)
+        self.from_scratch.setToolTip("Unchecked: fine-tune the model that is loaded now")
         form = QFormLayout()
-        form.addRow("epochs", self.epochs)
-        form.addRow("batch size", self.batch_size)
-        form.addRow("learning rate", self.lr)
-        form.addRow("routing iterations", self.routing)
-        form.addRow("training images", self.train_subset)
-        form.addRow("test images", self.test_subset)
+        form.setVerticalSpacing(2)
+        for label, widget, tip in (
+            ("epochs", self.epochs, "passes over the training images"),
+            ("batch size", self.batch_size, "images per optimizer step (paper: 128)"),
+            ("learning rate", self.lr, "Adam learning rate at step 0 (paper: 0.001)"),
+            ("lr decay", self.lr_decay, "learning rate factor per 'decay steps' steps (official code: 0.96)"),
+            ("decay steps", self.lr_decay_steps, "steps per decay factor (official code: 2000)"),
+            ("routing iterations", self.routing, "routing iterations during training (paper: 3)"),
+            ("recon. weight", self.reconstruction_weight, "weight of the per-image squared error (paper: 0.0005)"),
+            ("max shift", self.max_shift, "random shifts of up to this many pixels, zero padded (paper: 2)"),
+            ("seed", self.seed, "seed of the weights, the batch order and the shifts"),
+            ("device", self.device, "where training runs"),
+            ("training images", self.train_subset, "use only the first N training images (0: all)"),
+            ("test images", self.test_subset, "test images evaluated after each epoch (0: all)"),
+        ):
+            widget.setToolTip(tip)
+            form.addRow(label, widget)
         form.addRow(self.from_scratch)
+        self._inputs = (self.epochs, self.batch_size, self.lr, self.lr_decay, self.lr_decay_steps, self.routing,
+                        self.reconstruction_weight, self.max_shift, self.seed, self.device, self.train_subset,
+                        self.test_subset, self.from_scratch)
         self.start_button = QPushButton("Start")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
@@ -93,7 +116,11 @@ class TrainingPanel(QWidget):
 
     def config(self) -> TrainConfig:
         return TrainConfig(epochs=self.epochs.value(), batch_size=self.batch_size.value(), lr=self.lr.value(),
-                           routing_iterations=self.routing.value(), train_subset=self.train_subset.value(),
+                           lr_decay=self.lr_decay.value(), lr_decay_steps=self.lr_decay_steps.value(),
+                           routing_iterations=self.routing.value(),
+                           reconstruction_weight=self.reconstruction_weight.value(),
+                           max_shift=self.max_shift.value(), seed=self.seed.value(),
+                           device=self.device.currentText(), train_subset=self.train_subset.value(),
                            test_subset=self.test_subset.value())
 
     def _start(self) -> None:
@@ -107,8 +134,7 @@ class TrainingPanel(QWidget):
     def set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
-        for w in (self.epochs, self.batch_size, self.lr, self.routing, self.train_subset, self.test_subset,
-                  self.from_scratch):
+        for w in self._inputs:
             w.setEnabled(not running)
 
     def add_batch(self, ev: BatchEvent, weight: float) -> None:
@@ -121,7 +147,7 @@ class TrainingPanel(QWidget):
         total = ev.batches_per_epoch * self.epochs.value()
         self.progress.setRange(0, total)
         self.progress.setValue(min(ev.step, total))
-        eta = (total - ev.step) * (ev.batches_per_epoch and self.batch_size.value()) / max(ev.images_per_s, 1e-9)
+        eta = (total - ev.step) * self.batch_size.value() / max(ev.images_per_s, 1e-9)
         self.status.setText(f"epoch {ev.epoch + 1}, batch {ev.batch}/{ev.batches_per_epoch}, "
                             f"{ev.images_per_s:.0f} images/s, lr {ev.lr:.2e}, ETA {eta / 60:.1f} min")
         self._redraw()

@@ -1,0 +1,149 @@
+"""Training throughput of capsviz against a reference design, and against the hardware.
+
+Usage: python benchmarks/train_speed.py [--steps 6] [--warmup 2] [--batch-size 128] [--device auto]
+
+Measures, in one run and side by side:
+
+- ``train_images_per_s``: capsviz's CapsNet, one full optimizer step (forward, margin +
+  reconstruction loss, backward, Adam), 3 routing iterations, fp32; the median over
+  ``--steps`` steps after ``--warmup`` warm-up steps;
+- ``reference_train_images_per_s``: the same network written the way much public
+  PyTorch code does: W tiled over the batch to (B, 1152, 10, 16, 8) and multiplied with
+  ``torch.matmul``; routing logits kept as a (B, 1152, 10, 1, 1) tensor;
+- ``peak_gflops``: the median rate of a 4096 x 4096 fp32 matrix product;
+- ``fraction_of_peak`` = train_images_per_s x 1.214 / peak_gflops (one training image
+  costs about 1.214 GFLOP: 3 x the forward pass's 404.6 MFLOP).
+
+The last line printed is a JSON object with these figures and ``device``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from capsviz.model import CapsNet, total_loss
+from capsviz.train.loop import select_device
+
+GFLOP_PER_TRAIN_IMAGE = 1.214
+
+
+class ReferenceCapsNet(nn.Module):
+    """The common public design: W tiled per batch, 5-D routing logits (for comparison only)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 256, 9)
+        self.primary = nn.Conv2d(256, 256, 9, stride=2)
+        self.W = nn.Parameter(0.01 * torch.randn(1, 1152, 10, 16, 8))
+        self.decoder = nn.Sequential(nn.Linear(160, 512), nn.ReLU(), nn.Linear(512, 1024), nn.ReLU(),
+                                     nn.Linear(1024, 784), nn.Sigmoid())
+
+    @staticmethod
+    def squash(s, dim):
+        n2 = (s * s).sum(dim, keepdim=True)
+        return n2 / (1 + n2) * s / torch.sqrt(n2 + 1e-8)
+
+    def forward(self, x, y, iterations=3):
+        bsz = x.shape[0]
+        h = torch.relu(self.conv1(x))
+        u = self.primary(h).view(bsz, 32, 8, 6, 6).permute(0, 1, 3, 4, 2).reshape(bsz, 1152, 8)
+        u = self.squash(u, -1)
+        W = self.W.repeat(bsz, 1, 1, 1, 1)  # (B, 1152, 10, 16, 8)
+        u5 = u[:, :, None, :, None].repeat(1, 1, 10, 1, 1)  # (B, 1152, 10, 8, 1)
+        u_hat = torch.matmul(W, u5)  # (B, 1152, 10, 16, 1)
+        b = torch.zeros(bsz, 1152, 10, 1, 1, device=x.device)
+        for r in range(iterations):
+            c = torch.softmax(b, dim=2)
+            s = (c * u_hat).sum(dim=1, keepdim=True)  # (B, 1, 10, 16, 1)
+            v = self.squash(s, dim=3)
+            if r < iterations - 1:
+                b = b + torch.matmul(u_hat.transpose(3, 4), v.repeat(1, 1152, 1, 1, 1))
+        v = v.squeeze(1).squeeze(-1)  # (B, 10, 16)
+        lengths = torch.sqrt((v * v).sum(-1) + 1e-8)
+        mask = nn.functional.one_hot(y, 10).float()
+        recon = self.decoder((v * mask[:, :, None]).flatten(1)).view(bsz, 1, 28, 28)
+        return lengths, recon
+
+
+def time_steps(step, steps: int, warmup: int, sync) -> list[float]:
+    times = []
+    for k in range(warmup + steps):
+        t0 = time.perf_counter()
+        step()
+        sync()
+        if k >= warmup:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--device", default="auto")
+    args = parser.parse_args()
+    device = select_device(args.device)
+    sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
+    torch.manual_seed(0)
+    B = args.batch_size
+    x = torch.rand(B, 1, 28, 28, device=device)
+    y = torch.randint(0, 10, (B,), device=device)
+
+    model = CapsNet().to(device).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def capsviz_step():
+        out = model(x, routing_iterations=3, target=y)
+        loss, _, _ = total_loss(out.lengths, out.reconstruction, x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    ref = ReferenceCapsNet().to(device).train()
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=1e-3)
+
+    def reference_step():
+        lengths, recon = ref(x, y)
+        loss, _, _ = total_loss(lengths, recon, x, y)
+        ref_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        ref_opt.step()
+
+    a = torch.randn(4096, 4096, device=device)
+    b = torch.randn(4096, 4096, device=device)
+
+    def matmul():
+        torch.mm(a, b)
+
+    t_caps = time_steps(capsviz_step, args.steps, args.warmup, sync)
+    t_ref = time_steps(reference_step, args.steps, args.warmup, sync)
+    t_mm = time_steps(matmul, args.steps, 1, sync)
+    ips = B / statistics.median(t_caps)
+    ref_ips = B / statistics.median(t_ref)
+    peak = 2 * 4096**3 / statistics.median(t_mm) / 1e9
+    print(f"capsviz:   {ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_caps)} s)")
+    print(f"reference: {ref_ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_ref)} s)")
+    print(f"matmul:    {peak:8.1f} GFLOP/s")
+    result = {
+        "train_images_per_s": round(ips, 2),
+        "reference_train_images_per_s": round(ref_ips, 2),
+        "train_speedup": round(ips / ref_ips, 3),
+        "peak_gflops": round(peak, 1),
+        "fraction_of_peak": round(ips * GFLOP_PER_TRAIN_IMAGE / peak, 3),
+        "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
+        "batch_size": B,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
