@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
 import sys
 from pathlib import Path
 
@@ -32,7 +33,8 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
     for f in dataclasses.fields(TrainConfig):
         value = getattr(defaults, f.name)
         flag = "--" + f.name.replace("_", "-")
-        p.add_argument(flag, type=type(value), default=None, help=f"(default: {value})")
+        dest = f.name + "_sub" if f.name == "device" else f.name  # keep `capsviz --device X train` working
+        p.add_argument(flag, type=type(value), default=None, dest=dest, help=f"(default: {value})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"capsviz {__version__}")
     parser.add_argument("--checkpoint", type=Path, default=None, help="checkpoint to load (default: shipped model)")
     parser.add_argument("--data-root", type=Path, default=None, help="folder holding MNIST/raw/")
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
+    parser.add_argument("--device", default=None, help="auto (default), cpu, cuda, cuda:N, mps")
     sub = parser.add_subparsers(dest="command")
 
     t = sub.add_parser("train", help="train headless with a progress bar")
@@ -71,7 +73,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
-                 if getattr(args, f.name, None) is not None}
+                 if f.name != "device" and getattr(args, f.name, None) is not None}
+    device = _resolve(args, "device")
+    if device is not None:
+        overrides["device"] = device
     if args.resume:
         trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=args.out)
     else:
@@ -81,6 +86,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"checkpoint: {trainer.checkpoint_path}", flush=True)
     total = cfg.epochs * trainer.batches_per_epoch
     bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True)
+
+    def on_sigint(signum, frame):
+        # First Ctrl+C: stop cleanly within a second and autosave; a second one aborts.
+        bar.write("stopping after the current step and saving (Ctrl+C again to abort)")
+        trainer.request_stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    stopped_early = False
     try:
         for ev in trainer.run():
             if isinstance(ev, BatchEvent):
@@ -91,15 +105,12 @@ def cmd_train(args: argparse.Namespace) -> int:
                 bar.write(f"epoch {ev.epoch}: test accuracy {100 * ev.test_accuracy:.2f} % "
                           f"({ev.test_images:,} images), step {ev.step}, saved {ev.checkpoint}")
             elif isinstance(ev, StoppedEvent):
+                stopped_early = not ev.finished
                 bar.write(f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}")
-    except KeyboardInterrupt:
-        trainer.request_stop()
-        path = trainer.save()
-        bar.write(f"interrupted at step {trainer.step}; saved {path}")
-        return 130
     finally:
+        signal.signal(signal.SIGINT, previous)
         bar.close()
-    return 0
+    return 130 if stopped_early else 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -111,9 +122,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     path = _resolve(args, "checkpoint") or DEFAULT_CHECKPOINT
     device = select_device(args.device)
+    if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
+        raise CliError("--routing-iterations must be between 1 and 100")
     model, info, _ = load_checkpoint(path, device=device)
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
-    iterations = args.routing_iterations or info.model_config.routing_iterations
+    iterations = args.routing_iterations if args.routing_iterations is not None else (
+        info.model_config.routing_iterations)
     preds = evaluate_model(model, test, routing_iterations=iterations, batch_size=args.batch_size)
     correct = int((preds == test.labels).sum())
     n = len(test)
@@ -135,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from capsviz.data.mnist import MnistNotFoundError
     from capsviz.train.checkpoint import CheckpointError
+    from capsviz.train.loop import TrainingDiverged
 
     try:
         if args.command == "train":
@@ -143,10 +158,17 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_eval(args)
         from capsviz.gui.app import run_app
 
-        return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device)
-    except (CheckpointError, MnistNotFoundError, CliError, ValueError) as exc:
+        return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device or "auto")
+    except (CheckpointError, MnistNotFoundError, CliError, TrainingDiverged, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"error: {name}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

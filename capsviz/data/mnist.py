@@ -11,6 +11,7 @@ import gzip
 import os
 import shutil
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,17 +49,41 @@ def resolve_data_root(data_root: str | os.PathLike | None = None) -> Path:
     return default_data_root()
 
 
-def _extract(archive: Path, dest: Path) -> None:
-    """Decompress ``archive`` to ``dest`` atomically (temporary file, then os.replace)."""
+class MnistDataError(ValueError):
+    """An MNIST file exists but is unusable; the message names the file and the fault."""
+
+
+def _atomic_write(dest: Path, fill, expected_size: int, source: Path) -> None:
+    """Write ``dest`` through a temporary file in its folder, check its size, then rename."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
     try:
-        with os.fdopen(fd, "wb") as out, gzip.open(archive, "rb") as src:
-            shutil.copyfileobj(src, out, length=1 << 20)
+        with os.fdopen(fd, "wb") as out:
+            fill(out)
+        size = Path(tmp).stat().st_size
+        if size != expected_size:
+            raise MnistDataError(f"{source}: gives {size:,} bytes, expected {expected_size:,} "
+                                 "(truncated or not an MNIST file)")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, dest)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise MnistDataError(f"{source}: corrupt or truncated archive ({exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _extract(archive: Path, dest: Path, expected_size: int) -> None:
+    """Decompress ``archive`` to ``dest`` atomically; the result must have ``expected_size`` bytes."""
+
+    def fill(out):
+        with gzip.open(archive, "rb") as src:
+            shutil.copyfileobj(src, out, length=1 << 20)
+
+    _atomic_write(dest, fill, expected_size, archive)
 
 
 def _writable(folder: Path) -> bool:
@@ -95,33 +120,28 @@ def prepare_mnist(data_root: str | os.PathLike | None = None) -> Path:
             missing.append(name)
             continue
         if _writable(raw):
-            _extract(archive, plain)
+            _extract(archive, plain, size)
         else:
             use_cache = True
-            cached = cache_raw / name
-            if not (cached.is_file() and cached.stat().st_size == size):
-                _extract(archive, cached)
     if missing:
         raise MnistNotFoundError(
             f"MNIST not found in {raw}: missing {', '.join(missing)} (or the .gz archives). "
             f"Put the four MNIST files there, or point --data-root / CAPSVIZ_DATA at a folder "
             f"that contains MNIST/raw/."
         )
-    if use_cache:
-        # Mirror the files that were already extracted in the read-only folder.
-        for name in MNIST_FILES:
-            if not (cache_raw / name).is_file():
-                _extract_or_copy(raw, cache_raw, name)
-        return cache_root
-    return root
-
-
-def _extract_or_copy(raw: Path, dest_raw: Path, name: str) -> None:
-    if (raw / name).is_file():
-        dest_raw.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(raw / name, dest_raw / name)
-    else:
-        _extract(raw / (name + ".gz"), dest_raw / name)
+    if not use_cache:
+        return root
+    # A read-only folder with archives: give torchvision an extracted copy in the cache.
+    for name, (_, size) in MNIST_FILES.items():
+        cached = cache_raw / name
+        if cached.is_file() and cached.stat().st_size == size:
+            continue
+        plain = raw / name
+        if plain.is_file() and plain.stat().st_size == size:
+            _atomic_write(cached, lambda out, src=plain: out.write(src.read_bytes()), size, plain)
+        else:
+            _extract(raw / (name + ".gz"), cached, size)
+    return cache_root
 
 
 @dataclass
@@ -155,7 +175,10 @@ def load_mnist(train: bool, data_root: str | os.PathLike | None = None) -> Mnist
     from torchvision.datasets import MNIST
 
     root = prepare_mnist(data_root)
-    ds = MNIST(str(root), train=train, download=False)
+    try:
+        ds = MNIST(str(root), train=train, download=False)
+    except (RuntimeError, ValueError, AssertionError) as exc:
+        raise MnistDataError(f"cannot read MNIST in {root / 'MNIST' / 'raw'}: {exc}") from None
     return MnistSplit(images=ds.data.numpy().astype(np.uint8), labels=ds.targets.numpy().astype(np.int64))
 
 

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor, nn
 
 from capsviz.model.config import CapsNetConfig
+from capsviz.model.conv import strided_conv2d
 from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash
 
 
@@ -36,7 +37,7 @@ class PrimaryCaps(nn.Module):
         """x : (B, 256, 20, 20) -> u : (B, 1152, 8), squashed."""
         cfg = self.cfg
         g = cfg.grid_size
-        out = self.conv(x)  # (B, 32*8, 6, 6)
+        out = strided_conv2d(x, self.conv.weight, self.conv.bias, cfg.primary_stride)  # (B, 32*8, 6, 6)
         out = out.reshape(-1, cfg.primary_types, cfg.primary_dim, g, g)  # (B, 32, 8, 6, 6)
         out = out.permute(0, 1, 3, 4, 2).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, 1152, 8)
         return squash(out, dim=-1)
@@ -171,7 +172,7 @@ class CapsNet(nn.Module):
         size = self.cfg.image_size
         if x.dim() != 4 or tuple(x.shape[1:]) != (1, size, size):
             raise ValueError(f"expected input of shape (B, 1, {size}, {size}), got {tuple(x.shape)}")
-        iterations = routing_iterations or self.cfg.routing_iterations
+        iterations = self.cfg.routing_iterations if routing_iterations is None else routing_iterations
         h = torch.relu(self.conv1(x))  # (B, 256, 20, 20)
         u = self.primary_caps(h)  # (B, 1152, 8)
         v, u_hat, rec = self.digit_caps(u, iterations, record=trace)  # (B, 10, 16)

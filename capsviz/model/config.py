@@ -7,6 +7,9 @@ import json
 from dataclasses import dataclass
 
 
+MAX_SIZE = 4096  # bound on every size, so a forged config cannot ask for absurd memory
+
+
 @dataclass(frozen=True)
 class CapsNetConfig:
     """Hyper-parameters that fix the shapes of a CapsNet.
@@ -36,8 +39,10 @@ class CapsNetConfig:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             values = value if isinstance(value, tuple) else (value,)
-            if any((not isinstance(x, int)) or x < 1 for x in values):
-                raise ValueError(f"CapsNetConfig.{field.name} must be positive integers, got {value!r}")
+            if any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= MAX_SIZE for x in values):
+                raise ValueError(f"CapsNetConfig.{field.name} must be integers in 1..{MAX_SIZE}, got {value!r}")
+        if not isinstance(self.decoder_hidden, tuple) or len(self.decoder_hidden) != 2:
+            raise ValueError(f"CapsNetConfig.decoder_hidden must be two layer sizes, got {self.decoder_hidden!r}")
         if self.conv1_size < self.kernel_size:
             raise ValueError(
                 f"image_size {self.image_size} is too small for two {self.kernel_size}x{self.kernel_size} convolutions"
@@ -82,4 +87,7 @@ class CapsNetConfig:
             raise ValueError(f"model config has unknown fields: {', '.join(unknown)}")
         if "decoder_hidden" in data and isinstance(data["decoder_hidden"], list):
             data["decoder_hidden"] = tuple(data["decoder_hidden"])
-        return cls(**data)
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ValueError(f"bad model config: {exc}") from None

@@ -137,6 +137,13 @@ def save_checkpoint(
 def _read_header(path: Path) -> dict[str, Any]:
     """Parse the safetensors header by hand, so any bad file gets a precise message."""
     try:
+        return _parse_header(path)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _parse_header(path: Path) -> dict[str, Any]:
+    try:
         size = path.stat().st_size
     except FileNotFoundError:
         raise CheckpointError(f"{path}: no such file") from None
@@ -163,6 +170,9 @@ def _read_header(path: Path) -> dict[str, Any]:
         raise CheckpointError(f"{path}: not a safetensors file (header is not JSON)") from None
     if not isinstance(header, dict):
         raise CheckpointError(f"{path}: not a safetensors file (header is not a JSON object)")
+    meta = header.get("__metadata__", {})
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise CheckpointError(f"{path}: corrupt safetensors header (metadata is not a map of strings)")
     end = 0
     for name, desc in header.items():
         if name == "__metadata__":
@@ -195,6 +205,8 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
     try:
         cfg = CapsNetConfig.from_json(meta.get("model_config", ""))
         train_cfg = json.loads(meta.get("train_config") or "{}")
+        if not isinstance(train_cfg, dict):
+            raise ValueError("train_config is not a JSON object")
         info = CheckpointInfo(
             path=path,
             model_config=cfg,
@@ -207,7 +219,7 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
             version=meta.get("capsviz_version", ""),
             metadata=dict(meta),
         )
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, KeyError) as exc:
         raise CheckpointError(f"{path}: bad checkpoint metadata: {exc}") from None
     return info
 
@@ -246,8 +258,8 @@ def load_checkpoint(
         of the wrong shape, or not finite; the message names the first such tensor.
     """
     info, tensors = load_tensors(path)
-    model = CapsNet(info.model_config)
-    expected = model.state_dict()
+    with torch.device("meta"):  # shapes only: nothing is allocated before the checks pass
+        expected = CapsNet(info.model_config).state_dict()
     training_state = {k: v for k, v in tensors.items() if k.startswith(RESERVED_PREFIXES)}
     weights = {k: v for k, v in tensors.items() if not k.startswith(RESERVED_PREFIXES)}
     for name, ref in expected.items():
@@ -265,6 +277,7 @@ def load_checkpoint(
     unexpected = sorted(set(weights) - set(expected))
     if unexpected:
         raise CheckpointError(f"{path}: unexpected tensor {unexpected[0]!r} (not part of this model)")
+    model = CapsNet(info.model_config)
     model.load_state_dict({k: weights[k].to(torch.float32) for k in expected})
     model.to(device).eval()
     return model, info, training_state
@@ -283,13 +296,22 @@ def restore_optimizer(
     groups_json = info.metadata.get("optimizer_param_groups")
     if not groups_json:
         raise CheckpointError(f"{info.path}: holds no optimizer state, so training cannot resume from it")
+    params = [p for group in optimizer.param_groups for p in group["params"]]
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in training_state.items():
         if not key.startswith("optimizer."):
             continue
-        _, idx, name = key.split(".", 2)
-        state.setdefault(int(idx), {})[name] = value
+        parts = key.split(".", 2)
+        if len(parts) != 3 or not parts[1].isdigit() or int(parts[1]) >= len(params):
+            raise CheckpointError(f"{info.path}: unexpected optimizer tensor {key!r}")
+        idx, name = int(parts[1]), parts[2]
+        if name != "step" and tuple(value.shape) != tuple(params[idx].shape):
+            raise CheckpointError(f"{info.path}: optimizer tensor {key!r} has shape {tuple(value.shape)}, "
+                                  f"its parameter has {tuple(params[idx].shape)}")
+        if not torch.isfinite(value).all():
+            raise CheckpointError(f"{info.path}: optimizer tensor {key!r} contains NaN or inf values")
+        state.setdefault(idx, {})[name] = value
     try:
         optimizer.load_state_dict({"state": state, "param_groups": json.loads(groups_json)})
-    except (ValueError, KeyError, RuntimeError) as exc:
+    except (ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise CheckpointError(f"{info.path}: optimizer state does not fit: {exc}") from None

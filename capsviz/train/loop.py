@@ -22,7 +22,7 @@ from torchvision.transforms import v2
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
-from capsviz.train.checkpoint import load_checkpoint, restore_optimizer, save_checkpoint
+from capsviz.train.checkpoint import CheckpointError, load_checkpoint, restore_optimizer, save_checkpoint
 
 
 @dataclass
@@ -57,6 +57,8 @@ class TrainConfig:
             raise ValueError("lr must be > 0, lr_decay in (0, 1], lr_decay_steps >= 1")
         if self.reconstruction_weight < 0 or self.max_shift < 0:
             raise ValueError("reconstruction_weight and max_shift must be >= 0")
+        if self.train_subset < 0 or self.test_subset < 0:
+            raise ValueError("train_subset and test_subset must be >= 0 (0 means all)")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -71,15 +73,31 @@ class TrainConfig:
         return self.lr * self.lr_decay ** (step / self.lr_decay_steps)
 
 
-def select_device(name: str = "auto") -> torch.device:
-    """``auto`` picks CUDA, then Apple MPS, then the CPU."""
-    if name == "auto":
+def select_device(name: str | None = "auto") -> torch.device:
+    """``auto`` (or None) picks CUDA, then Apple MPS, then the CPU.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a device name or that device is not available here.
+    """
+    if name in (None, "", "auto"):
         if torch.cuda.is_available():
             return torch.device("cuda")
         if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
-    return torch.device(name)
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"unknown device {name!r}; use auto, cpu, cuda, cuda:N or mps") from None
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"device {name!r} is not available here (CUDA devices: {torch.cuda.device_count()})")
+    if device.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ValueError("device 'mps' is not available here")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unsupported device {name!r}; use auto, cpu, cuda, cuda:N or mps")
+    return device
 
 
 def available_devices() -> list[str]:
@@ -159,12 +177,16 @@ class Trainer:
     def __post_init__(self) -> None:
         self.device = select_device(self.config.device)
         if self.model is None:
-            torch.manual_seed(self.config.seed)
-            self.model = CapsNet(self.model_config)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(self.config.seed)
+                self.model = CapsNet(self.model_config)
+        # The iterations trained with become the model's default at inference.
+        self.model.cfg = dataclasses.replace(self.model.cfg, routing_iterations=self.config.routing_iterations)
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.config.lr)
-        self.step = 0
+        self.step = 0  # optimizer steps taken (sets the learning rate)
         self.epoch = 0  # completed epochs
+        self.batch_in_epoch = 0  # batches of the current epoch already taken
         self.rng = torch.Generator().manual_seed(self.config.seed)
         self.last_test_accuracy: float | None = None
         self.last_test_images: int | None = None
@@ -195,14 +217,37 @@ class Trainer:
             If the file is not a checkpoint with training state.
         """
         model, info, state = load_checkpoint(path)
-        cfg = TrainConfig.from_dict({**info.train_config, **(overrides or {})})
+        overrides = dict(overrides or {})
+        try:
+            saved = TrainConfig.from_dict(info.train_config) if info.train_config else None
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"{path}: bad train_config in the metadata: {exc}") from None
+        if saved is None or "completed_epochs" not in info.metadata or "optimizer_param_groups" not in info.metadata:
+            raise CheckpointError(f"{path}: holds no training state (optimizer, position), so training cannot "
+                                  "resume from it; use it as the starting model instead")
+        try:
+            epoch = int(info.metadata["completed_epochs"])
+            batch_in_epoch = int(info.metadata.get("batch_in_epoch", "0"))
+        except ValueError:
+            raise CheckpointError(f"{path}: bad training position in the metadata") from None
+        if batch_in_epoch:
+            fixed = ("batch_size", "train_subset", "seed", "max_shift")
+            changed = [k for k in fixed if k in overrides and overrides[k] != getattr(saved, k)]
+            if changed:
+                raise ValueError(f"cannot change {', '.join(changed)} when resuming in the middle of an epoch "
+                                 f"(this checkpoint stopped at batch {batch_in_epoch} of epoch {epoch + 1})")
+        cfg = TrainConfig.from_dict({**saved.to_dict(), **overrides})
         trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path or Path(path),
                       model_config=info.model_config)
         restore_optimizer(trainer.optimizer, info, state)
         trainer.step = info.step
-        trainer.epoch = int(info.metadata.get("completed_epochs", int(info.epoch)))
+        trainer.epoch = epoch
+        trainer.batch_in_epoch = batch_in_epoch
         if "rng.torch" in state:
-            trainer.rng.set_state(state["rng.torch"])
+            try:
+                trainer.rng.set_state(state["rng.torch"])
+            except (RuntimeError, TypeError):
+                raise CheckpointError(f"{path}: tensor 'rng.torch' is not a valid RNG state") from None
         trainer.last_test_accuracy = info.test_accuracy
         trainer.last_test_images = info.test_images
         return trainer
@@ -225,18 +270,17 @@ class Trainer:
         path = path or self.checkpoint_path
         if path is None:
             return None
-        batch_in_epoch = self.step - self.epoch * self.batches_per_epoch
         return save_checkpoint(
             path,
             self.model,
             train_config=self.config.to_dict(),
-            epoch=self.epoch + batch_in_epoch / self.batches_per_epoch,
+            epoch=self.epoch + self.batch_in_epoch / self.batches_per_epoch,
             step=self.step,
             test_accuracy=self.last_test_accuracy,
             test_images=self.last_test_images,
             optimizer=self.optimizer,
             rng_state=self.rng.get_state(),
-            extra_metadata={"completed_epochs": str(self.epoch)},
+            extra_metadata={"completed_epochs": str(self.epoch), "batch_in_epoch": str(self.batch_in_epoch)},
         )
 
     # -- the loop ---------------------------------------------------------------
@@ -289,14 +333,17 @@ class Trainer:
             n = min(n, self.config.test_subset)
         images = torch.from_numpy(self.test_data.images[:n])
         labels = torch.from_numpy(self.test_data.labels[:n])
+        if n == 0:
+            raise ValueError("the test set is empty")
         correct = 0
+        chunk = 128  # small enough to notice a stop request within a second on a CPU
         self.model.eval()
         with torch.inference_mode():
-            for start in range(0, n, 500):
+            for start in range(0, n, chunk):
                 self._check_stop()
-                x = images[start : start + 500].to(self.device).unsqueeze(1).float().div_(255.0)
+                x = images[start : start + chunk].to(self.device).unsqueeze(1).float().div_(255.0)
                 out = self.model(x, routing_iterations=self.config.routing_iterations, reconstruct=False)
-                correct += (out.lengths.argmax(1).cpu() == labels[start : start + 500]).sum().item()
+                correct += (out.lengths.argmax(1).cpu() == labels[start : start + chunk]).sum().item()
         self.model.train()
         return correct / n, n
 
@@ -322,8 +369,8 @@ class Trainer:
             while self.epoch < cfg.epochs:
                 order = self._epoch_order(self.epoch)
                 bpe = self.batches_per_epoch
-                while self.step < (self.epoch + 1) * bpe:
-                    batch = self.step - self.epoch * bpe
+                while self.batch_in_epoch < bpe:
+                    batch = self.batch_in_epoch
                     idx = order[batch * cfg.batch_size : (batch + 1) * cfg.batch_size]
                     t0 = time.perf_counter()
                     rng_before = self.rng.get_state()
@@ -333,15 +380,19 @@ class Trainer:
                         self.rng.set_state(rng_before)  # the unfinished step is discarded
                         raise
                     self.step += 1
+                    self.batch_in_epoch += 1
                     dt = time.perf_counter() - t0
                     yield BatchEvent(self.epoch, self.step, batch + 1, bpe, loss, margin, recon, acc,
-                                     cfg.lr_at(self.step), len(idx) / dt)
+                                     cfg.lr_at(self.step - 1), len(idx) / dt)
                     self._check_stop()
                 self.epoch += 1
+                self.batch_in_epoch = 0
+                self.last_test_accuracy = self.last_test_images = None
                 if self.test_data is not None:
                     self.last_test_accuracy, self.last_test_images = self.evaluate()
                 path = self.save()
-                yield EpochEvent(self.epoch, self.step, self.last_test_accuracy or float("nan"),
+                yield EpochEvent(self.epoch, self.step,
+                                 float("nan") if self.last_test_accuracy is None else self.last_test_accuracy,
                                  self.last_test_images or 0, path)
             finished = True
         except _StopRequested:
@@ -350,7 +401,8 @@ class Trainer:
             for h in hooks:
                 h.remove()
             self.model.eval()
-        path = self.save() if not finished else self.checkpoint_path
+        path = self.save() if not finished or self.checkpoint_path and not self.checkpoint_path.exists() else (
+            self.checkpoint_path)
         yield StoppedEvent(self.epoch, self.step, finished, path)
 
 

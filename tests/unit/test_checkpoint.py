@@ -138,3 +138,24 @@ def test_failed_write_keeps_previous_file(saved, tmp_path, monkeypatch):
         save_checkpoint(p, saved[0], step=2)
     assert p.read_bytes() == before
     assert [x.name for x in tmp_path.iterdir()] == ["keep.safetensors"]
+
+
+def test_forged_metadata_is_refused_with_checkpoint_error(saved, tmp_path):
+    tensors, meta = _copy_tensors(saved[1])
+    for name, change in {
+        "hidden": {"model_config": meta["model_config"].replace("[512, 1024]", "512")},
+        "huge": {"model_config": meta["model_config"].replace('"conv1_channels": 256', '"conv1_channels": 1000000')},
+        "train": {"train_config": "[1, 2]"},
+        "json": {"model_config": "{not json"},
+    }.items():
+        bad = tmp_path / f"{name}.safetensors"
+        save_file(tensors, str(bad), metadata={**meta, **change})
+        with pytest.raises(CheckpointError):
+            load_checkpoint(bad)
+
+
+def test_folder_and_unreadable_paths(tmp_path):
+    with pytest.raises(CheckpointError, match="folder"):
+        load_checkpoint(tmp_path)
+    with pytest.raises(CheckpointError, match="no such file"):
+        load_checkpoint(tmp_path / "nope.safetensors")

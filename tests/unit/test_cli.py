@@ -60,3 +60,34 @@ def test_eval_refuses_a_corrupt_checkpoint(tmp_path):
     r = capsviz("eval", "--checkpoint", str(bad))
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
     assert str(bad) in r.stderr
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
+    import signal
+    import threading
+    import time
+
+    out = tmp_path / "run.safetensors"
+    args = [sys.executable, "-m", "capsviz", "train", "--epochs", "1", "--batch-size", "32",
+            "--train-subset", "1280", "--test-subset", "100", "--out", str(out)]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: p.stderr.read(1), "")), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while "| 3/40" not in "".join(err) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)  # one Ctrl+C
+    stdout = p.stdout.read()
+    p.wait(timeout=30)
+    reader.join(timeout=5)
+    assert p.returncode == 130, "".join(err)[-2000:]
+    assert "stopped at step" in stdout and "Traceback" not in "".join(err)
+    step = load_checkpoint(out)[1].step
+    assert 3 <= step < 40
+    r = subprocess.run([sys.executable, "-m", "capsviz", "train", "--resume", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "finished at step 40" in r.stdout
+    assert load_checkpoint(out)[1].step == 40

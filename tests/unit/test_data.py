@@ -90,3 +90,18 @@ def test_preprocess_rejects_bad_shapes():
         preprocess_ink(np.zeros((3, 3, 3)))
     with pytest.raises(ValueError):
         preprocess_ink(np.zeros((0, 5)))
+
+
+def test_truncated_archive_is_named_and_leaves_no_file(tmp_path):
+    from capsviz.data.mnist import MnistDataError
+
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    payload = gzip.compress(b"\x00\x00\x08\x03" + (60000).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
+                            + bytes(60000 * 784))
+    (raw / "train-images-idx3-ubyte.gz").write_bytes(payload[: len(payload) // 2])  # an interrupted download
+    for name in ("train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        (raw / (name + ".gz")).write_bytes(gzip.compress(b"x"))
+    with pytest.raises(MnistDataError, match="train-images-idx3-ubyte.gz: corrupt or truncated"):
+        load_mnist(train=True, data_root=tmp_path)
+    assert sorted(p.name for p in raw.iterdir() if not p.name.endswith(".gz")) == []

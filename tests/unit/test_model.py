@@ -195,3 +195,21 @@ def test_trace_shapes(model):
     assert tr["u"].shape == (1152, 8) and tr["b"].shape == (4, 1152, 10)
     assert tr["v"].shape == (4, 10, 16) and tr["lengths"].shape == (4, 10)
     np.testing.assert_allclose(tr["lengths"][-1], out.lengths[1].detach().numpy(), rtol=1e-5)
+
+
+def test_strided_conv_gradients_match_conv2d():
+    from capsviz.model.conv import strided_conv2d
+
+    torch.manual_seed(4)
+    for shape, k, stride in (((3, 16, 20, 20), 9, 2), ((2, 5, 11, 13), 3, 3)):
+        x = torch.randn(*shape, requires_grad=True)
+        w = torch.randn(7, shape[1], k, k, requires_grad=True)
+        bias = torch.randn(7, requires_grad=True)
+        out = strided_conv2d(x, w, bias, stride)
+        ref = torch.nn.functional.conv2d(x, w, bias, stride=stride)
+        torch.testing.assert_close(out, ref)
+        g = torch.randn_like(out)
+        grads = torch.autograd.grad(out, (x, w, bias), g)
+        ref_grads = torch.autograd.grad(ref, (x, w, bias), g)
+        for a, b in zip(grads, ref_grads):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

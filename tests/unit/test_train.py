@@ -33,7 +33,7 @@ def test_events_and_learning_rate_schedule(sample, tmp_path):
     assert [e.step for e in batches] == list(range(1, 9))
     assert len(epochs) == 2 and epochs[-1].test_images == 64
     assert isinstance(events[-1], StoppedEvent) and events[-1].finished
-    assert batches[-1].lr == pytest.approx(1e-3 * 0.96 ** (8 / 2))
+    assert batches[-1].lr == pytest.approx(1e-3 * 0.96 ** (7 / 2))  # the rate used by step 8
     info = load_checkpoint(tmp_path / "c.safetensors")[1]
     assert info.step == 8 and info.epoch == 2 and info.train_config["batch_size"] == 16
 
@@ -103,3 +103,45 @@ def test_config_validation():
         TrainConfig(lr=-1)
     with pytest.raises(ValueError):
         TrainConfig(epochs=0)
+
+
+def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs(sample, tmp_path):
+    path = tmp_path / "r.safetensors"
+    t = Trainer(small(), sample, checkpoint_path=path)
+    for ev in t.run():
+        if isinstance(ev, BatchEvent) and ev.step == 2:
+            t.request_stop()
+    with pytest.raises(ValueError, match="cannot change batch_size"):
+        Trainer.resume(path, sample, overrides={"batch_size": 8})
+
+    t = Trainer(small(epochs=1), sample, checkpoint_path=path)
+    list(t.run())  # one full epoch: 4 steps of 16
+    resumed = Trainer.resume(path, sample, overrides={"batch_size": 32, "epochs": 2})
+    steps = [e.step for e in resumed.run() if isinstance(e, BatchEvent)]
+    assert steps == [5, 6]  # the second epoch in 2 batches of 32, the step count continues
+
+
+def test_routing_iterations_become_the_models_default(sample, tmp_path):
+    path = tmp_path / "it.safetensors"
+    list(Trainer(small(epochs=1, routing_iterations=2), sample, checkpoint_path=path).run())
+    model, info, _ = load_checkpoint(path)
+    assert info.model_config.routing_iterations == 2 and info.train_config["routing_iterations"] == 2
+
+
+def test_weights_only_checkpoint_cannot_resume(sample, tmp_path):
+    from capsviz.model import CapsNet
+    from capsviz.train.checkpoint import CheckpointError, save_checkpoint
+
+    path = save_checkpoint(tmp_path / "w.safetensors", CapsNet())
+    with pytest.raises(CheckpointError, match="holds no training state"):
+        Trainer.resume(path, sample)
+
+
+def test_bad_device_is_a_clear_error():
+    from capsviz.train.loop import select_device
+
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        select_device("gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="not available"):
+            select_device("cuda")
