@@ -187,6 +187,7 @@ class MainWindow(QMainWindow):
         self.show_sample(int(self._rng.integers(len(self.sample))))
 
     def _on_input(self, image) -> None:
+        self.statusBar().clearMessage()
         self.refresh()
 
     def _on_iterations(self, n: int) -> None:

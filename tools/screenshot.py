@@ -1,0 +1,57 @@
+"""Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit.
+
+Usage: QT_QPA_PLATFORM=offscreen python tools/screenshot.py [--out docs/screenshot.png]
+"""
+
+import argparse
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt  # noqa: E402
+from PySide6.QtGui import QMouseEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "screenshot.png")
+parser.add_argument("--sample", type=int, default=None, help="show this MNIST test-sample index instead of drawing")
+args = parser.parse_args()
+
+app = QApplication([])
+from capsviz.gui.app import configure_pyqtgraph  # noqa: E402
+
+configure_pyqtgraph()
+from capsviz.gui.main_window import MainWindow  # noqa: E402
+
+w = MainWindow(device="cpu")
+w.show()
+if args.sample is None:
+    canvas = w.input_panel.canvas
+    canvas.clear()
+    # a hand-drawn 4: down-stroke, cross-bar, long vertical
+    strokes = [[(95, 40), (85, 90), (75, 140), (70, 165)], [(70, 165), (130, 163), (200, 160)],
+               [(170, 45), (168, 120), (166, 190), (165, 245)]]
+    for stroke in strokes:
+        pts = []
+        for (x0, y0), (x1, y1) in zip(stroke, stroke[1:]):
+            pts += [(x0 + (x1 - x0) * t / 8, y0 + (y1 - y0) * t / 8) for t in range(9)]
+        for kind, p, b, bs in ([(QEvent.Type.MouseButtonPress, pts[0], Qt.MouseButton.LeftButton,
+                                 Qt.MouseButton.LeftButton)]
+                               + [(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, Qt.MouseButton.LeftButton)
+                                  for p in pts[1:]]
+                               + [(QEvent.Type.MouseButtonRelease, pts[-1], Qt.MouseButton.LeftButton,
+                                   Qt.MouseButton.NoButton)]):
+            ev = QMouseEvent(kind, QPointF(*p), QPointF(canvas.mapToGlobal(QPoint(int(p[0]), int(p[1])))), b, bs,
+                             Qt.KeyboardModifier.NoModifier)
+            QApplication.sendEvent(canvas, ev)
+else:
+    w.show_sample(args.sample)
+for _ in range(30):
+    app.processEvents()
+w.routing_view.iteration.setValue(3)
+for _ in range(10):
+    app.processEvents()
+args.out.parent.mkdir(parents=True, exist_ok=True)
+w.grab().save(str(args.out))
+print(f"wrote {args.out}; prediction {w.inference.prediction if w.inference else None}")
