@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train headless with a progress bar")
     _add_train_flags(t)
     t.add_argument("--out", type=Path, default=None, help="checkpoint to write (autosaved every epoch and on stop)")
-    t.add_argument("--resume", type=Path, default=None, help="continue training from this checkpoint")
+    t.add_argument("--resume", type=Path, default=None,
+                   help="continue exactly from a training checkpoint (autosave with optimizer state)")
+    t.add_argument("--init", type=Path, default=None,
+                   help="continue from a weights-only checkpoint (e.g. the shipped one): same weights, step and "
+                        "epochs, fresh optimizer moments")
     t.add_argument("--data-root", type=Path, default=None, dest="data_root_sub")
 
     e = sub.add_parser("eval", help="print test accuracy of a checkpoint")
@@ -77,8 +81,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     device = _resolve(args, "device")
     if device is not None:
         overrides["device"] = device
+    if args.resume and args.init:
+        raise CliError("use either --resume (a training checkpoint) or --init (weights only), not both")
     if args.resume:
         trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=args.out)
+    elif args.init:
+        trainer = Trainer.continue_from_weights(args.init, train_data, test_data, overrides=overrides,
+                                                checkpoint_path=args.out or _default_out())
     else:
         trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=args.out or _default_out())
     cfg = trainer.config

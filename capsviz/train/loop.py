@@ -252,6 +252,39 @@ class Trainer:
         trainer.last_test_images = info.test_images
         return trainer
 
+    @classmethod
+    def continue_from_weights(
+        cls,
+        path: str | Path,
+        train_data: MnistSplit,
+        test_data: MnistSplit | None = None,
+        overrides: dict | None = None,
+        checkpoint_path: Path | None = None,
+    ) -> "Trainer":
+        """Continue training a weights-only checkpoint (such as the shipped one).
+
+        The weights, the recipe, the step (hence the learning rate) and the completed
+        epochs come from the checkpoint; Adam starts with fresh moments, because a
+        weights-only file has none. ``overrides`` change the recipe.
+
+        Raises
+        ------
+        CheckpointError
+            If the file is not a capsviz checkpoint.
+        """
+        model, info, _ = load_checkpoint(path)
+        try:
+            saved = TrainConfig.from_dict(info.train_config).to_dict() if info.train_config else {}
+            cfg = TrainConfig.from_dict({**saved, **(overrides or {})})
+            epoch = int(info.metadata.get("completed_epochs", int(info.epoch)))
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"{path}: bad training metadata: {exc}") from None
+        trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path,
+                      model_config=info.model_config)
+        trainer.step, trainer.epoch = info.step, epoch
+        trainer.rng.manual_seed(cfg.seed * 7919 + epoch)
+        return trainer
+
     # -- control --------------------------------------------------------------
     def request_stop(self) -> None:
         self._stop.set()

@@ -145,3 +145,16 @@ def test_bad_device_is_a_clear_error():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="not available"):
             select_device("cuda")
+
+
+def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
+    from capsviz.model import CapsNet
+    from capsviz.train.checkpoint import save_checkpoint
+
+    src = save_checkpoint(tmp_path / "w.safetensors", CapsNet(), train_config=small().to_dict(), epoch=2, step=8,
+                          extra_metadata={"completed_epochs": "2"})
+    t = Trainer.continue_from_weights(src, sample, overrides={"epochs": 3}, checkpoint_path=tmp_path / "o.safetensors")
+    assert (t.step, t.epoch) == (8, 2)
+    steps = [e.step for e in t.run() if isinstance(e, BatchEvent)]
+    assert steps == [9, 10, 11, 12]
+    assert load_checkpoint(tmp_path / "o.safetensors")[1].epoch == 3
