@@ -34,9 +34,10 @@ def ensure_env() -> None:
     if not PYTHON.exists():
         print(f"creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("installing capsviz and its dependencies (first run only; torch is large)", flush=True)
-    subprocess.check_call([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                           "-e", f"{ROOT}[test]"])
+    print("installing capsviz and its dependencies into .venv (first run only; torch is large, "
+          "this takes a few minutes)", flush=True)
+    subprocess.check_call([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check",
+                           "--progress-bar", "on", "-e", f"{ROOT}[test]"])
     STAMP.write_text(want)
 
 

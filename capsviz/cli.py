@@ -26,40 +26,76 @@ def _default_out() -> Path:
     return Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / "capsnet.safetensors"
 
 
+TRAIN_HELP = {
+    "epochs": "total epochs to reach (a resumed run counts the epochs it already has)",
+    "batch_size": "images per optimizer step",
+    "lr": "Adam learning rate at step 0",
+    "lr_decay": "learning-rate factor per --lr-decay-steps steps",
+    "lr_decay_steps": "steps per --lr-decay factor (smooth decay)",
+    "routing_iterations": "routing iterations during training",
+    "reconstruction_weight": "weight of the per-image sum of squared pixel errors",
+    "max_shift": "random shifts of up to this many pixels, zero padded",
+    "seed": "seed of the initial weights, the batch order and the shifts",
+    "device": "auto, cpu, cuda, cuda:N or mps",
+    "train_subset": "train on the first N training images only (0: all 60,000)",
+    "test_subset": "evaluate on the first N test images after each epoch (0: all 10,000)",
+}
+
+
+def _add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None) -> None:
+    """Options accepted both before and after the subcommand (``capsviz --device cpu eval`` or
+    ``capsviz eval --device cpu``)."""
+    p.add_argument("--data-root", type=Path, default=None, dest="data_root_sub", metavar="DIR",
+                   help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)")
+    p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=TRAIN_HELP["device"])
+    if checkpoint_help:
+        p.add_argument("--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE",
+                       help=checkpoint_help)
+
+
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     from capsviz.train.loop import TrainConfig
 
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
+        if f.name == "device":
+            continue  # in _add_common
         value = getattr(defaults, f.name)
         flag = "--" + f.name.replace("_", "-")
-        dest = f.name + "_sub" if f.name == "device" else f.name  # keep `capsviz --device X train` working
-        p.add_argument(flag, type=type(value), default=None, dest=dest, help=f"(default: {value})")
+        p.add_argument(flag, type=type(value), default=None, metavar=type(value).__name__.upper(),
+                       help=f"{TRAIN_HELP[f.name]} (default: {value})")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="capsviz", description="A visual explorer for Capsule Networks.")
+    parser = argparse.ArgumentParser(prog="capsviz", description="A visual explorer for Capsule Networks. "
+                                     "Without a command, opens the app.")
     parser.add_argument("--version", action="version", version=f"capsviz {__version__}")
-    parser.add_argument("--checkpoint", type=Path, default=None, help="checkpoint to load (default: shipped model)")
-    parser.add_argument("--data-root", type=Path, default=None, help="folder holding MNIST/raw/")
-    parser.add_argument("--device", default=None, help="auto (default), cpu, cuda, cuda:N, mps")
-    sub = parser.add_subparsers(dest="command")
+    parser.add_argument("--checkpoint", type=Path, default=None, metavar="FILE",
+                        help="checkpoint to load (default: the shipped model)")
+    parser.add_argument("--data-root", type=Path, default=None, metavar="DIR", help="folder holding MNIST/raw/")
+    parser.add_argument("--device", default=None, metavar="DEVICE", help=TRAIN_HELP["device"])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    t = sub.add_parser("train", help="train headless with a progress bar")
+    t = sub.add_parser("train", help="train headless with a progress bar",
+                       description="Train a CapsNet on MNIST with the paper's recipe; autosaves after every "
+                                   "epoch and on Ctrl+C.")
     _add_train_flags(t)
-    t.add_argument("--out", type=Path, default=None, help="checkpoint to write (autosaved every epoch and on stop)")
-    t.add_argument("--resume", type=Path, default=None,
-                   help="continue exactly from a training checkpoint (autosave with optimizer state)")
-    t.add_argument("--init", type=Path, default=None,
+    t.add_argument("--out", type=Path, default=None, metavar="FILE",
+                   help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
+                        "--resume, else <user data folder>/checkpoints/capsnet.safetensors)")
+    t.add_argument("--resume", type=Path, default=None, metavar="FILE",
+                   help="continue exactly from a training checkpoint (an autosave, with optimizer state)")
+    t.add_argument("--init", type=Path, default=None, metavar="FILE",
                    help="continue from a weights-only checkpoint (e.g. the shipped one): same weights, step and "
                         "epochs, fresh optimizer moments")
-    t.add_argument("--data-root", type=Path, default=None, dest="data_root_sub")
+    _add_common(t)
 
-    e = sub.add_parser("eval", help="print test accuracy of a checkpoint")
-    e.add_argument("--checkpoint", type=Path, default=None, dest="checkpoint_sub")
-    e.add_argument("--routing-iterations", type=int, default=None)
-    e.add_argument("--data-root", type=Path, default=None, dest="data_root_sub")
-    e.add_argument("--batch-size", type=int, default=500)
+    e = sub.add_parser("eval", help="print the test accuracy of a checkpoint",
+                       description="Evaluate a checkpoint on all 10,000 MNIST test images.")
+    _add_common(e, checkpoint_help="checkpoint to evaluate (default: the shipped model)")
+    e.add_argument("--routing-iterations", type=int, default=None, metavar="N",
+                   help="routing iterations at inference (default: the number the model was trained with)")
+    e.add_argument("--batch-size", type=int, default=500, metavar="N", help="images per forward pass")
     return parser
 
 
@@ -130,7 +166,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from capsviz.train.loop import evaluate_model, select_device
 
     path = _resolve(args, "checkpoint") or DEFAULT_CHECKPOINT
-    device = select_device(args.device)
+    device = select_device(_resolve(args, "device"))
     if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
         raise CliError("--routing-iterations must be between 1 and 100")
     model, info, _ = load_checkpoint(path, device=device)

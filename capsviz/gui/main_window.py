@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 import time
 from pathlib import Path
@@ -148,6 +149,7 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(f"No shipped model ({exc}); using untrained weights", 10000)
                 self.model_label.setText("model: untrained")
             else:
+                print(f"capsviz: cannot load checkpoint: {exc}", file=sys.stderr)
                 QMessageBox.warning(self, "Cannot load checkpoint", str(exc))
             return False
         self.model, self.info = model, info
