@@ -19,6 +19,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 
+CHANNELS_LAST_GRAD_INPUT = True
+
+
 class _StridedConv2d(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, stride: int) -> Tensor:
@@ -38,7 +41,12 @@ class _StridedConv2d(torch.autograd.Function):
             out_h = (grad_out.shape[-2] - 1) * stride + k
             out_w = (grad_out.shape[-1] - 1) * stride + k
             pad = (x.shape[-2] - out_h, x.shape[-1] - out_w)
-            grad_x = F.conv_transpose2d(grad_out, weight, stride=stride, output_padding=pad)
+            if CHANNELS_LAST_GRAD_INPUT:
+                grad_x = F.conv_transpose2d(grad_out.contiguous(memory_format=torch.channels_last),
+                                            weight.contiguous(memory_format=torch.channels_last),
+                                            stride=stride, output_padding=pad)
+            else:
+                grad_x = F.conv_transpose2d(grad_out, weight, stride=stride, output_padding=pad)
         if ctx.needs_input_grad[1]:
             # Only the input rows/columns the convolution reads take part.
             span_h = (grad_out.shape[-2] - 1) * stride + k
