@@ -187,9 +187,18 @@ class InputPanel(QWidget):
         top.addWidget(self.canvas)
         top.addLayout(side)
         top.addStretch(1)
+        hint = QLabel(
+            "Draw a digit with the mouse: it is classified while you draw. The small image is the exact "
+            "28×28 input the network sees (cropped to the ink, fitted into 20×20 and centred by its centre "
+            "of mass, as MNIST was made). The prediction is the digit capsule with the longest vector; its "
+            "length is in brackets."
+        )
+        hint.setWordWrap(True)
+        hint.setStyleSheet("color: #505050;")
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(tools)
+        layout.addWidget(hint)
         layout.addStretch(1)
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)

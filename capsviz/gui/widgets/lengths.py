@@ -66,3 +66,4 @@ class LengthsView(QWidget):
         for k, curve in enumerate(self.iter_curves):
             curve.setData(r, lengths[:, k])
         self.iter_plot.setXRange(0.8, lengths.shape[0] + 0.2, padding=0)
+        self.iter_plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in r]])
