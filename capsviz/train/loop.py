@@ -158,6 +158,20 @@ class _StopRequested(Exception):
     pass
 
 
+def _training_position(path, info) -> tuple[dict, int, int]:
+    """The saved recipe (as a dict), completed epochs and batch within the epoch of a checkpoint.
+
+    Raises CheckpointError when the metadata does not parse.
+    """
+    try:
+        saved = TrainConfig.from_dict(info.train_config).to_dict() if info.train_config else {}
+        epoch = int(info.metadata.get("completed_epochs", int(info.epoch)))
+        batch_in_epoch = int(info.metadata.get("batch_in_epoch", "0"))
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{path}: bad training metadata: {exc}") from None
+    return saved, epoch, batch_in_epoch
+
+
 @dataclass
 class Trainer:
     """Owns the model, optimizer and position of one training run.
@@ -218,25 +232,18 @@ class Trainer:
         """
         model, info, state = load_checkpoint(path)
         overrides = dict(overrides or {})
-        try:
-            saved = TrainConfig.from_dict(info.train_config) if info.train_config else None
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(f"{path}: bad train_config in the metadata: {exc}") from None
-        if saved is None or "completed_epochs" not in info.metadata or "optimizer_param_groups" not in info.metadata:
+        if not info.train_config or "completed_epochs" not in info.metadata or (
+                "optimizer_param_groups" not in info.metadata):
             raise CheckpointError(f"{path}: holds no training state (optimizer, position), so training cannot "
-                                  "resume from it; use it as the starting model instead")
-        try:
-            epoch = int(info.metadata["completed_epochs"])
-            batch_in_epoch = int(info.metadata.get("batch_in_epoch", "0"))
-        except ValueError:
-            raise CheckpointError(f"{path}: bad training position in the metadata") from None
+                                  "resume from it; use --init to continue from its weights")
+        saved, epoch, batch_in_epoch = _training_position(path, info)
         if batch_in_epoch:
             fixed = ("batch_size", "train_subset", "seed", "max_shift")
-            changed = [k for k in fixed if k in overrides and overrides[k] != getattr(saved, k)]
+            changed = [k for k in fixed if k in overrides and overrides[k] != saved[k]]
             if changed:
                 raise ValueError(f"cannot change {', '.join(changed)} when resuming in the middle of an epoch "
                                  f"(this checkpoint stopped at batch {batch_in_epoch} of epoch {epoch + 1})")
-        cfg = TrainConfig.from_dict({**saved.to_dict(), **overrides})
+        cfg = TrainConfig.from_dict({**saved, **overrides})
         trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path or Path(path),
                       model_config=info.model_config)
         restore_optimizer(trainer.optimizer, info, state)
@@ -273,12 +280,8 @@ class Trainer:
             If the file is not a capsviz checkpoint.
         """
         model, info, _ = load_checkpoint(path)
-        try:
-            saved = TrainConfig.from_dict(info.train_config).to_dict() if info.train_config else {}
-            cfg = TrainConfig.from_dict({**saved, **(overrides or {})})
-            epoch = int(info.metadata.get("completed_epochs", int(info.epoch)))
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(f"{path}: bad training metadata: {exc}") from None
+        saved, epoch, _ = _training_position(path, info)
+        cfg = TrainConfig.from_dict({**saved, **(overrides or {})})
         trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path,
                       model_config=info.model_config)
         trainer.step, trainer.epoch = info.step, epoch
