@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--routing-iterations", type=int, default=None, metavar="N",
                    help="routing iterations at inference (default: the number the model was trained with)")
     e.add_argument("--batch-size", type=int, default=500, metavar="N", help="images per forward pass")
+    tr = sub.add_parser("trace", help="export the routing trace of one image as .npz",
+                        description="Classify one image file (preprocessed like a drawing) and save its routing "
+                                    "trace: u, u_lengths, b, c, v, lengths, input, prediction.")
+    tr.add_argument("image", type=Path, help="image file (PNG, JPEG, ...)")
+    tr.add_argument("--out", type=Path, required=True, metavar="FILE", help="the .npz file to write")
+    tr.add_argument("--routing-iterations", type=int, default=None, metavar="N")
+    _add_common(tr, checkpoint_help="checkpoint to use (default: the shipped model)")
     return parser
 
 
@@ -189,6 +196,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from capsviz.data.images import load_ink
+    from capsviz.data.preprocess import preprocess_ink
+    from capsviz.model.inference import infer, save_trace
+    from capsviz.train.checkpoint import load_checkpoint
+    from capsviz.train.loop import select_device
+
+    if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
+        raise CliError("--routing-iterations must be between 1 and 100")
+    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or DEFAULT_CHECKPOINT,
+                                     device=select_device(_resolve(args, "device")))
+    image = preprocess_ink(load_ink(args.image))
+    if image is None:
+        raise CliError(f"{args.image}: no ink found (an empty image)")
+    inference = infer(model, image, args.routing_iterations)
+    save_trace(inference, args.out)
+    lengths = np.round(inference.lengths[-1], 3).tolist()
+    print(f"{args.image}: prediction {inference.prediction}, lengths {lengths}; trace saved to {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -201,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_train(args)
         if args.command == "eval":
             return cmd_eval(args)
+        if args.command == "trace":
+            return cmd_trace(args)
         from capsviz.gui.app import run_app
 
         return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device or "auto")

@@ -81,3 +81,23 @@ def reconstruct(model: CapsNet, pose: np.ndarray, digit: int) -> np.ndarray:
     p = torch.as_tensor(np.asarray(pose, dtype=np.float32), device=_device(model)).reshape(1, -1)
     cls = torch.tensor([int(digit)], device=p.device)
     return model.decoder.decode_pose(p, cls)[0, 0].float().cpu().numpy().copy()
+
+
+def save_trace(inference: Inference, path) -> None:
+    """Write a routing trace as ``.npz``.
+
+    Keys: ``u`` (1152, 8), ``u_lengths`` (1152,), ``b`` (R, 1152, 10), ``c`` (R, 1152, 10),
+    ``v`` (R, 10, 16), ``lengths`` (R, 10), ``input`` (28, 28), all float32, and
+    ``prediction`` (), int64.
+    """
+    np.savez(
+        path,
+        u=inference.u,
+        u_lengths=inference.u_lengths,
+        b=inference.b,
+        c=inference.c,
+        v=inference.v,
+        lengths=inference.lengths,
+        input=inference.input.astype(np.float32),
+        prediction=np.int64(inference.prediction),
+    )

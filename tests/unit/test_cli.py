@@ -91,3 +91,25 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "finished at step 40" in r.stdout
     assert load_checkpoint(out)[1].step == 40
+
+
+def test_trace_export(tmp_path, shipped_checkpoint):
+    from PIL import Image
+
+    sample = load_sample()
+    img = tmp_path / "seven.png"
+    Image.fromarray(255 - sample.images[0]).resize((140, 140)).save(img)  # dark ink on white, 5x larger
+    out = tmp_path / "trace.npz"
+    r = capsviz("trace", str(img), "--out", str(out), "--routing-iterations", "4")
+    assert r.returncode == 0, r.stderr
+    with np.load(out) as t:
+        assert t["u"].shape == (1152, 8) and t["u_lengths"].shape == (1152,)
+        assert t["b"].shape == (4, 1152, 10) and t["c"].shape == (4, 1152, 10)
+        assert t["v"].shape == (4, 10, 16) and t["lengths"].shape == (4, 10) and t["input"].shape == (28, 28)
+        np.testing.assert_allclose(t["c"].sum(-1), 1.0, atol=1e-5)
+        assert int(t["prediction"]) == 7 and t["prediction"].shape == ()
+        np.testing.assert_allclose(t["lengths"], np.linalg.norm(t["v"], axis=-1), atol=1e-4)
+    bad = tmp_path / "notes.png"
+    bad.write_text("not an image")
+    r = capsviz("trace", str(bad), "--out", str(out))
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}: not a readable image")
