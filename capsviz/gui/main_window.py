@@ -91,9 +91,9 @@ class MainWindow(QMainWindow):
         self._add_dock("training", "Training", self.training_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["routing"], self.docks["training"]], [800, 700], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["routing"], self.docks["training"]], [950, 550], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [420, 600], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["routing"]], [430], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
         self._build_menus()
@@ -106,7 +106,7 @@ class MainWindow(QMainWindow):
 
         self.load_model(checkpoint, quiet_default=True)
         self.show_sample(0)
-        self.resize(1500, 950)
+        self.resize(1600, 1000)
 
     # -- layout -------------------------------------------------------------------
     def _add_dock(self, name: str, title: str, widget, area) -> None:
@@ -203,14 +203,14 @@ class MainWindow(QMainWindow):
             self.inference = None
             self.input_panel.set_prediction(None)
             self.lengths_view.set_lengths(None)
-            self.routing_view.set_trace(None, None)
+            self.routing_view.set_inference(None)
             self.pose_view.set_capsules(None, None, None)
         else:
             inf = infer(self.model, image, self.routing_iterations)
             self.inference = inf
             self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]))
             self.lengths_view.set_lengths(inf.lengths)
-            self.routing_view.set_trace(inf.u_lengths, inf.c, inf.prediction)
+            self.routing_view.set_inference(inf)
             self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)
         self.inferenceUpdated.emit()
 

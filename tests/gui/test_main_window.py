@@ -8,7 +8,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from capsviz.gui.widgets.routing import class_maps
+from capsviz.model.analysis import class_maps, mosaic_capsule, routed_mass
 
 from ..conftest import mnist_root
 
@@ -121,3 +121,45 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
     assert not window.is_training and panel.start_button.isEnabled()
     assert "stopped" in panel.status.text()
+
+
+def test_hovering_the_mosaic_reads_the_trace_values(window, qtbot):
+    view = window.routing_view
+    inf = window.inference
+    t, y, x = 13, 2, 4  # capsule i = 13*36 + 2*6 + 4
+    i = t * 36 + y * 6 + x
+    col, row = (t % 8) * 7 + x, (t // 8) * 7 + y
+    assert mosaic_capsule(row, col) == (t, y, x)
+    scene = view.mosaic_view.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+    pos = view.detail.mapFromScene(scene)
+    qtbot.mouseMove(view.detail.viewport(), pos)
+    qtbot.waitUntil(lambda: f"capsule i={i} " in view.readout.text(), timeout=3000)
+    j, r = inf.prediction, inf.iterations - 1
+    text = view.readout.text()
+    assert f"‖u_i‖ = {inf.u_lengths[i]:.4f}" in text
+    assert f"c_i{j} = {inf.c[r, i, j]:.4f}" in text and f"b_i{j} = {inf.b[r, i, j]:.4f}" in text
+
+
+def test_routed_mass_and_entropy_are_the_traces(window):
+    view = window.routing_view
+    inf = window.inference
+    np.testing.assert_allclose(view.mass, (inf.u_lengths[None, :, None] * inf.c).sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(view.mass, routed_mass(inf.u_lengths, inf.c))
+    x, y = view.mass_curves[inf.prediction].getData()
+    np.testing.assert_allclose(y, view.mass[:, inf.prediction])
+    # routing concentrates: the predicted digit gains mass and the entropy falls over the iterations
+    assert view.mass[-1, inf.prediction] > view.mass[0, inf.prediction]
+    assert view.entropy[-1] < view.entropy[0]
+
+
+def test_clicking_a_class_map_selects_that_digit(window, qtbot):
+    view = window.routing_view
+    vb = view.map_views[3]
+    pos = view.graphics.mapFromScene(vb.mapViewToScene(QPointF(3, 3)))
+    qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert view.selected_digit() == 3
+    inf = window.inference
+    r = view.iteration.value() - 1
+    shown = view.mosaic.image
+    assert shown.shape == (27, 55)
+    np.testing.assert_allclose(shown[0:6, 0:6], inf.c[r, 0:36, 3].reshape(6, 6), rtol=1e-6)

@@ -1,35 +1,44 @@
-"""Routing view: coupling coefficients c_ij of each routing iteration as 6x6 class maps."""
+"""Routing view: coupling coefficients of every routing iteration (Procedure 1)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSpinBox, QVBoxLayout, QWidget
-
-from capsviz.gui.widgets.common import VIRIDIS
-
-INFO = (
-    "Routing by agreement (Procedure 1). Each primary capsule i splits its output among "
-    "the 10 digit capsules with coupling coefficients c_ij = softmax_j(b_ij), which sum to 1. "
-    "Each map shows, for one digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at every "
-    "position of the 6×6 grid: where the active primary capsules send their vote. Step the "
-    "iteration to watch the couplings concentrate on the capsules that agree."
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from capsviz.gui.widgets.common import VIRIDIS
+from capsviz.model.analysis import (
+    class_maps, mean_entropy, mosaic_capsule, receptive_overlay, routed_mass, type_mosaic,
+)
 
-def class_maps(u_lengths: np.ndarray, c: np.ndarray, grid: int = 6) -> np.ndarray:
-    """Length-weighted coupling per class on the primary grid.
+INFO = (
+    "Routing by agreement (Procedure 1 of the paper). Each of the 1152 primary capsules i "
+    "splits its output among the 10 digit capsules j with coupling coefficients "
+    "c_ij = softmax_j(b_ij), which sum to 1 over j. All start equal (0.1); after each "
+    "iteration b_ij grows by the agreement û_j|i · v_j, so a capsule whose prediction agrees "
+    "with digit j's output sends more of its vote there.\n\n"
+    "Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at each of the "
+    "6×6 positions. Mosaic: c_ij of every capsule for the selected digit, one 6×6 tile per "
+    "type. Overlay: the selected digit's map spread over the input pixels each capsule sees. "
+    "Hover over a map to read exact values."
+)
+ITERATION_MS = 700
 
-    u_lengths : (1152,), c : (1152, 10) for one iteration -> (10, 6, 6):
-    map[j, y, x] = Σ_type ‖u_i‖ c_ij with i = type*36 + y*6 + x.
-    """
-    w = (u_lengths[:, None] * c).reshape(-1, grid, grid, c.shape[1])  # (32, 6, 6, 10)
-    return w.sum(axis=0).transpose(2, 0, 1)
+
+def _image_view(layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, **kw) -> tuple[pg.ViewBox, pg.ImageItem]:
+    vb = layout.addViewBox(row=row, col=col, lockAspect=True, enableMouse=False, invertY=True, **kw)
+    vb.setMenuEnabled(False)
+    item = pg.ImageItem(np.zeros(shape, dtype=np.float32))
+    vb.addItem(item)
+    vb.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
+    return vb, item
 
 
 class RoutingView(QWidget):
-    """Iteration selector, inference iteration count, and ten 6×6 coupling maps.
+    """Iteration controls, class maps, per-class mosaic, overlay, and mass/entropy curves.
 
     Signals
     -------
@@ -41,92 +50,240 @@ class RoutingView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
+        # -- controls ------------------------------------------------------------
         self.iteration = QSlider(Qt.Orientation.Horizontal)
         self.iteration.setRange(1, 3)
         self.iteration.setValue(3)
         self.iteration.setPageStep(1)
         self.iteration.setTickPosition(QSlider.TickPosition.TicksBelow)
-        self.iteration_label = QLabel("r = 3")
         self.iteration.setToolTip("Routing iteration r whose coupling coefficients are shown")
+        self.iteration_label = QLabel("r = 3")
+        self.prev_button = QPushButton("◀")
+        self.next_button = QPushButton("▶")
+        self.play_button = QPushButton("Play")
+        self.play_button.setCheckable(True)
+        self.play_button.setToolTip("Step through the iterations r = 1…R repeatedly")
+        for b in (self.prev_button, self.next_button):
+            b.setFixedWidth(32)
+        self.prev_button.clicked.connect(lambda: self.iteration.setValue(self.iteration.value() - 1))
+        self.next_button.clicked.connect(lambda: self.iteration.setValue(self.iteration.value() + 1))
+        self._timer = QTimer(self, interval=ITERATION_MS)
+        self._timer.timeout.connect(self._advance)
+        self.play_button.toggled.connect(lambda on: self._timer.start() if on else self._timer.stop())
         self.iterations = QSpinBox()
         self.iterations.setRange(1, 7)
         self.iterations.setValue(3)
-        self.iterations.setToolTip("Routing iterations run at inference (the model was trained with 3)")
+        self.iterations.setToolTip("Routing iterations R run at inference (the model was trained with 3)")
         self.iterations.valueChanged.connect(self.iterationsChanged)
-        self.summary = QLabel("")
+        self.digit = QComboBox()
+        self.digit.addItem("predicted", -1)
+        for k in range(10):
+            self.digit.addItem(f"digit {k}", k)
+        self.digit.setToolTip("Digit j shown in the mosaic and the overlay (or click a class map)")
+        self.scale = QComboBox()
+        self.scale.addItems(["scale per iteration", "scale shared by all iterations"])
+        self.scale.setToolTip("Colour scale of the maps: from this iteration's values, or from all iterations'")
         controls = QHBoxLayout()
-        controls.addWidget(QLabel("showing iteration"))
-        controls.addWidget(self.iteration, 1)
-        controls.addWidget(self.iteration_label)
-        controls.addSpacing(12)
-        controls.addWidget(QLabel("routing iterations R"))
-        controls.addWidget(self.iterations)
-        controls.addSpacing(12)
-        controls.addWidget(self.summary)
+        for w in (QLabel("iteration"), self.prev_button, self.iteration, self.next_button, self.iteration_label,
+                  self.play_button, QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
+            controls.addWidget(w, 1 if w is self.iteration else 0)
 
+        # -- maps -------------------------------------------------------------------
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("k")
         self.maps: list[pg.ImageItem] = []
+        self.map_views: list[pg.ViewBox] = []
         self.titles: list[pg.LabelItem] = []
         for j in range(10):
             row, col = 2 * (j // 5), j % 5
-            title = self.graphics.addLabel(f"{j}", row=row, col=col, size="9pt")
-            vb = self.graphics.addViewBox(row=row + 1, col=col, lockAspect=True, enableMouse=False, invertY=True)
-            vb.setMenuEnabled(False)
-            item = pg.ImageItem(np.zeros((6, 6), dtype=np.float32))
+            self.titles.append(self.graphics.addLabel(f"{j}", row=row, col=col, size="8pt"))
+            vb, item = _image_view(self.graphics, row + 1, col, (6, 6))
             item.setColorMap(VIRIDIS)
-            vb.addItem(item)
-            vb.setRange(xRange=(0, 6), yRange=(0, 6), padding=0.0)
             self.maps.append(item)
-            self.titles.append(title)
-        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=12)
+            self.map_views.append(vb)
+        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
         self.colorbar.setImageItem(self.maps)
         self.graphics.addItem(self.colorbar, row=0, col=5, rowspan=4)
 
+        self.detail = pg.GraphicsLayoutWidget()
+        self.detail.setBackground("k")
+        self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
+        self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, (27, 55))
+        self.mosaic.setColorMap(VIRIDIS)
+        self.mosaic_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
+        self.mosaic_bar.setImageItem(self.mosaic)
+        self.detail.addItem(self.mosaic_bar, row=1, col=1)
+        self.overlay_panel = pg.GraphicsLayoutWidget()
+        self.overlay_panel.setBackground("k")
+        self.overlay_title = self.overlay_panel.addLabel("map over the input", row=0, col=0, size="8pt")
+        self.overlay_view, self.overlay_input = _image_view(self.overlay_panel, 1, 0, (28, 28))
+        self.overlay = pg.ImageItem(np.zeros((28, 28), dtype=np.float32))
+        self.overlay.setColorMap(pg.colormap.get("inferno"))
+        self.overlay.setOpacity(0.55)
+        self.overlay_view.addItem(self.overlay)
+
+        self.mass_plot = pg.PlotWidget(title="routed mass per digit")
+        self.mass_plot.setLabel("bottom", "iteration r")
+        self.mass_plot.setToolTip("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
+        self.mass_plot.setMouseEnabled(False, False)
+        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5), symbol="o",
+                                                symbolSize=4, symbolBrush=pg.intColor(k, 10)) for k in range(10)]
+        self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
+        self.mass_plot.addItem(self.mass_marker)
+        self.entropy_plot = pg.PlotWidget(title="mean entropy of c_i")
+        self.entropy_plot.setLabel("bottom", "iteration r")
+        self.entropy_plot.setToolTip("Mean over the 1152 primary capsules of -Σ_j c_ij ln c_ij, in nats; "
+                                     "ln 10 = 2.303 when every capsule splits its vote evenly")
+        self.entropy_plot.setMouseEnabled(False, False)
+        self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
+        self.entropy_plot.addItem(pg.InfiniteLine(pos=np.log(10), angle=0, label="uniform",
+                                                  pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
+                                                  labelOpts={"position": 0.15, "color": (150, 150, 150)}))
+
+        self.readout = QLabel("hover over a map to read its values")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid = QGridLayout()
+        grid.addWidget(self.graphics, 0, 0, 2, 1)
+        grid.addWidget(self.detail, 0, 1)
+        plots = QHBoxLayout()
+        plots.addWidget(self.mass_plot, 3)
+        plots.addWidget(self.entropy_plot, 3)
+        plots.addWidget(self.overlay_panel, 2)
+        grid.addLayout(plots, 1, 1)
+        grid.setColumnStretch(0, 5)
+        grid.setColumnStretch(1, 6)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(controls)
-        layout.addWidget(self.graphics, 1)
-        self._u_lengths: np.ndarray | None = None
-        self._c: np.ndarray | None = None
-        self.shown: np.ndarray | None = None  # (10, 6, 6) maps on screen
-        self.iteration.valueChanged.connect(self._redraw)
+        layout.addLayout(grid, 1)
+        layout.addWidget(self.readout)
 
-    def set_trace(self, u_lengths: np.ndarray | None, c: np.ndarray | None, prediction: int | None = None) -> None:
-        """``u_lengths`` (1152,), ``c`` (R, 1152, 10), or None to clear."""
-        self._u_lengths, self._c, self._prediction = u_lengths, c, prediction
-        if c is not None:
-            r = c.shape[0]
-            keep = min(self.iteration.value(), r) if self.iteration.maximum() == r else r
+        self.inference = None
+        self.shown: np.ndarray | None = None  # (10, 6, 6) class maps on screen
+        self.mass: np.ndarray | None = None  # (R, 10)
+        self.entropy: np.ndarray | None = None  # (R,)
+        self.iteration.valueChanged.connect(self._redraw)
+        self.digit.currentIndexChanged.connect(self._redraw)
+        self.scale.currentIndexChanged.connect(self._redraw)
+        self.graphics.scene().sigMouseMoved.connect(self._hover_maps)
+        self.detail.scene().sigMouseMoved.connect(self._hover_mosaic)
+        self.graphics.scene().sigMouseClicked.connect(self._click_maps)
+
+    # -- data -------------------------------------------------------------------------
+    def set_inference(self, inference) -> None:
+        """Show an :class:`~capsviz.model.inference.Inference` (or clear with None)."""
+        self.inference = inference
+        if inference is not None:
+            r = inference.iterations
+            keep = self.iteration.value() if self.iteration.maximum() == r else r
             self.iteration.blockSignals(True)
             self.iteration.setRange(1, r)
-            self.iteration.setValue(keep)
+            self.iteration.setValue(min(keep, r))
             self.iteration.blockSignals(False)
+            self.mass = routed_mass(inference.u_lengths, inference.c)
+            self.entropy = mean_entropy(inference.c)
+            self._all_maps = np.stack([class_maps(inference.u_lengths, c) for c in inference.c])  # (R, 10, 6, 6)
         self._redraw()
 
+    def selected_digit(self) -> int | None:
+        d = self.digit.currentData()
+        if self.inference is None:
+            return None
+        return self.inference.prediction if d == -1 else int(d)
+
+    def _advance(self) -> None:
+        r = self.iteration.value()
+        self.iteration.setValue(1 if r >= self.iteration.maximum() else r + 1)
+
+    def _levels(self, current: np.ndarray, every: np.ndarray) -> tuple[float, float]:
+        values = every if self.scale.currentIndex() == 1 else current
+        low, top = float(np.nanmin(values)), float(np.nanmax(values))
+        return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)
+
     def _redraw(self) -> None:
-        if self._c is None or self._u_lengths is None:
-            self.shown = None
-            for item, title, j in zip(self.maps, self.titles, range(10)):
+        inf = self.inference
+        if inf is None:
+            self.shown = self.mass = self.entropy = None
+            for j, (item, title) in enumerate(zip(self.maps, self.titles)):
                 item.setImage(np.zeros((6, 6), dtype=np.float32), autoLevels=False, levels=(0, 1))
-                title.setText(f"{j}", size="9pt")
-            self.summary.setText("")
+                title.setText(f"{j}", size="8pt")
+            self.mosaic.setImage(np.zeros((27, 55), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            self.overlay_input.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            self.overlay.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            for c in self.mass_curves:
+                c.setData([], [])
+            self.entropy_curve.setData([], [])
+            self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
-        self.iteration_label.setText(f"r = {r + 1} of {self._c.shape[0]}")
-        maps = class_maps(self._u_lengths, self._c[r])
+        rr = np.arange(1, inf.iterations + 1)
+        self.iteration_label.setText(f"r = {r + 1} of {inf.iterations}")
+        maps = self._all_maps[r]
         self.shown = maps
-        # One colour scale for the ten maps of this iteration, from their minimum to their
-        # maximum: couplings often move only a little away from uniform, and a scale
-        # starting at 0 would hide where they move.
-        low, top = float(maps.min()), float(maps.max())
-        if top - low < 1e-6:
-            low, top = min(low, top - 1e-3), top + 1e-3
+        levels = self._levels(maps, self._all_maps)
         for j, (item, title) in enumerate(zip(self.maps, self.titles)):
-            item.setImage(maps[j], autoLevels=False, levels=(low, top))
-            mark = " ◀" if j == self._prediction else ""
-            title.setText(f"{j}: mass {maps[j].sum():.2f}{mark}", size="9pt")
-        self.colorbar.setLevels((low, top))
-        c = self._c[r]
-        entropy = float(-(c * np.log(np.clip(c, 1e-12, 1))).sum(axis=1).mean())
-        self.summary.setText(f"mean entropy of c_i: {entropy:.3f} nats (uniform: {np.log(10):.3f})")
+            item.setImage(maps[j], autoLevels=False, levels=levels)
+            mark = " ◀" if j == inf.prediction else ""
+            title.setText(f"{j}: {self.mass[r, j]:.1f}{mark}", size="8pt")
+        self.colorbar.setLevels(levels)
+        j = self.selected_digit()
+        mosaic = type_mosaic(inf.c[r, :, j])
+        mlevels = self._levels(inf.c[r, :, j], inf.c[:, :, j])
+        self.mosaic.setImage(mosaic, autoLevels=False, levels=mlevels)
+        self.mosaic_bar.setLevels(mlevels)
+        self.mosaic_title.setText(f"c_i{j} of all 1152 capsules, iteration {r + 1} (4 × 8 types, 6 × 6 each)",
+                                  size="8pt")
+        self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
+        spread = receptive_overlay(maps[j])
+        self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
+        self.overlay_title.setText(f"digit {j}'s map over the input", size="8pt")
+        for k, curve in enumerate(self.mass_curves):
+            curve.setData(rr, self.mass[:, k])
+        self.mass_marker.setValue(r + 1)
+        self.entropy_curve.setData(rr, self.entropy)
+        for plot in (self.mass_plot, self.entropy_plot):
+            plot.setXRange(0.8, inf.iterations + 0.2, padding=0)
+            plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in rr]])
+
+    # -- hover and click -------------------------------------------------------------------
+    def _map_cell(self, scene_pos) -> tuple[int, int, int] | None:
+        for j, vb in enumerate(self.map_views):
+            if vb.sceneBoundingRect().contains(scene_pos):
+                p = vb.mapSceneToView(scene_pos)
+                y, x = int(np.floor(p.y())), int(np.floor(p.x()))
+                if 0 <= y < 6 and 0 <= x < 6:
+                    return j, y, x
+        return None
+
+    def _hover_maps(self, scene_pos) -> None:
+        cell = self._map_cell(scene_pos)
+        if cell is not None and self.inference is not None:
+            self.readout.setText(self.describe_cell(*cell))
+
+    def _click_maps(self, event) -> None:
+        cell = self._map_cell(event.scenePos())
+        if cell is not None:
+            self.digit.setCurrentIndex(cell[0] + 1)
+
+    def _hover_mosaic(self, scene_pos) -> None:
+        if self.inference is None or not self.mosaic_view.sceneBoundingRect().contains(scene_pos):
+            return
+        p = self.mosaic_view.mapSceneToView(scene_pos)
+        hit = mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
+        if hit is not None:
+            self.readout.setText(self.describe_capsule(*hit))
+
+    def describe_cell(self, j: int, y: int, x: int) -> str:
+        """Readout for class map j at grid cell (y, x)."""
+        r = self.iteration.value() - 1
+        return (f"digit {j}, grid y={y} x={x}, iteration {r + 1}: Σ_type ‖u_i‖ c_ij = "
+                f"{self._all_maps[r][j, y, x]:.4f}")
+
+    def describe_capsule(self, t: int, y: int, x: int) -> str:
+        """Readout for primary capsule (type t, y, x) and the selected digit j."""
+        inf = self.inference
+        r = self.iteration.value() - 1
+        j = self.selected_digit()
+        i = t * 36 + y * 6 + x
+        return (f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {inf.u_lengths[i]:.4f}, "
+                f"c_i{j} = {inf.c[r, i, j]:.4f}, b_i{j} = {inf.b[r, i, j]:.4f} at iteration {r + 1}")
