@@ -203,6 +203,7 @@ class MainWindow(QMainWindow):
             self.inference = None
             self.input_panel.set_prediction(None)
             self.lengths_view.set_lengths(None)
+            self.lengths_view.set_primary(None)
             self.routing_view.set_inference(None)
             self.pose_view.set_capsules(None, None, None)
         else:
@@ -210,6 +211,7 @@ class MainWindow(QMainWindow):
             self.inference = inf
             self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]))
             self.lengths_view.set_lengths(inf.lengths)
+            self.lengths_view.set_primary(inf.u_lengths)
             self.routing_view.set_inference(inf)
             self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)
         self.inferenceUpdated.emit()

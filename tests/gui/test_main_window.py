@@ -163,3 +163,16 @@ def test_clicking_a_class_map_selects_that_digit(window, qtbot):
     shown = view.mosaic.image
     assert shown.shape == (27, 55)
     np.testing.assert_allclose(shown[0:6, 0:6], inf.c[r, 0:36, 3].reshape(6, 6), rtol=1e-6)
+
+
+def test_primary_capsule_length_maps(window, qtbot):
+    view = window.lengths_view
+    inf = window.inference
+    image = view.primary_maps.image
+    assert image.shape == (27, 55)
+    np.testing.assert_allclose(image[7:13, 14:20], inf.u_lengths[10 * 36 : 11 * 36].reshape(6, 6), rtol=1e-6)
+    scene = view.primary_view.mapViewToScene(QPointF(14 + 3.5, 7 + 1.5))  # type 10, y=1, x=3
+    qtbot.mouseMove(view.primary.viewport(), view.primary.mapFromScene(scene))
+    i = 10 * 36 + 1 * 6 + 3
+    qtbot.waitUntil(lambda: f"capsule i={i} " in view.primary_title.text, timeout=3000)
+    assert f"{inf.u_lengths[i]:.4f}" in view.primary_title.text

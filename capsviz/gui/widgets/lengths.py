@@ -6,6 +6,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from capsviz.gui.widgets.common import VIRIDIS
+from capsviz.model.analysis import mosaic_capsule, type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
 BAR = (90, 140, 200)
@@ -13,8 +15,9 @@ PREDICTED = (250, 180, 40)
 INFO = (
     "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
     "estimate that digit j is present. Training pushes the true class above m⁺ = 0.9 and "
-    "all others below m⁻ = 0.1 (margin loss, Eq. 4). The lower plot shows how each length "
-    "changes from one routing iteration to the next."
+    "all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length "
+    "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the 1152 "
+    "primary capsules, one 6×6 map per capsule type (32 types): which local features fired."
 )
 
 
@@ -44,11 +47,49 @@ class LengthsView(QWidget):
                                 symbolBrush=pg.intColor(k, 10), name=str(k))
             for k in range(10)
         ]
+        self.primary = pg.GraphicsLayoutWidget()
+        self.primary.setBackground("k")
+        self.primary_title = self.primary.addLabel("primary capsule lengths ‖u_i‖ (32 types × 6×6)", row=0, col=0,
+                                                   size="8pt")
+        self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
+        self.primary_view.setMenuEnabled(False)
+        self.primary_maps = pg.ImageItem(np.zeros((27, 55), dtype=np.float32))
+        self.primary_maps.setColorMap(VIRIDIS)
+        self.primary_view.addItem(self.primary_maps)
+        self.primary_view.setRange(xRange=(0, 55), yRange=(0, 27), padding=0.0)
+        self.primary_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
+        self.primary_bar.setImageItem(self.primary_maps)
+        self.primary.addItem(self.primary_bar, row=1, col=1)
+        self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.bars_plot, 3)
         layout.addWidget(self.iter_plot, 2)
+        layout.addWidget(self.primary, 2)
         self.lengths = np.zeros(10, dtype=np.float32)
+        self.u_lengths: np.ndarray | None = None
+
+    def set_primary(self, u_lengths: np.ndarray | None) -> None:
+        """``u_lengths``: (1152,) primary capsule lengths in [0, 1), or None to clear."""
+        self.u_lengths = u_lengths
+        image = np.zeros((27, 55), np.float32) if u_lengths is None else type_mosaic(u_lengths)
+        # Most primary capsules are close to saturation (length near 1): scale the colours
+        # from this input's shortest to its longest capsule so the differences show.
+        low, top = (0.0, 1.0) if u_lengths is None else (float(u_lengths.min()), float(u_lengths.max()))
+        levels = (low, top if top - low > 1e-6 else low + 1e-3)
+        self.primary_maps.setImage(image, autoLevels=False, levels=levels)
+        self.primary_bar.setLevels(levels)
+
+    def _hover_primary(self, scene_pos) -> None:
+        if self.u_lengths is None or not self.primary_view.sceneBoundingRect().contains(scene_pos):
+            return
+        p = self.primary_view.mapSceneToView(scene_pos)
+        hit = mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
+        if hit is not None:
+            t, y, x = hit
+            i = t * 36 + y * 6 + x
+            self.primary_title.setText(f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {self.u_lengths[i]:.4f}",
+                                       size="8pt")
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:
         """``lengths``: (R, 10) lengths per iteration, or None to clear."""
