@@ -23,7 +23,7 @@ from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, infer, reconstruct
+from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, save_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
 
@@ -81,7 +81,8 @@ class MainWindow(QMainWindow):
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
         self.routing_view = RoutingView()
-        self.pose_view = PoseView(decode=lambda pose, digit: reconstruct(self.model, pose, digit))
+        self.pose_view = PoseView(decode=lambda pose, digit: reconstruct(self.model, pose, digit),
+                                  grid=lambda pose, digit: perturbation_grid(self.model, pose, digit))
         self.training_panel = TrainingPanel()
         self.setCentralWidget(self.input_panel)
         self.docks: dict[str, QDockWidget] = {}

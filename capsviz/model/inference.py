@@ -101,3 +101,36 @@ def save_trace(inference: Inference, path) -> None:
         input=inference.input.astype(np.float32),
         prediction=np.int64(inference.prediction),
     )
+
+
+PERTURBATION_OFFSETS = np.linspace(-0.25, 0.25, 11, dtype=np.float32)
+
+
+@torch.inference_mode()
+def perturbation_grid(model: CapsNet, pose: np.ndarray, digit: int,
+                      offsets: np.ndarray = PERTURBATION_OFFSETS) -> np.ndarray:
+    """Reconstructions with one pose dimension moved at a time (the paper's Fig. 4).
+
+    pose : (16,) the digit capsule's output; offsets : (K,), default 11 steps of 0.05
+    in [-0.25, 0.25]. Returns (16, K, 28, 28) float32 in (0, 1); row d moves dimension d,
+    and a column whose offset is 0 is the unperturbed reconstruction.
+    """
+    pose = np.asarray(pose, dtype=np.float32)
+    dims, k = pose.shape[0], len(offsets)
+    batch = np.repeat(pose[None, None, :], dims * k, axis=0).reshape(dims, k, dims)
+    for d in range(dims):
+        batch[d, :, d] += offsets
+    p = torch.from_numpy(batch.reshape(dims * k, dims)).to(_device(model))
+    classes = torch.full((dims * k,), int(digit), device=p.device, dtype=torch.long)
+    images = model.decoder.decode_pose(p, classes)[:, 0]
+    return images.float().cpu().numpy().reshape(dims, k, 28, 28)
+
+
+def tile_grid(grid: np.ndarray, gap: int = 2) -> np.ndarray:
+    """(rows, cols, H, W) images -> one (rows*(H+gap)-gap, cols*(W+gap)-gap) image, gaps 0."""
+    rows, cols, h, w = grid.shape
+    out = np.zeros((rows * (h + gap) - gap, cols * (w + gap) - gap), dtype=np.float32)
+    for r in range(rows):
+        for c in range(cols):
+            out[r * (h + gap) : r * (h + gap) + h, c * (w + gap) : c * (w + gap) + w] = grid[r, c]
+    return out

@@ -176,3 +176,29 @@ def test_primary_capsule_length_maps(window, qtbot):
     i = 10 * 36 + 1 * 6 + 3
     qtbot.waitUntil(lambda: f"capsule i={i} " in view.primary_title.text, timeout=3000)
     assert f"{inf.u_lengths[i]:.4f}" in view.primary_title.text
+
+
+def test_perturbation_grid_and_png_export(window, qtbot, tmp_path):
+    from PIL import Image
+
+    pose = window.pose_view
+    qtbot.mouseClick(pose.grid_button, Qt.MouseButton.LeftButton)
+    dialog = pose.grid_dialog
+    qtbot.addWidget(dialog)
+    assert dialog.grid.shape == (16, 11, 28, 28)
+    for d in (0, 7, 15):  # the middle column is the unperturbed reconstruction
+        np.testing.assert_allclose(dialog.grid[d, 5], pose.reconstruction, atol=1e-5)
+    assert not np.allclose(dialog.grid[3, 0], dialog.grid[3, 10])
+    out = dialog.save_png(tmp_path / "grid.png", scale=1)
+    with Image.open(out) as im:
+        assert im.size == (11 * 30 - 2, 16 * 30 - 2) and im.mode == "L"
+
+
+def test_length_scale_and_difference(window, qtbot):
+    pose = window.pose_view
+    base = pose.pose().copy()
+    pose.scale.setFocus()
+    qtbot.keyClick(pose.scale, Qt.Key.Key_Down)  # 1.00 -> 0.95
+    np.testing.assert_allclose(pose.pose(), base * 0.95, rtol=1e-5)
+    np.testing.assert_allclose(pose.diff_panel.image, pose.reconstruction - window.inference.input, atol=1e-6)
+    assert pose.inferred_labels[2].text() == f"{window.inference.v[-1, window.inference.prediction, 2]:+.3f}"

@@ -2,79 +2,148 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pyqtgraph as pg
+from PIL import Image
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout,
+    QWidget,
+)
 from superqt import QLabeledDoubleSlider
 
 from capsviz.gui.widgets.common import ImagePanel
+from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
 
-POSE_RANGE = 0.25
+POSE_RANGES = (0.25, 0.5, 1.0)
 INFO = (
-    "The 16 numbers of a digit capsule's output vector v_j are its pose: they describe how the "
-    "digit is drawn (stroke width, slant, scale, local parts). The decoder reconstructs the "
-    "digit from this vector alone. Drag a slider to add an offset to one dimension and watch "
-    "what that dimension encodes (compare Fig. 4 of the paper)."
+    "The 16 numbers of a digit capsule's output vector v_j are its pose: how the digit is "
+    "drawn (stroke width, slant, scale, local parts). The decoder reconstructs the digit from "
+    "this vector alone (the other nine capsules are masked to zero). Drag a slider to add an "
+    "offset to one dimension and watch what it encodes; the grey number beside each slider is "
+    "the value the network inferred for this input. 'length ×' scales the whole vector. "
+    "The Fig. 4 grid moves each dimension from -0.25 to +0.25 in steps of 0.05, as in the paper."
 )
+DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(60, 120, 255), (0, 0, 0), (255, 90, 60)])
+
+
+class PerturbationDialog(QDialog):
+    """The 16 × 11 grid of paper Fig. 4 for one capsule, with PNG export."""
+
+    def __init__(self, grid: np.ndarray, digit: int, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Pose perturbations of digit capsule {digit} (paper Fig. 4)")
+        self.grid = grid
+        self.image = tile_grid(grid)
+        panel = ImagePanel(f"rows: dimensions 0–15; columns: offsets {PERTURBATION_OFFSETS[0]:+.2f} … "
+                           f"{PERTURBATION_OFFSETS[-1]:+.2f}", shape=self.image.shape)
+        panel.set_image(self.image)
+        panel.setMinimumSize(420, 560)
+        save = QPushButton("Save PNG…")
+        save.clicked.connect(self._save_dialog)
+        layout = QVBoxLayout(self)
+        layout.addWidget(panel, 1)
+        layout.addWidget(save, alignment=Qt.AlignmentFlag.AlignRight)
+
+    def save_png(self, path: str | Path, scale: int = 3) -> Path:
+        """Write the grid as an 8-bit grayscale PNG, each pixel ``scale`` × ``scale``."""
+        img = Image.fromarray((np.clip(self.image, 0, 1) * 255).round().astype(np.uint8), mode="L")
+        img = img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST)
+        img.save(path)
+        return Path(path)
+
+    def _save_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save grid", "pose_grid.png", "PNG (*.png)")
+        if path:
+            self.save_png(path)
 
 
 class PoseView(QWidget):
-    """Digit selector, 16 offset sliders (±0.25), reset, input and reconstruction.
+    """Digit selector, 16 offset sliders (±0.25, widenable), length scale, reset,
+    input / reconstruction / difference, and the Fig. 4 grid.
 
-    ``decode(pose (16,), digit) -> (28, 28)`` is the model's decoder, set by the window.
+    ``decode(pose (16,), digit) -> (28, 28)`` and ``grid(pose (16,), digit) -> (16, 11, 28, 28)``
+    are the model's decoder, set by the window.
     """
 
     reconstructionChanged = Signal()
 
-    def __init__(self, decode: Callable[[np.ndarray, int], np.ndarray] | None = None, parent=None) -> None:
+    def __init__(self, decode: Callable[[np.ndarray, int], np.ndarray] | None = None,
+                 grid: Callable[[np.ndarray, int], np.ndarray] | None = None, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
         self.decode = decode
+        self.grid = grid
         self.digit = QComboBox()
         self.digit.addItem("predicted", -1)
         for k in range(10):
             self.digit.addItem(f"digit {k}", k)
         self.digit.setToolTip("Which digit capsule's pose to edit (default: the prediction)")
+        self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.range = QComboBox()
+        self.range.addItems([f"±{r:g}" for r in POSE_RANGES])
+        self.range.setToolTip("Range of the offset sliders")
+        self.range.currentIndexChanged.connect(self._set_range)
+        self.scale = QDoubleSpinBox(decimals=2, minimum=0.0, maximum=3.0, singleStep=0.05, value=1.0)
+        self.scale.setToolTip("Multiply the whole pose vector (its length) by this factor")
+        self.scale.valueChanged.connect(self._update_reconstruction)
         self.reset_button = QPushButton("Reset")
+        self.reset_button.setToolTip("Offsets back to 0 and length × 1")
         self.reset_button.clicked.connect(self.reset)
+        self.grid_button = QPushButton("Fig. 4 grid…")
+        self.grid_button.setToolTip("Reconstructions with each dimension moved from -0.25 to +0.25")
+        self.grid_button.clicked.connect(self.show_grid)
         self.sliders: list[QLabeledDoubleSlider] = []
-        grid = QGridLayout()
-        grid.setVerticalSpacing(1)
+        self.inferred_labels: list[QLabel] = []
+        grid_layout = QGridLayout()
+        grid_layout.setVerticalSpacing(1)
         for k in range(16):
             s = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
-            s.setRange(-POSE_RANGE, POSE_RANGE)
+            s.setRange(-POSE_RANGES[0], POSE_RANGES[0])
             s.setSingleStep(0.01)
             s.setDecimals(3)
             s.setValue(0.0)
             s.setObjectName(f"pose_slider_{k}")
             s.setToolTip(f"offset added to dimension {k} of the capsule's 16-D pose")
             s.valueChanged.connect(self._update_reconstruction)
-            grid.addWidget(QLabel(f"d{k}"), k % 8, 2 * (k // 8))
-            grid.addWidget(s, k % 8, 2 * (k // 8) + 1)
+            inferred = QLabel("")
+            inferred.setStyleSheet("color: #707070;")
+            inferred.setMinimumWidth(48)
+            inferred.setToolTip(f"inferred value of dimension {k}")
+            row, col = k % 8, 3 * (k // 8)
+            grid_layout.addWidget(QLabel(f"d{k}"), row, col)
+            grid_layout.addWidget(inferred, row, col + 1)
+            grid_layout.addWidget(s, row, col + 2)
             self.sliders.append(s)
+            self.inferred_labels.append(inferred)
         self.input_panel = ImagePanel("input")
         self.recon_panel = ImagePanel("reconstruction")
-        for p in (self.input_panel, self.recon_panel):
-            p.setMinimumSize(130, 150)
+        self.diff_panel = ImagePanel("reconstruction − input", levels=(-1.0, 1.0), colormap=DIVERGING)
+        for p in (self.input_panel, self.recon_panel, self.diff_panel):
+            p.setMinimumSize(110, 130)
         self.status = QLabel("")
         top = QHBoxLayout()
-        top.addWidget(QLabel("capsule"))
-        top.addWidget(self.digit)
-        top.addWidget(self.reset_button)
+        for w in (QLabel("capsule"), self.digit, QLabel("range"), self.range, QLabel("length ×"), self.scale,
+                  self.reset_button, self.grid_button):
+            top.addWidget(w)
         top.addWidget(self.status, 1)
         images = QHBoxLayout()
         images.addWidget(self.input_panel)
         images.addWidget(self.recon_panel)
+        images.addWidget(self.diff_panel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
         layout.addLayout(images, 1)
-        layout.addLayout(grid)
+        layout.addLayout(grid_layout)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
         self.prediction: int | None = None
+        self.image: np.ndarray | None = None
         self.reconstruction: np.ndarray | None = None
+        self.grid_dialog: PerturbationDialog | None = None
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
 
     def selected_digit(self) -> int | None:
@@ -85,37 +154,57 @@ class PoseView(QWidget):
         return np.array([s.value() for s in self.sliders], dtype=np.float32)
 
     def pose(self) -> np.ndarray | None:
-        """The decoder input: the selected capsule's pose plus the slider offsets, (16,)."""
+        """The decoder input: (the selected capsule's pose + the slider offsets) × length, (16,)."""
         digit = self.selected_digit()
         if self.v is None or digit is None:
             return None
-        return self.v[digit] + self.offsets()
+        return (self.v[digit] + self.offsets()) * np.float32(self.scale.value())
 
     def set_capsules(self, image: np.ndarray | None, v: np.ndarray | None, prediction: int | None) -> None:
         """``v``: (10, 16) digit capsule outputs for ``image`` (28, 28); None clears."""
-        self.v, self.prediction = v, prediction
+        self.v, self.prediction, self.image = v, prediction, image
         self.input_panel.set_image(image)
-        label = "predicted" if prediction is None else f"predicted ({prediction})"
-        self.digit.setItemText(0, label)
+        self.digit.setItemText(0, "predicted" if prediction is None else f"predicted ({prediction})")
         self._update_reconstruction()
+
+    def _set_range(self, index: int) -> None:
+        r = POSE_RANGES[index]
+        for s in self.sliders:
+            s.setRange(-r, r)
 
     def reset(self) -> None:
         for s in self.sliders:
             s.blockSignals(True)
             s.setValue(0.0)
             s.blockSignals(False)
+        self.scale.blockSignals(True)
+        self.scale.setValue(1.0)
+        self.scale.blockSignals(False)
         self._update_reconstruction()
 
     def _update_reconstruction(self, *_) -> None:
         pose = self.pose()
+        digit = self.selected_digit()
+        for k, label in enumerate(self.inferred_labels):
+            label.setText("" if self.v is None or digit is None else f"{self.v[digit, k]:+.3f}")
         if pose is None or self.decode is None:
             self.reconstruction = None
             self.recon_panel.set_image(None)
+            self.diff_panel.set_image(None)
             self.status.setText("")
         else:
-            digit = self.selected_digit()
             self.reconstruction = self.decode(pose, digit)
             self.recon_panel.set_image(self.reconstruction)
             self.recon_panel.set_title(f"reconstruction from capsule {digit}")
+            self.diff_panel.set_image(self.reconstruction - self.image)
             self.status.setText(f"‖v‖ = {np.linalg.norm(pose):.3f}")
         self.reconstructionChanged.emit()
+
+    def show_grid(self) -> PerturbationDialog | None:
+        """Open the Fig. 4 grid for the selected capsule (its pose with the current offsets)."""
+        pose, digit = self.pose(), self.selected_digit()
+        if pose is None or self.grid is None:
+            return None
+        self.grid_dialog = PerturbationDialog(self.grid(pose, digit), digit, self)
+        self.grid_dialog.show()
+        return self.grid_dialog
