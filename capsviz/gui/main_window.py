@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import platformdirs
+import pyqtgraph as pg
 import torch
 from PySide6.QtCore import QSettings, Qt, QThreadPool, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -23,7 +24,7 @@ from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct
+from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, save_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
 
@@ -124,9 +125,13 @@ class MainWindow(QMainWindow):
         for key, text, shortcut, slot in (
             ("open", "&Open checkpoint…", QKeySequence.StandardKey.Open, self._open_checkpoint_dialog),
             ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs, self._save_checkpoint_dialog),
+            ("export_figures", "Export &figures (PNG + SVG)…", None, self._export_figures_dialog),
+            ("export_trace", "Export routing &trace (.npz)…", None, self._export_trace_dialog),
             ("quit", "&Quit", QKeySequence.StandardKey.Quit, self.close),
         ):
-            act = QAction(text, self, shortcut=QKeySequence(shortcut), triggered=slot)
+            act = QAction(text, self, triggered=slot)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
             file_menu.addAction(act)
             self.actions[key] = act
         view_menu = self.menuBar().addMenu("&View")
@@ -171,6 +176,60 @@ class MainWindow(QMainWindow):
                             epoch=info.epoch if info else 0, step=info.step if info else 0,
                             test_accuracy=info.test_accuracy if info else None,
                             test_images=info.test_images if info else None)
+            self.statusBar().showMessage(f"saved {path}", 5000)
+
+    def figures(self) -> dict[str, pg.GraphicsLayoutWidget | pg.PlotWidget]:
+        """Every plot of the window, by file name."""
+        rv, lv, pv, tp = self.routing_view, self.lengths_view, self.pose_view, self.training_panel
+        return {
+            "model_input": self.input_panel.preview, "capsule_lengths": lv.bars_plot,
+            "lengths_per_iteration": lv.iter_plot, "primary_capsule_lengths": lv.primary,
+            "routing_class_maps": rv.graphics, "routing_mosaic": rv.detail, "routed_mass": rv.mass_plot,
+            "routing_entropy": rv.entropy_plot, "routing_overlay": rv.overlay_panel,
+            "pose_input": pv.input_panel, "pose_reconstruction": pv.recon_panel, "pose_difference": pv.diff_panel,
+            "training_loss": tp.loss_plot, "training_accuracy": tp.acc_plot,
+        }
+
+    def export_figures(self, folder: Path) -> list[Path]:
+        """Write every plot as PNG and SVG into ``folder`` (pyqtgraph exporters); returns the files."""
+        import pyqtgraph.exporters as exporters
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, widget in self.figures().items():
+            item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
+            png = folder / f"{name}.png"
+            exporters.ImageExporter(item).export(str(png))
+            # pyqtgraph 0.14's SVGExporter cannot parse the paths newer Qt versions write
+            # (pyqtgraph issue #3485), so SVG comes from Qt's own generator.
+            svg = folder / f"{name}.svg"
+            generator = QSvgGenerator()
+            generator.setFileName(str(svg))
+            generator.setSize(widget.size())
+            generator.setViewBox(widget.rect())
+            generator.setTitle(f"capsviz: {name}")
+            painter = QPainter(generator)
+            widget.render(painter)
+            painter.end()
+            written += [png, svg]
+        return written
+
+    def _export_figures_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export figures into folder")
+        if folder:
+            files = self.export_figures(Path(folder))
+            self.statusBar().showMessage(f"wrote {len(files)} files to {folder}", 5000)
+
+    def _export_trace_dialog(self) -> None:
+        if self.inference is None:
+            QMessageBox.information(self, "Nothing to export", "Draw a digit first.")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export routing trace", "trace.npz", "NumPy archive (*.npz)")
+        if path:
+            save_trace(self.inference, path)
             self.statusBar().showMessage(f"saved {path}", 5000)
 
     def _about(self) -> None:

@@ -202,3 +202,17 @@ def test_length_scale_and_difference(window, qtbot):
     np.testing.assert_allclose(pose.pose(), base * 0.95, rtol=1e-5)
     np.testing.assert_allclose(pose.diff_panel.image, pose.reconstruction - window.inference.input, atol=1e-6)
     assert pose.inferred_labels[2].text() == f"{window.inference.v[-1, window.inference.prediction, 2]:+.3f}"
+
+
+def test_every_figure_exports_as_png_and_svg(window, tmp_path):
+    from PIL import Image
+
+    files = window.export_figures(tmp_path)
+    assert len(files) == 2 * len(window.figures())
+    for f in files:
+        assert f.is_file() and f.stat().st_size > 200, f
+        if f.suffix == ".png":
+            with Image.open(f) as im:
+                assert im.size[0] > 50 and im.size[1] > 50
+        else:
+            assert f.read_text(errors="ignore").lstrip().startswith(("<?xml", "<svg"))
