@@ -1,0 +1,147 @@
+"""Interactive speed of the explorer, measured in the real widgets (offscreen).
+
+Usage: QT_QPA_PLATFORM=offscreen python benchmarks/interactive.py [--repeats 30] [--train-seconds 20]
+
+Prints, and as its last line a JSON object with:
+
+- ``infer_trace_ms_b1``: median forward pass with routing trace for one image (CPU);
+- ``pose_frame_ms``: median time from a pose slider value change to the reconstruction
+  image being repainted in the window;
+- ``draw_to_prediction_ms``: median time from a stroke (mouse move) event on the canvas
+  to the updated capsule-length bars;
+- ``gui_max_stall_ms_training``: the longest gap between ticks of a 5 ms GUI timer,
+  minus 5 ms, while training runs in the background (needs MNIST; see --data-root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QMouseEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+
+def mouse(widget, kind, x, y, buttons):
+    button = Qt.MouseButton.LeftButton if kind != QEvent.Type.MouseMove else Qt.MouseButton.NoButton
+    ev = QMouseEvent(kind, QPointF(x, y), QPointF(widget.mapToGlobal(QPoint(int(x), int(y)))), button, buttons,
+                     Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, ev)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--train-seconds", type=float, default=20.0)
+    parser.add_argument("--data-root", default=None)
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication([])
+    from capsviz.gui.app import configure_pyqtgraph
+
+    configure_pyqtgraph()
+    from capsviz.gui.main_window import MainWindow
+    from capsviz.model.inference import infer
+
+    window = MainWindow(device="cpu", data_root=args.data_root)
+    window.show()
+    for _ in range(5):
+        app.processEvents()
+
+    # 1. forward pass with trace, batch 1
+    image = window.inference.input
+    times = []
+    for k in range(args.repeats + 3):
+        t0 = time.perf_counter()
+        infer(window.model, image)
+        if k >= 3:
+            times.append(1000 * (time.perf_counter() - t0))
+    infer_ms = statistics.median(times)
+    print(f"infer with trace, batch 1: median {infer_ms:.2f} ms")
+
+    # 2. pose slider -> repainted reconstruction
+    pose = window.pose_view
+    slider = pose.sliders[3]
+    times = []
+    for k in range(args.repeats):
+        value = 0.2 * ((-1) ** k) * (k % 5 + 1) / 5
+        t0 = time.perf_counter()
+        slider.setValue(value)
+        pose.recon_panel.repaint()
+        times.append(1000 * (time.perf_counter() - t0))
+    pose.reset()
+    pose_ms = statistics.median(times)
+    print(f"pose slider to repainted reconstruction: median {pose_ms:.2f} ms")
+
+    # 3. stroke event -> updated length bars
+    canvas = window.input_panel.canvas
+    window.input_panel.canvas.clear()
+    app.processEvents()
+    mouse(canvas, QEvent.Type.MouseButtonPress, 140, 40, Qt.MouseButton.LeftButton)
+    times = []
+    for k in range(args.repeats):
+        time.sleep(0.04)  # slower than the canvas's 30 ms throttle, like a steady hand
+        app.processEvents()
+        before = window.inference
+        t0 = time.perf_counter()
+        mouse(canvas, QEvent.Type.MouseMove, 140 + 3 * (k % 7), 45 + 6 * k, Qt.MouseButton.LeftButton)
+        while window.inference is before and time.perf_counter() - t0 < 1.0:
+            app.processEvents()
+        window.lengths_view.bars_plot.repaint()
+        times.append(1000 * (time.perf_counter() - t0))
+    mouse(canvas, QEvent.Type.MouseButtonRelease, 140, 45 + 6 * args.repeats, Qt.MouseButton.NoButton)
+    draw_ms = statistics.median(times)
+    print(f"stroke event to updated length bars: median {draw_ms:.2f} ms")
+
+    # 4. GUI event-loop stalls while training in the background
+    stall_ms = None
+    try:
+        from capsviz.data.mnist import prepare_mnist
+
+        prepare_mnist(args.data_root)
+        panel = window.training_panel
+        panel.batch_size.setValue(128)
+        panel.test_subset.setValue(500)
+        ticks: list[float] = []
+        timer = QTimer(interval=5)
+        timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+        window.start_training(panel.config(), from_scratch=True)
+        t_end = time.perf_counter() + 5.0  # let the worker load MNIST first
+        while time.perf_counter() < t_end:
+            app.processEvents()
+        timer.start()
+        t_end = time.perf_counter() + args.train_seconds
+        while time.perf_counter() < t_end:
+            app.processEvents()
+            time.sleep(0.001)
+        timer.stop()
+        window.stop_training()
+        while window.is_training:
+            app.processEvents()
+        gaps = np.diff(ticks) * 1000
+        stall_ms = float(gaps.max() - 5.0)
+        steps = len(panel.history["step"])
+        print(f"training for {args.train_seconds:.0f} s ({steps} steps): {len(ticks)} ticks, "
+              f"longest gap {gaps.max():.1f} ms, median {np.median(gaps):.1f} ms")
+    except FileNotFoundError as exc:
+        print(f"skipping the training measurement: {exc}")
+    window.close()
+    print(json.dumps({
+        "infer_trace_ms_b1": round(infer_ms, 2),
+        "pose_frame_ms": round(pose_ms, 2),
+        "draw_to_prediction_ms": round(draw_ms, 2),
+        "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
+        "device": "cpu",
+        "threads": torch.get_num_threads(),
+    }))
+
+
+if __name__ == "__main__":
+    main()
