@@ -12,7 +12,7 @@ import numpy as np
 import platformdirs
 import pyqtgraph as pg
 import torch
-from PySide6.QtCore import QSettings, Qt, QThreadPool, Signal
+from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
@@ -29,28 +29,42 @@ from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_check
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
 
 SNAPSHOT_INTERVAL_S = 0.5
+STAGE_MS = 15
 
 
 class WeightsSnapshot:
-    """A CPU copy of the weights being trained, sent from the training thread."""
+    """A copy of the model being trained and its inference for the current input, both
+    made in the training thread so the GUI thread only swaps them in and redraws."""
 
-    def __init__(self, state_dict: dict[str, torch.Tensor]) -> None:
-        self.state_dict = state_dict
+    def __init__(self, model: CapsNet, inference: Inference | None) -> None:
+        self.model = model
+        self.inference = inference
 
 
-def training_events(trainer_factory, stop_event: threading.Event, holder: dict):
-    """Generator run by the worker thread: build the trainer, then relay its events and
-    weight snapshots (at most every ``SNAPSHOT_INTERVAL_S``)."""
+def training_events(trainer_factory, stop_event: threading.Event, holder: dict, view_input):
+    """Generator run by the worker thread: build the trainer, then relay its events and,
+    at most every ``SNAPSHOT_INTERVAL_S``, a :class:`WeightsSnapshot`.
+
+    ``view_input()`` returns the current (image (28, 28) or None, routing iterations).
+    """
     trainer = trainer_factory()
     holder["trainer"] = trainer
+
+    def snapshot() -> WeightsSnapshot:
+        model = CapsNet(trainer.model.cfg)
+        model.load_state_dict(trainer.snapshot_state_dict())
+        model.to(trainer.device).eval()
+        image, iterations = view_input()
+        return WeightsSnapshot(model, None if image is None else infer(model, image, iterations))
+
     last = 0.0
     for ev in trainer.run():
         yield ev
         now = time.monotonic()
         if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
             last = now
-            yield WeightsSnapshot(trainer.snapshot_state_dict())
-    yield WeightsSnapshot(trainer.snapshot_state_dict())
+            yield snapshot()
+    yield snapshot()
 
 
 class MainWindow(QMainWindow):
@@ -78,6 +92,7 @@ class MainWindow(QMainWindow):
         self._stop_event: threading.Event | None = None
         self._train_holder: dict = {}
         self._train_config: TrainConfig | None = None
+        self._stages: list = []
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -256,25 +271,45 @@ class MainWindow(QMainWindow):
         self.routing_iterations = n
         self.refresh()
 
-    def refresh(self) -> None:
-        """Recompute the trace for the current input and update every view."""
+    def refresh(self, inference: Inference | None = None, staged: bool = False) -> None:
+        """Recompute the trace for the current input (or take ``inference``, already computed
+        for it) and update every view.
+
+        ``staged`` spreads the view updates over a few event-loop turns (``STAGE_MS`` apart),
+        so that while training competes for the CPU no single repaint blocks the GUI long.
+        """
         image = self.input_panel.current
         if image is None:
             self.inference = None
-            self.input_panel.set_prediction(None)
-            self.lengths_view.set_lengths(None)
-            self.lengths_view.set_primary(None)
-            self.routing_view.set_inference(None)
-            self.pose_view.set_capsules(None, None, None)
+            stages = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None),
+                      lambda: self.lengths_view.set_primary(None), lambda: self.routing_view.set_inference(None),
+                      lambda: self.pose_view.set_capsules(None, None, None)]
         else:
-            inf = infer(self.model, image, self.routing_iterations)
+            inf = inference if inference is not None else infer(self.model, image, self.routing_iterations)
             self.inference = inf
-            self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]))
-            self.lengths_view.set_lengths(inf.lengths)
-            self.lengths_view.set_primary(inf.u_lengths)
-            self.routing_view.set_inference(inf)
-            self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)
-        self.inferenceUpdated.emit()
+            stages = [
+                lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction])),
+                lambda: self.lengths_view.set_lengths(inf.lengths),
+                lambda: self.lengths_view.set_primary(inf.u_lengths),
+                lambda: self.routing_view.set_inference(inf),
+                lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction),
+            ]
+        self._stages = stages
+        if staged:
+            self._run_stage()
+        else:
+            while self._stages:
+                self._stages.pop(0)()
+            self.inferenceUpdated.emit()
+
+    def _run_stage(self) -> None:
+        if not self._stages:
+            return
+        self._stages.pop(0)()
+        if self._stages:
+            QTimer.singleShot(STAGE_MS, self._run_stage)
+        else:
+            self.inferenceUpdated.emit()
 
     # -- training -----------------------------------------------------------------------
     @property
@@ -308,12 +343,17 @@ class MainWindow(QMainWindow):
         self.training_panel.reset_curves()
         self.training_panel.set_running(True)
         self.training_panel.status.setText("loading MNIST…")
-        worker = create_worker(training_events, factory, stop, self._train_holder, _start_thread=False)
+        worker = create_worker(training_events, factory, stop, self._train_holder, self._view_input,
+                               _start_thread=False)
         worker.yielded.connect(self._on_training_event)
         worker.errored.connect(self._on_training_error)
         worker.finished.connect(self._on_training_finished)
         self._worker = worker
         worker.start()
+
+    def _view_input(self) -> tuple[np.ndarray | None, int]:
+        """For the training thread: the current input and routing iterations (read-only)."""
+        return self.input_panel.current, self.routing_iterations
 
     def stop_training(self) -> None:
         if self._stop_event is not None:
@@ -326,8 +366,11 @@ class MainWindow(QMainWindow):
         elif isinstance(ev, EpochEvent):
             self.training_panel.add_epoch(ev)
         elif isinstance(ev, WeightsSnapshot):
-            self.model.load_state_dict(ev.state_dict)
-            self.refresh()
+            self.model = ev.model
+            current = self.input_panel.current
+            fresh = ev.inference is not None and current is not None and np.array_equal(ev.inference.input, current) \
+                and ev.inference.iterations == self.routing_iterations
+            self.refresh(ev.inference if fresh else None, staged=True)
         elif isinstance(ev, StoppedEvent):
             word = "finished" if ev.finished else "stopped"
             self.training_panel.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
