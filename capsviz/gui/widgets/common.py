@@ -5,7 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from capsviz.model.analysis import mosaic_capsule
+
 VIRIDIS = pg.colormap.get("viridis")
+
+
+def mosaic_hit(view: pg.ViewBox, scene_pos) -> tuple[int, int, int] | None:
+    """(type, y, x) of the primary capsule under ``scene_pos`` in a view showing a
+    :func:`~capsviz.model.analysis.type_mosaic`, or None."""
+    if not view.sceneBoundingRect().contains(scene_pos):
+        return None
+    p = view.mapSceneToView(scene_pos)
+    return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
 
 
 class ImagePanel(pg.GraphicsLayoutWidget):

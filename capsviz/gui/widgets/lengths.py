@@ -6,8 +6,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from capsviz.gui.widgets.common import VIRIDIS
-from capsviz.model.analysis import mosaic_capsule, type_mosaic
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit
+from capsviz.model.analysis import type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
 BAR = (90, 140, 200)
@@ -81,10 +81,7 @@ class LengthsView(QWidget):
         self.primary_bar.setLevels(levels)
 
     def _hover_primary(self, scene_pos) -> None:
-        if self.u_lengths is None or not self.primary_view.sceneBoundingRect().contains(scene_pos):
-            return
-        p = self.primary_view.mapSceneToView(scene_pos)
-        hit = mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
+        hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos)
         if hit is not None:
             t, y, x = hit
             i = t * 36 + y * 6 + x

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import (
     QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from capsviz.gui.widgets.common import VIRIDIS
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit
 from capsviz.model.analysis import (
-    class_maps, mean_entropy, mosaic_capsule, receptive_overlay, routed_mass, type_mosaic,
+    class_maps, mean_entropy, receptive_overlay, routed_mass, type_mosaic,
 )
 
 INFO = (
@@ -266,10 +266,7 @@ class RoutingView(QWidget):
             self.digit.setCurrentIndex(cell[0] + 1)
 
     def _hover_mosaic(self, scene_pos) -> None:
-        if self.inference is None or not self.mosaic_view.sceneBoundingRect().contains(scene_pos):
-            return
-        p = self.mosaic_view.mapSceneToView(scene_pos)
-        hit = mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
+        hit = None if self.inference is None else mosaic_hit(self.mosaic_view, scene_pos)
         if hit is not None:
             self.readout.setText(self.describe_capsule(*hit))
 
