@@ -33,7 +33,7 @@ def test_shipped_checkpoint_on_the_assets_sample(shipped_checkpoint):
     model, info, _ = load_checkpoint(shipped_checkpoint)
     sample = load_sample()
     acc = float((evaluate_model(model, sample) == sample.labels).mean())
-    assert acc >= 0.985, acc  # the first 2,000 test digits are harder than the rest: 99.31 % overall gives 98.95 % here
+    assert acc >= 0.985, acc  # the first 2,000 test digits are harder than the rest: 99.43 % overall gives 99.05 % here
     assert info.test_images == 10000 and info.test_accuracy >= 0.99
 
 
