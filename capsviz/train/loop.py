@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from torchvision.transforms import v2
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
-from capsviz.train.checkpoint import CheckpointError, load_checkpoint, restore_optimizer, save_checkpoint
+from capsviz.train.checkpoint import CheckpointError, load_checkpoint, read_info, restore_optimizer, save_checkpoint
 
 
 @dataclass
@@ -158,6 +159,13 @@ class _StopRequested(Exception):
     pass
 
 
+def best_path(path: Path) -> Path:
+    """Where the epoch with the best test accuracy is kept: ``run.safetensors`` ->
+    ``run.best.safetensors``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".best" + path.suffix)
+
+
 def _training_position(path, info) -> tuple[dict, int, int]:
     """The saved recipe (as a dict), completed epochs and batch within the epoch of a checkpoint.
 
@@ -203,6 +211,7 @@ class Trainer:
         self.batch_in_epoch = 0  # batches of the current epoch already taken
         self.rng = torch.Generator().manual_seed(self.config.seed)
         self.last_test_accuracy: float | None = None
+        self.best_test_accuracy: float | None = None  # best epoch so far, copied to best_path()
         self.last_test_images: int | None = None
         self._stop = self.stop_event
         self._lock = threading.Lock()
@@ -257,6 +266,12 @@ class Trainer:
                 raise CheckpointError(f"{path}: tensor 'rng.torch' is not a valid RNG state") from None
         trainer.last_test_accuracy = info.test_accuracy
         trainer.last_test_images = info.test_images
+        best = best_path(trainer.checkpoint_path)
+        if best.is_file():
+            try:
+                trainer.best_test_accuracy = read_info(best).test_accuracy
+            except CheckpointError:
+                pass
         return trainer
 
     @classmethod
@@ -427,6 +442,10 @@ class Trainer:
                 if self.test_data is not None:
                     self.last_test_accuracy, self.last_test_images = self.evaluate()
                 path = self.save()
+                if path is not None and self.last_test_accuracy is not None and (
+                        self.best_test_accuracy is None or self.last_test_accuracy > self.best_test_accuracy):
+                    self.best_test_accuracy = self.last_test_accuracy
+                    shutil.copyfile(path, best_path(path))
                 yield EpochEvent(self.epoch, self.step,
                                  float("nan") if self.last_test_accuracy is None else self.last_test_accuracy,
                                  self.last_test_images or 0, path)

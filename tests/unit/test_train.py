@@ -158,3 +158,15 @@ def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
     steps = [e.step for e in t.run() if isinstance(e, BatchEvent)]
     assert steps == [9, 10, 11, 12]
     assert load_checkpoint(tmp_path / "o.safetensors")[1].epoch == 3
+
+
+def test_best_epoch_is_kept_beside_the_autosave(sample, tmp_path):
+    from capsviz.train.loop import best_path
+
+    path = tmp_path / "run.safetensors"
+    t = Trainer(small(epochs=3, lr=3e-3), sample, sample, checkpoint_path=path)
+    accs = [e.test_accuracy for e in t.run() if isinstance(e, EpochEvent)]
+    best = load_checkpoint(best_path(path))[1]
+    assert best_path(path).name == "run.best.safetensors"
+    assert best.test_accuracy == pytest.approx(max(accs))
+    assert best.epoch == 1 + accs.index(max(accs))
