@@ -91,6 +91,28 @@ class RoutingTrace:
         return {k: t.detach().float().cpu().numpy().copy() for k, t in out.items()}
 
 
+def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Tensor]]:
+    """Run Procedure 1 on u_hat in the (B*J, I, D) layout.
+
+    Returns the per-iteration ``b`` and ``c`` (B, J, I), ``s`` and ``v`` (B, J, D): b[r] is
+    the logits that gave c[r]. b starts at zero for each example and each call: it is
+    never shared across the batch. Differentiable by autograd.
+    """
+    n, n_in, dim = u_hat_j.shape
+    n_out = n // batch
+    b = u_hat_j.new_zeros(batch, n_out, n_in)  # (B, J, I)
+    out: dict[str, list[Tensor]] = {"b": [], "c": [], "s": [], "v": []}
+    for r in range(iterations):
+        c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3
+        s = torch.bmm(c.reshape(n, 1, n_in), u_hat_j).reshape(batch, n_out, dim)  # Eq. 2
+        v = squash(s, dim=-1)  # Eq. 1
+        for key, value in (("b", b), ("c", c), ("s", s), ("v", v)):
+            out[key].append(value)
+        if r < iterations - 1:
+            b = b + torch.bmm(u_hat_j, v.reshape(n, dim, 1)).reshape(batch, n_out, n_in)  # agreement u_hat . v
+    return out
+
+
 class _RoutingFunction(torch.autograd.Function):
     """Procedure 1 with a hand-written backward pass (training only).
 
@@ -108,19 +130,8 @@ class _RoutingFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, u_hat_j: Tensor, batch: int, iterations: int) -> Tensor:
         # u_hat_j : (B*J, I, D) contiguous
-        n, n_in, dim = u_hat_j.shape
-        n_out = n // batch
-        b = u_hat_j.new_zeros(batch, n_out, n_in)
-        cs, ss, vs = [], [], []
-        for r in range(iterations):
-            c = torch.softmax(b, dim=1)  # Eq. 3, over the J parents
-            s = torch.bmm(c.reshape(n, 1, n_in), u_hat_j).reshape(batch, n_out, dim)  # Eq. 2
-            v = squash(s, dim=-1)  # Eq. 1
-            cs.append(c)
-            ss.append(s)
-            vs.append(v)
-            if r < iterations - 1:
-                b = b + torch.bmm(u_hat_j, v.reshape(n, dim, 1)).reshape(batch, n_out, n_in)
+        it = _iterate(u_hat_j, batch, iterations)
+        cs, ss, vs = it["c"], it["s"], it["v"]
         ctx.save_for_backward(u_hat_j, torch.stack(cs), torch.stack(ss), torch.stack(vs))
         ctx.batch = batch
         return vs[-1]
@@ -191,22 +202,12 @@ def dynamic_routing(
     # Work in the (B, J, I, D) layout so that Eq. 2 and the agreement are plain batched
     # matrix products over B*J; DigitCaps.predictions already returns a view of it.
     u_hat_j = u_hat.transpose(1, 2).contiguous().reshape(batch * n_out, n_in, dim)  # (B*J, I, D)
-    # b is created fresh for each forward pass and each example: never shared across the batch.
-    b = u_hat.new_zeros(batch, n_out, n_in)  # (B, J, I)
-    rec: dict[str, list[Tensor]] | None = {"b": [], "c": [], "v": []} if record else None
-    if rec is None and torch.is_grad_enabled() and u_hat.requires_grad:
+    if not record and torch.is_grad_enabled() and u_hat.requires_grad:
         return _RoutingFunction.apply(u_hat_j, batch, iterations), None
-    v = None
-    for r in range(iterations):
-        c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3
-        s = torch.bmm(c.reshape(batch * n_out, 1, n_in), u_hat_j)  # (B*J, 1, D), Eq. 2
-        v = squash(s.reshape(batch, n_out, dim), dim=-1)  # (B, J, D), Eq. 1
-        if rec is not None:
-            rec["b"].append(b.detach().transpose(1, 2))  # (B, I, J)
-            rec["c"].append(c.detach().transpose(1, 2))
-            rec["v"].append(v.detach())
-        if r < iterations - 1:
-            agreement = torch.bmm(u_hat_j, v.reshape(batch * n_out, dim, 1))  # (B*J, I, 1): u_hat . v
-            b = b + agreement.reshape(batch, n_out, n_in)
-    assert v is not None
-    return v, rec
+    it = _iterate(u_hat_j, batch, iterations)
+    rec = None
+    if record:
+        rec = {"b": [b.detach().transpose(1, 2) for b in it["b"]],  # (B, I, J)
+               "c": [c.detach().transpose(1, 2) for c in it["c"]],
+               "v": [v.detach() for v in it["v"]]}
+    return it["v"][-1], rec

@@ -382,20 +382,14 @@ class Trainer:
         n = len(self.test_data)
         if self.config.test_subset:
             n = min(n, self.config.test_subset)
-        images = torch.from_numpy(self.test_data.images[:n])
-        labels = torch.from_numpy(self.test_data.labels[:n])
         if n == 0:
             raise ValueError("the test set is empty")
-        correct = 0
-        chunk = 128  # small enough to notice a stop request within a second on a CPU
-        self.model.eval()
-        with torch.inference_mode():
-            for start in range(0, n, chunk):
-                self._check_stop()
-                x = images[start : start + chunk].to(self.device).unsqueeze(1).float().div_(255.0)
-                out = self.model(x, routing_iterations=self.config.routing_iterations, reconstruct=False)
-                correct += (out.lengths.argmax(1).cpu() == labels[start : start + chunk]).sum().item()
+        data = MnistSplit(self.test_data.images[:n], self.test_data.labels[:n])
+        # batches small enough to notice a stop request within a second on a CPU
+        preds = evaluate_model(self.model, data, self.config.routing_iterations, batch_size=128,
+                               device=self.device, before_batch=self._check_stop)
         self.model.train()
+        correct = int((preds == data.labels).sum())
         return correct / n, n
 
     def run(self) -> Iterator[TrainEvent]:
@@ -463,14 +457,20 @@ class Trainer:
 
 def evaluate_model(
     model: CapsNet, data: MnistSplit, routing_iterations: int | None = None, batch_size: int = 500,
-    device: torch.device | None = None,
+    device: torch.device | None = None, before_batch=None,
 ) -> np.ndarray:
-    """Predicted classes for all images of ``data``: int64 numpy array (N,)."""
+    """Predicted classes for all images of ``data``: int64 numpy array (N,).
+
+    ``before_batch()``, if given, is called before each batch (it may raise to stop).
+    Leaves ``model`` in eval mode.
+    """
     device = device or next(model.parameters()).device
     preds = []
     model.eval()
     with torch.inference_mode():
         for start in range(0, len(data), batch_size):
+            if before_batch is not None:
+                before_batch()
             x = torch.from_numpy(data.images[start : start + batch_size]).to(device).unsqueeze(1).float() / 255.0
             out = model(x, routing_iterations=routing_iterations, reconstruct=False)
             preds.append(out.lengths.argmax(1).cpu().numpy())
