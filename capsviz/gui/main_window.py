@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import threading
 import time
@@ -41,12 +42,27 @@ class WeightsSnapshot:
         self.inference = inference
 
 
+def lower_thread_priority(niceness: int = 10) -> bool:
+    """Give the calling thread, and the compute threads it starts later (they inherit it),
+    a lower CPU priority, so the GUI thread wins the cores whenever it has work to do
+    while training keeps the idle time. Linux only (there ``setpriority`` takes a thread
+    id); returns False where it is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except OSError:
+        return False
+    return True
+
+
 def training_events(trainer_factory, stop_event: threading.Event, holder: dict, view_input):
     """Generator run by the worker thread: build the trainer, then relay its events and,
     at most every ``SNAPSHOT_INTERVAL_S``, a :class:`WeightsSnapshot`.
 
     ``view_input()`` returns the current (image (28, 28) or None, routing iterations).
     """
+    lower_thread_priority()
     trainer = trainer_factory()
     holder["trainer"] = trainer
 
@@ -282,7 +298,7 @@ class MainWindow(QMainWindow):
         if image is None:
             self.inference = None
             stages = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None),
-                      lambda: self.lengths_view.set_primary(None), lambda: self.routing_view.set_inference(None),
+                      lambda: self.lengths_view.set_primary(None), *self.routing_view.update_parts(None),
                       lambda: self.pose_view.set_capsules(None, None, None)]
         else:
             inf = inference if inference is not None else infer(self.model, image, self.routing_iterations)
@@ -291,7 +307,7 @@ class MainWindow(QMainWindow):
                 lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction])),
                 lambda: self.lengths_view.set_lengths(inf.lengths),
                 lambda: self.lengths_view.set_primary(inf.u_lengths),
-                lambda: self.routing_view.set_inference(inf),
+                *self.routing_view.update_parts(inf),
                 lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction),
             ]
         self._stages = stages

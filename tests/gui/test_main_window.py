@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
@@ -115,6 +119,12 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 3, timeout=60000)
     x, y = panel.loss_curve.getData()
     assert len(x) >= 3 and np.isfinite(y).all()
+    if sys.platform.startswith("linux"):
+        # training and its compute threads yield the CPU to the GUI thread
+        nice = {int(t.name): int(open(t / "stat").read().rsplit(")", 1)[1].split()[16]) for t in
+                Path("/proc/self/task").iterdir()}
+        assert nice[threading.get_native_id()] == 0
+        assert sum(v == 10 for v in nice.values()) >= 1
     # the views show the weights being learned (fresh weights replaced the shipped model)
     qtbot.waitUntil(lambda: not np.allclose(window.inference.lengths[-1], before), timeout=10000)
     with qtbot.waitSignal(window.trainingFinished, timeout=5000):
@@ -216,3 +226,12 @@ def test_every_figure_exports_as_png_and_svg(window, tmp_path):
                 assert im.size[0] > 50 and im.size[1] > 50
         else:
             assert f.read_text(errors="ignore").lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_predicted_entries_name_the_prediction(window, qtbot):
+    pred = window.inference.prediction
+    assert window.routing_view.digit.itemText(0) == f"predicted ({pred})"
+    assert window.pose_view.digit.itemText(0) == f"predicted ({pred})"
+    window.input_panel.canvas.clear()
+    qtbot.waitUntil(lambda: window.inference is None, timeout=3000)
+    assert window.routing_view.digit.itemText(0) == "predicted"

@@ -228,3 +228,22 @@ def test_routing_gradients_match_plain_autograd():
         torch.testing.assert_close(v, v_ref)
         (ref,) = torch.autograd.grad(v_ref, u_hat, g)
         torch.testing.assert_close(grad, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_small_batch_inference_conv_matches_conv2d():
+    """The explorer's im2col path gives conv2d's numbers and follows weight updates."""
+    from capsviz.model.capsnet import PrimaryCaps
+    from capsviz.model.config import CapsNetConfig
+
+    torch.manual_seed(3)
+    caps = PrimaryCaps(CapsNetConfig())
+    x = torch.relu(torch.randn(3, 256, 20, 20))
+    with torch.no_grad():
+        fast = caps(x)  # im2col path (no grad, CPU, batch <= 8)
+    slow = caps(x).detach()  # autograd path: oneDNN convolution
+    assert torch.allclose(fast, slow, atol=1e-5)
+    with torch.no_grad():
+        caps.conv.weight.mul_(-0.5)  # an optimizer-style in-place update
+        fast2 = caps(x)
+    assert torch.allclose(fast2, caps(x).detach(), atol=1e-5)
+    assert not torch.allclose(fast2, fast, atol=1e-3)

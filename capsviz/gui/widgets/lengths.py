@@ -43,8 +43,7 @@ class LengthsView(QWidget):
         self.iter_plot.setMouseEnabled(False, False)
         self.iter_plot.setLabel("bottom", "iteration r")
         self.iter_curves = [
-            self.iter_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5), symbol="o", symbolSize=4,
-                                symbolBrush=pg.intColor(k, 10), name=str(k))
+            self.iter_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5), name=str(k))  # no symbols: cheaper
             for k in range(10)
         ]
         self.primary = pg.GraphicsLayoutWidget()
@@ -68,6 +67,7 @@ class LengthsView(QWidget):
         layout.addWidget(self.primary, 2)
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
+        self._curve_iterations = 0
 
     def set_primary(self, u_lengths: np.ndarray | None) -> None:
         """``u_lengths``: (1152,) primary capsule lengths in [0, 1), or None to clear."""
@@ -103,5 +103,7 @@ class LengthsView(QWidget):
         r = np.arange(1, lengths.shape[0] + 1)
         for k, curve in enumerate(self.iter_curves):
             curve.setData(r, lengths[:, k])
-        self.iter_plot.setXRange(0.8, lengths.shape[0] + 0.2, padding=0)
-        self.iter_plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in r]])
+        if self._curve_iterations != lengths.shape[0]:
+            self._curve_iterations = lengths.shape[0]
+            self.iter_plot.setXRange(0.8, lengths.shape[0] + 0.2, padding=0)
+            self.iter_plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in r]])

@@ -126,8 +126,8 @@ class RoutingView(QWidget):
         self.mass_plot.setLabel("bottom", "iteration r")
         self.mass_plot.setToolTip("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
         self.mass_plot.setMouseEnabled(False, False)
-        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5), symbol="o",
-                                                symbolSize=4, symbolBrush=pg.intColor(k, 10)) for k in range(10)]
+        # lines without symbols: ten scatter items cost more to update and paint than the rest of the view
+        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5)) for k in range(10)]
         self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.mass_plot.addItem(self.mass_marker)
         self.entropy_plot = pg.PlotWidget(title="mean entropy of c_i")
@@ -136,6 +136,7 @@ class RoutingView(QWidget):
                                      "ln 10 = 2.303 when every capsule splits its vote evenly")
         self.entropy_plot.setMouseEnabled(False, False)
         self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
+        self._curve_iterations = 0
         self.entropy_plot.addItem(pg.InfiniteLine(pos=np.log(10), angle=0, label="uniform",
                                                   pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
                                                   labelOpts={"position": 0.15, "color": (150, 150, 150)}))
@@ -172,6 +173,13 @@ class RoutingView(QWidget):
     # -- data -------------------------------------------------------------------------
     def set_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None)."""
+        for part in self.update_parts(inference):
+            part()
+
+    def update_parts(self, inference) -> list:
+        """Take ``inference`` and return the redraws still to do, as three callables (maps,
+        mosaic and overlay, curves), so a caller under load can run them in separate
+        event-loop turns and each repaint stays short."""
         self.inference = inference
         if inference is not None:
             r = inference.iterations
@@ -183,7 +191,11 @@ class RoutingView(QWidget):
             self.mass = routed_mass(inference.u_lengths, inference.c)
             self.entropy = mean_entropy(inference.c)
             self._all_maps = np.stack([class_maps(inference.u_lengths, c) for c in inference.c])  # (R, 10, 6, 6)
-        self._redraw()
+            self.digit.setItemText(0, f"predicted ({inference.prediction})")
+        else:
+            self.shown = self.mass = self.entropy = None
+            self.digit.setItemText(0, "predicted")
+        return [self._draw_maps, self._draw_detail, self._draw_curves]
 
     def selected_digit(self) -> int | None:
         d = self.digit.currentData()
@@ -201,22 +213,19 @@ class RoutingView(QWidget):
         return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)
 
     def _redraw(self) -> None:
+        self._draw_maps()
+        self._draw_detail()
+        self._draw_curves()
+
+    def _draw_maps(self) -> None:
         inf = self.inference
         if inf is None:
-            self.shown = self.mass = self.entropy = None
             for j, (item, title) in enumerate(zip(self.maps, self.titles)):
                 item.setImage(np.zeros((6, 6), dtype=np.float32), autoLevels=False, levels=(0, 1))
                 title.setText(f"{j}", size="8pt")
-            self.mosaic.setImage(np.zeros((27, 55), dtype=np.float32), autoLevels=False, levels=(0, 1))
-            self.overlay_input.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
-            self.overlay.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
-            for c in self.mass_curves:
-                c.setData([], [])
-            self.entropy_curve.setData([], [])
             self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
-        rr = np.arange(1, inf.iterations + 1)
         self.iteration_label.setText(f"r = {r + 1} of {inf.iterations}")
         maps = self._all_maps[r]
         self.shown = maps
@@ -226,6 +235,15 @@ class RoutingView(QWidget):
             mark = " ◀" if j == inf.prediction else ""
             title.setText(f"{j}: {self.mass[r, j]:.1f}{mark}", size="8pt")
         self.colorbar.setLevels(levels)
+
+    def _draw_detail(self) -> None:
+        inf = self.inference
+        if inf is None:
+            self.mosaic.setImage(np.zeros((27, 55), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            self.overlay_input.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            self.overlay.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            return
+        r = self.iteration.value() - 1
         j = self.selected_digit()
         mosaic = type_mosaic(inf.c[r, :, j])
         mlevels = self._levels(inf.c[r, :, j], inf.c[:, :, j])
@@ -234,16 +252,28 @@ class RoutingView(QWidget):
         self.mosaic_title.setText(f"c_i{j} of all 1152 capsules, iteration {r + 1} (4 × 8 types, 6 × 6 each)",
                                   size="8pt")
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
-        spread = receptive_overlay(maps[j])
+        spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
         self.overlay_title.setText(f"digit {j}'s map over the input", size="8pt")
+
+    def _draw_curves(self) -> None:
+        inf = self.inference
+        if inf is None:
+            for c in self.mass_curves:
+                c.setData([], [])
+            self.entropy_curve.setData([], [])
+            return
+        r = self.iteration.value() - 1
+        rr = np.arange(1, inf.iterations + 1)
         for k, curve in enumerate(self.mass_curves):
             curve.setData(rr, self.mass[:, k])
         self.mass_marker.setValue(r + 1)
         self.entropy_curve.setData(rr, self.entropy)
-        for plot in (self.mass_plot, self.entropy_plot):
-            plot.setXRange(0.8, inf.iterations + 0.2, padding=0)
-            plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in rr]])
+        if self._curve_iterations != inf.iterations:
+            self._curve_iterations = inf.iterations
+            for plot in (self.mass_plot, self.entropy_plot):
+                plot.setXRange(0.8, inf.iterations + 0.2, padding=0)
+                plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in rr]])
 
     # -- hover and click -------------------------------------------------------------------
     def _map_cell(self, scene_pos) -> tuple[int, int, int] | None:
