@@ -1,4 +1,6 @@
-"""Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit.
+"""Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit, and,
+beside it, the routing view on its own (docs/routing.png) and the pose view's Fig. 4
+grid (docs/fig4_grid.png).
 
 Usage: QT_QPA_PLATFORM=offscreen python tools/screenshot.py [--out docs/screenshot.png]
 """
@@ -55,3 +57,25 @@ for _ in range(10):
 args.out.parent.mkdir(parents=True, exist_ok=True)
 w.grab().save(str(args.out))
 print(f"wrote {args.out}; prediction {w.inference.prediction if w.inference else None}")
+
+# the routing view alone, larger, showing iteration 1 (c still uniform) with a shared colour scale
+routing = w.routing_view
+dock = routing.parentWidget()
+routing.setParent(None)
+routing.resize(1300, 620)
+routing.scale.setCurrentIndex(1)
+routing.iteration.setValue(1)
+routing.show()
+for _ in range(20):
+    app.processEvents()
+out = args.out.with_name("routing.png")
+routing.grab().save(str(out))
+print(f"wrote {out}")
+
+pose = w.pose_view
+pose.grid_button.click()
+for _ in range(10):
+    app.processEvents()
+out = args.out.with_name("fig4_grid.png")
+pose.grid_dialog.save_png(out, scale=2)
+print(f"wrote {out}")

@@ -162,10 +162,27 @@ def test_routed_mass_and_entropy_are_the_traces(window):
     assert view.entropy[-1] < view.entropy[0]
 
 
+def test_hovering_a_class_map_reads_its_value(window, qtbot):
+    from capsviz.gui.widgets.routing import class_cell, class_tile_origin
+
+    for j in range(10):  # the layout and its inverse agree on every cell
+        y0, x0 = class_tile_origin(j)
+        assert all(class_cell(y0 + y, x0 + x) == (j, y, x) for y in range(6) for x in range(6))
+    assert class_cell(0, 0) is None  # the title band
+    view = window.routing_view
+    inf = window.inference
+    r = view.iteration.value() - 1
+    expected = class_maps(inf.u_lengths, inf.c[r])[7, 4, 1]
+    y0, x0 = class_tile_origin(7)
+    assert view.class_image.image[y0 + 4, x0 + 1] == pytest.approx(expected, rel=1e-6)
+    qtbot.mouseMove(view.graphics.viewport(), view.graphics.mapFromScene(view.class_map_scene_pos(7, 4, 1)))
+    qtbot.waitUntil(lambda: "digit 7, grid y=4 x=1" in view.readout.text(), timeout=3000)
+    assert f"= {expected:.4f}" in view.readout.text()
+
+
 def test_clicking_a_class_map_selects_that_digit(window, qtbot):
     view = window.routing_view
-    vb = view.map_views[3]
-    pos = view.graphics.mapFromScene(vb.mapViewToScene(QPointF(3, 3)))
+    pos = view.graphics.mapFromScene(view.class_map_scene_pos(3, 2, 2))
     qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert view.selected_digit() == 3
     inf = window.inference

@@ -26,6 +26,34 @@ INFO = (
     "Hover over a map to read exact values."
 )
 ITERATION_MS = 700
+TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells
+CLASS_GRID_SHAPE = (2 * (TITLE_ROWS + 6) + GAP, 5 * 6 + 4 * GAP)  # (17, 34)
+
+
+def class_tile_origin(j: int) -> tuple[int, int]:
+    """(row, column) in the class-map image of the top-left cell of digit j's 6x6 map."""
+    return (j // 5) * (TITLE_ROWS + 6 + GAP) + TITLE_ROWS, (j % 5) * (6 + GAP)
+
+
+def class_grid(maps: np.ndarray) -> np.ndarray:
+    """(10, 6, 6) class maps -> one CLASS_GRID_SHAPE image, NaN (transparent) between them."""
+    out = np.full(CLASS_GRID_SHAPE, np.nan, dtype=np.float32)
+    for j in range(10):
+        y0, x0 = class_tile_origin(j)
+        out[y0 : y0 + 6, x0 : x0 + 6] = maps[j]
+    return out
+
+
+def class_cell(row: int, col: int) -> tuple[int, int, int] | None:
+    """Inverse of the layout: image cell (row, col) -> (digit j, y, x), or None off the maps."""
+    if row < 0 or col < 0:
+        return None
+    band, y = divmod(row, TITLE_ROWS + 6 + GAP)
+    tile, x = divmod(col, 6 + GAP)
+    y -= TITLE_ROWS
+    if band > 1 or tile > 4 or not (0 <= y < 6) or x >= 6:
+        return None
+    return band * 5 + tile, y, x
 
 
 def _image_view(layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, **kw) -> tuple[pg.ViewBox, pg.ImageItem]:
@@ -89,21 +117,26 @@ class RoutingView(QWidget):
             controls.addWidget(w, 1 if w is self.iteration else 0)
 
         # -- maps -------------------------------------------------------------------
+        # One image holds the ten 6x6 class maps (two rows of five, each under its title),
+        # so they share one aspect-locked view, one colour scale and one repaint.
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("k")
-        self.maps: list[pg.ImageItem] = []
-        self.map_views: list[pg.ViewBox] = []
-        self.titles: list[pg.LabelItem] = []
+        self.map_view = self.graphics.addViewBox(row=0, col=0, lockAspect=True, enableMouse=False, invertY=True)
+        self.map_view.setMenuEnabled(False)
+        self.class_image = pg.ImageItem(class_grid(np.zeros((10, 6, 6), np.float32)))
+        self.class_image.setColorMap(VIRIDIS)
+        self.map_view.addItem(self.class_image)
+        self.map_view.setRange(xRange=(0, CLASS_GRID_SHAPE[1]), yRange=(0, CLASS_GRID_SHAPE[0]), padding=0.02)
+        self.titles: list[pg.TextItem] = []
         for j in range(10):
-            row, col = 2 * (j // 5), j % 5
-            self.titles.append(self.graphics.addLabel(f"{j}", row=row, col=col, size="8pt"))
-            vb, item = _image_view(self.graphics, row + 1, col, (6, 6))
-            item.setColorMap(VIRIDIS)
-            self.maps.append(item)
-            self.map_views.append(vb)
+            y0, x0 = class_tile_origin(j)
+            title = pg.TextItem(f"{j}", color=(200, 200, 200), anchor=(0.5, 1.0))
+            title.setPos(x0 + 3, y0 - 0.1)
+            self.map_view.addItem(title)
+            self.titles.append(title)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
-        self.colorbar.setImageItem(self.maps)
-        self.graphics.addItem(self.colorbar, row=0, col=5, rowspan=4)
+        self.colorbar.setImageItem(self.class_image)
+        self.graphics.addItem(self.colorbar, row=0, col=1)
 
         self.detail = pg.GraphicsLayoutWidget()
         self.detail.setBackground("k")
@@ -220,9 +253,9 @@ class RoutingView(QWidget):
     def _draw_maps(self) -> None:
         inf = self.inference
         if inf is None:
-            for j, (item, title) in enumerate(zip(self.maps, self.titles)):
-                item.setImage(np.zeros((6, 6), dtype=np.float32), autoLevels=False, levels=(0, 1))
-                title.setText(f"{j}", size="8pt")
+            self.class_image.setImage(class_grid(np.zeros((10, 6, 6), np.float32)), autoLevels=False, levels=(0, 1))
+            for j, title in enumerate(self.titles):
+                title.setText(f"{j}")
             self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
@@ -230,10 +263,10 @@ class RoutingView(QWidget):
         maps = self._all_maps[r]
         self.shown = maps
         levels = self._levels(maps, self._all_maps)
-        for j, (item, title) in enumerate(zip(self.maps, self.titles)):
-            item.setImage(maps[j], autoLevels=False, levels=levels)
+        self.class_image.setImage(class_grid(maps), autoLevels=False, levels=levels)
+        for j, title in enumerate(self.titles):
             mark = " ◀" if j == inf.prediction else ""
-            title.setText(f"{j}: {self.mass[r, j]:.1f}{mark}", size="8pt")
+            title.setText(f"{j}: {self.mass[r, j]:.1f}{mark}")
         self.colorbar.setLevels(levels)
 
     def _draw_detail(self) -> None:
@@ -277,13 +310,17 @@ class RoutingView(QWidget):
 
     # -- hover and click -------------------------------------------------------------------
     def _map_cell(self, scene_pos) -> tuple[int, int, int] | None:
-        for j, vb in enumerate(self.map_views):
-            if vb.sceneBoundingRect().contains(scene_pos):
-                p = vb.mapSceneToView(scene_pos)
-                y, x = int(np.floor(p.y())), int(np.floor(p.x()))
-                if 0 <= y < 6 and 0 <= x < 6:
-                    return j, y, x
-        return None
+        if not self.map_view.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = self.map_view.mapSceneToView(scene_pos)
+        return class_cell(int(np.floor(p.y())), int(np.floor(p.x())))
+
+    def class_map_scene_pos(self, j: int, y: int, x: int):
+        """Scene position of the centre of cell (y, x) of digit j's map (for tests and tools)."""
+        from PySide6.QtCore import QPointF
+
+        y0, x0 = class_tile_origin(j)
+        return self.map_view.mapViewToScene(QPointF(x0 + x + 0.5, y0 + y + 0.5))
 
     def _hover_maps(self, scene_pos) -> None:
         cell = self._map_cell(scene_pos)
