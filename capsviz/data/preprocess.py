@@ -68,3 +68,16 @@ def preprocess_ink(ink: np.ndarray, threshold: float = INK_THRESHOLD) -> np.ndar
     out = np.zeros((FIELD, FIELD), dtype=np.float32)
     out[top : top + new_h, left : left + new_w] = small
     return out
+
+
+def preprocess_split(images: np.ndarray) -> np.ndarray:
+    """:func:`preprocess_ink` over a stack: (N, H, W) uint8 or float -> (N, 28, 28) float32 in [0, 1].
+
+    An image without ink becomes all zeros.
+    """
+    out = np.zeros((len(images), FIELD, FIELD), dtype=np.float32)
+    for k, image in enumerate(images):
+        done = preprocess_ink(image)
+        if done is not None:
+            out[k] = done
+    return out

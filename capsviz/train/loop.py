@@ -461,6 +461,7 @@ def evaluate_model(
 ) -> np.ndarray:
     """Predicted classes for all images of ``data``: int64 numpy array (N,).
 
+    ``data.images``: (N, 28, 28) uint8 in 0..255, or float in [0, 1] (e.g. preprocessed).
     ``before_batch()``, if given, is called before each batch (it may raise to stop).
     Leaves ``model`` in eval mode.
     """
@@ -471,7 +472,9 @@ def evaluate_model(
         for start in range(0, len(data), batch_size):
             if before_batch is not None:
                 before_batch()
-            x = torch.from_numpy(data.images[start : start + batch_size]).to(device).unsqueeze(1).float() / 255.0
+            x = torch.from_numpy(data.images[start : start + batch_size]).to(device).unsqueeze(1).float()
+            if data.images.dtype == np.uint8:
+                x = x / 255.0
             out = model(x, routing_iterations=routing_iterations, reconstruct=False)
             preds.append(out.lengths.argmax(1).cpu().numpy())
     return np.concatenate(preds) if preds else np.zeros(0, dtype=np.int64)

@@ -105,3 +105,29 @@ def test_truncated_archive_is_named_and_leaves_no_file(tmp_path):
     with pytest.raises(MnistDataError, match="train-images-idx3-ubyte.gz: corrupt or truncated"):
         load_mnist(train=True, data_root=tmp_path)
     assert sorted(p.name for p in raw.iterdir() if not p.name.endswith(".gz")) == []
+
+
+def _accuracy_raw_and_preprocessed(split, checkpoint):
+    from capsviz.data.mnist import MnistSplit
+    from capsviz.data.preprocess import preprocess_split
+    from capsviz.train.checkpoint import load_checkpoint
+    from capsviz.train.loop import evaluate_model
+
+    model = load_checkpoint(checkpoint)[0]
+    pre = preprocess_split(split.images)
+    assert pre.shape == split.images.shape and pre.dtype == np.float32
+    raw_acc = (evaluate_model(model, split) == split.labels).mean()
+    pre_acc = (evaluate_model(model, MnistSplit(pre, split.labels)) == split.labels).mean()
+    return 100 * raw_acc, 100 * pre_acc
+
+
+def test_preprocessing_mnist_digits_keeps_the_accuracy_on_the_sample(shipped_checkpoint):
+    """MNIST digits through the app's preprocessing: accuracy within 0.3 points of raw."""
+    raw, pre = _accuracy_raw_and_preprocessed(load_sample(), shipped_checkpoint)
+    assert raw > 98.5 and abs(pre - raw) <= 0.3, (raw, pre)
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_preprocessing_mnist_digits_keeps_the_accuracy_on_the_full_test_set(shipped_checkpoint):
+    raw, pre = _accuracy_raw_and_preprocessed(load_mnist(train=False, data_root=mnist_root()), shipped_checkpoint)
+    assert raw > 99.0 and abs(pre - raw) <= 0.3, (raw, pre)
