@@ -1,4 +1,4 @@
-"""Command line: ``capsviz`` (the app), ``capsviz train``, ``capsviz eval``.
+"""Command line: ``capsviz`` (the app), ``capsviz train``, ``eval``, ``trace``, ``classify``.
 
 No Qt import at module level: the headless commands work without a display.
 """
@@ -103,6 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--out", type=Path, required=True, metavar="FILE", help="the .npz file to write")
     tr.add_argument("--routing-iterations", type=int, default=None, metavar="N")
     _add_common(tr, checkpoint_help="checkpoint to use (default: the shipped model)")
+    c = sub.add_parser("classify", help="print the predicted digit and capsule lengths of image files",
+                       description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
+                                   "fit into 20x20, centre by mass). One line per file; a file that cannot be "
+                                   "read gets an error line and the others go on; the exit code is 1 if any "
+                                   "file failed.")
+    c.add_argument("images", type=Path, nargs="+", metavar="FILE", help="image files (PNG, JPEG, ...)")
+    c.add_argument("--json", action="store_true",
+                   help='one JSON object per line: {"file", "prediction", "lengths"} or {"file", "error"}')
+    c.add_argument("--ink", choices=("auto", "light", "dark"), default="auto",
+                   help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
+                        "decide from the image's border (default)")
+    c.add_argument("--routing-iterations", type=int, default=None, metavar="N")
+    _add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)")
     return parser
 
 
@@ -219,6 +232,53 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+INVERT = {"auto": None, "light": False, "dark": True}
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+
+    from capsviz.data.images import ImageReadError, load_ink
+    from capsviz.data.preprocess import preprocess_ink
+    from capsviz.model.inference import capsule_lengths
+    from capsviz.train.checkpoint import load_checkpoint
+    from capsviz.train.loop import select_device
+
+    if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
+        raise CliError("--routing-iterations must be between 1 and 100")
+    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or DEFAULT_CHECKPOINT,
+                                     device=select_device(_resolve(args, "device")))
+    inputs, errors = {}, {}
+    for k, path in enumerate(args.images):
+        try:
+            image = preprocess_ink(load_ink(path, invert=INVERT[args.ink]))
+            if image is None:
+                raise ImageReadError(f"{path}: no ink found (an empty image)")
+            inputs[k] = image
+        except ImageReadError as exc:
+            errors[k] = str(exc)
+    order = sorted(inputs)
+    lengths = capsule_lengths(model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, 28, 28)),
+                              args.routing_iterations)
+    results = dict(zip(order, lengths))
+    for k, path in enumerate(args.images):
+        if k in errors:
+            if args.json:
+                print(json.dumps({"file": str(path), "error": errors[k]}), flush=True)
+            else:
+                print(f"error: {errors[k]}", file=sys.stderr, flush=True)
+            continue
+        v = results[k]
+        pred = int(v.argmax())
+        if args.json:
+            print(json.dumps({"file": str(path), "prediction": pred, "lengths": [round(float(x), 6) for x in v]}))
+        else:
+            print(f"{path}: {pred} ({v[pred]:.3f})  lengths " + " ".join(f"{x:.3f}" for x in v))
+    return 1 if errors else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -233,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_eval(args)
         if args.command == "trace":
             return cmd_trace(args)
+        if args.command == "classify":
+            return cmd_classify(args)
         from capsviz.gui.app import run_app
 
         return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device or "auto")

@@ -2,64 +2,112 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
+
+MAX_PIXELS = 50_000_000  # larger images are refused: a decompression bomb, or no digit photo
+WORK_SIDE = 1024  # images are downscaled to this longer side before anything else
 
 
 class ImageReadError(ValueError):
     """A file that cannot be read as an image; the message names the file and why."""
 
 
-def load_ink(path: str | os.PathLike, invert: bool | None = None) -> np.ndarray:
-    """Read an image file as an ink image.
+def _name(source) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return str(source)
+    return getattr(source, "name", None) or "image data"
 
-    Colour, palette and 16-bit images become grayscale; in an image with transparent
-    pixels the opaque pixels are the ink. Dark ink on a light background is inverted when ``invert`` is None
-    and the image's border is brighter than its middle on average; pass True/False to
-    force it.
+
+def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None) -> np.ndarray:
+    """Read an image (a file, a binary file object or encoded bytes) as an ink image.
+
+    - Colour, palette, CMYK and 16-bit images become grayscale.
+    - In an image with transparent pixels, the opaque pixels are the ink.
+    - Dark ink on a light background is inverted when ``invert`` is None and the image's
+      border is brighter than its middle on average; pass True/False to force it.
+    - Images with more than ``WORK_SIDE`` (1024) pixels on a side are downscaled (box
+      filter; JPEGs already while decoding), so a 40-megapixel photo costs little memory.
+    - Images of more than ``MAX_PIXELS`` (50 M) pixels are refused before decoding.
 
     Returns
     -------
-    ndarray, float32, shape (H, W), values in [0, 1], ink bright
+    ndarray, float32, shape (H, W), values in [0, 1], ink bright; H, W <= 1024
 
     Raises
     ------
     ImageReadError
         If the file is missing, not an image, truncated, or too large to decode safely.
     """
-    path = Path(path)
+    name = _name(source)
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
     try:
-        with Image.open(path) as im:
+        with Image.open(source) as im:
+            if im.width * im.height > MAX_PIXELS:
+                raise ImageReadError(f"{name}: {im.width} × {im.height} pixels is more than capsviz opens "
+                                     f"({MAX_PIXELS // 1_000_000} megapixels; a decompression bomb?)")
+            if im.format == "JPEG":
+                im.draft("L" if im.mode == "L" else "RGB", (WORK_SIDE, WORK_SIDE))
             im.load()
             im = ImageOps.exif_transpose(im)
-            if im.mode in ("I;16", "I;16B", "I;16L", "I"):
-                a = np.asarray(im, dtype=np.float64)
-                a = a / (65535.0 if a.max() > 255 else 255.0)
-            else:
-                if "A" in im.getbands() or (im.mode == "P" and "transparency" in im.info):
-                    im = im.convert("RGBA")
-                    alpha = np.asarray(im.getchannel("A"), dtype=np.float64) / 255.0
-                    if alpha.min() < 0.5:
-                        # real transparency: the strokes are the opaque pixels
-                        a, invert = alpha, False if invert is None else invert
-                    else:
-                        a = np.asarray(im.convert("L"), dtype=np.float64) / 255.0
-                else:
-                    a = np.asarray(im.convert("L"), dtype=np.float64) / 255.0
+            a, is_ink = _grayscale(im)
+    except ImageReadError:
+        raise
     except FileNotFoundError:
-        raise ImageReadError(f"{path}: no such file") from None
-    except Image.DecompressionBombError as exc:
-        raise ImageReadError(f"{path}: image too large to open safely ({exc})") from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise ImageReadError(f"{path}: not a readable image ({exc})") from None
+        raise ImageReadError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ImageReadError(f"{name}: is a folder, not an image") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageReadError(f"{name}: image too large to open safely ({exc})") from None
+    except UnidentifiedImageError:
+        raise ImageReadError(f"{name}: not an image file (or a format Pillow cannot read)") from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
+        raise ImageReadError(f"{name}: not a readable image ({exc})") from None
     if a.ndim != 2 or a.size == 0:
-        raise ImageReadError(f"{path}: not a 2-D image")
+        raise ImageReadError(f"{name}: not a 2-D image")
     if invert is None:
-        border = np.concatenate([a[0], a[-1], a[:, 0], a[:, -1]])
-        invert = float(border.mean()) > float(a.mean()) and float(border.mean()) > 0.5
+        invert = not is_ink and light_background(a)
     if invert:
         a = 1.0 - a
     return np.clip(a, 0.0, 1.0).astype(np.float32)
+
+
+def _grayscale(im: Image.Image) -> tuple[np.ndarray, bool]:
+    """Any Pillow image -> ((H, W) float32 in [0, 1] downscaled to WORK_SIDE, is_ink).
+
+    ``is_ink`` is True when the image has real transparency: then the alpha channel is
+    the ink (opaque strokes, whatever their colour), already light on dark.
+    """
+    if im.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        a = np.asarray(im, dtype=np.float32)
+        if im.mode != "F":
+            a = a / (65535.0 if a.max() > 255 else 255.0)
+        return _downscale(np.nan_to_num(a, nan=0.0, posinf=1.0, neginf=0.0)), False
+    if "A" in im.getbands() or (im.mode == "P" and "transparency" in im.info):
+        alpha = np.asarray(im.convert("RGBA").getchannel("A"), dtype=np.float32) / 255.0
+        if alpha.min() < 0.5:
+            return _downscale(alpha), True
+    return _downscale(np.asarray(im.convert("L"), dtype=np.float32) / 255.0), False
+
+
+def _downscale(a: np.ndarray) -> np.ndarray:
+    h, w = a.shape
+    if max(h, w) <= WORK_SIDE:
+        return a
+    scale = WORK_SIDE / max(h, w)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    image = Image.fromarray(np.ascontiguousarray(a, dtype=np.float32), mode="F")
+    return np.asarray(image.resize(size, Image.Resampling.BOX), dtype=np.float32)
+
+
+def light_background(a: np.ndarray) -> bool:
+    """True when the border of ``a`` ((H, W) in [0, 1]) is brighter than the image on
+    average and brighter than mid-grey: dark ink on paper."""
+    border = np.concatenate([a[0], a[-1], a[:, 0], a[:, -1]])
+    return float(border.mean()) > float(a.mean()) and float(border.mean()) > 0.5

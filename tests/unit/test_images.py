@@ -1,0 +1,138 @@
+"""Image files as input: formats, polarity, size limits, bad files, and `capsviz classify`."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from capsviz.data.images import WORK_SIDE, ImageReadError, load_ink
+from capsviz.data.mnist import load_sample
+from capsviz.data.preprocess import preprocess_ink
+from capsviz.model.inference import capsule_lengths
+
+from .test_cli import capsviz
+
+
+@pytest.fixture(scope="module")
+def model():
+    from capsviz.cli import DEFAULT_CHECKPOINT
+    from capsviz.train.checkpoint import load_checkpoint
+
+    return load_checkpoint(DEFAULT_CHECKPOINT)[0]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    s = load_sample()
+    return s.images[:6], s.labels[:6]
+
+
+def big_paper_digit(digit: np.ndarray, side: int = 300) -> np.ndarray:
+    """A 28x28 MNIST digit as dark ink on light paper, upscaled to side x side, uint8."""
+    ink = np.asarray(Image.fromarray(digit).resize((side, side), Image.Resampling.BILINEAR))
+    return 255 - ink
+
+
+def predict(model, path_or_bytes, invert=None) -> tuple[int, np.ndarray]:
+    x = preprocess_ink(load_ink(path_or_bytes, invert=invert))
+    lengths = capsule_lengths(model, x[None])[0]
+    return int(lengths.argmax()), x
+
+
+def test_dark_on_light_and_light_on_dark_agree(model, digits, tmp_path):
+    for k, (digit, label) in enumerate(zip(*digits)):
+        paper = big_paper_digit(digit)
+        Image.fromarray(paper).save(tmp_path / f"dark{k}.png")
+        Image.fromarray(255 - paper).save(tmp_path / f"light{k}.png")
+        p_dark, x_dark = predict(model, tmp_path / f"dark{k}.png")
+        p_light, x_light = predict(model, tmp_path / f"light{k}.png")
+        assert p_dark == p_light == label
+        np.testing.assert_allclose(x_dark, x_light, atol=1e-5)
+        # forcing the wrong polarity reads the paper as ink: a different input
+        _, x_forced = predict(model, tmp_path / f"dark{k}.png", invert=False)
+        assert np.abs(x_forced - x_dark).mean() > 0.1
+
+
+def test_rgba_16bit_and_jpeg_of_one_digit_agree(model, digits, tmp_path):
+    digit, label = digits[0][0], digits[1][0]
+    paper = big_paper_digit(digit)
+    rgba = np.zeros((*paper.shape, 4), np.uint8)
+    rgba[..., :3] = (40, 30, 200)  # blue ink on a transparent background
+    rgba[..., 3] = 255 - paper
+    Image.fromarray(rgba, mode="RGBA").save(tmp_path / "d.png")
+    Image.fromarray(paper.astype(np.uint16) * 257).save(tmp_path / "d16.png")
+    Image.fromarray(np.stack([paper, paper, paper], -1)).save(tmp_path / "d.jpg", quality=90)
+    Image.fromarray(paper).convert("P").save(tmp_path / "d.gif")
+    with Image.open(tmp_path / "d16.png") as im:
+        assert im.mode.startswith("I")  # really 16-bit
+    preds, inputs = zip(*(predict(model, tmp_path / name) for name in ("d.png", "d16.png", "d.jpg", "d.gif")))
+    assert set(preds) == {label}
+    for x in inputs[1:]:
+        assert np.abs(x - inputs[0]).max() < 0.1
+
+
+def test_a_truncated_file_and_a_text_file_named_png_give_clear_errors(digits, tmp_path):
+    Image.fromarray(big_paper_digit(digits[0][0])).save(tmp_path / "ok.png")
+    data = (tmp_path / "ok.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(data[: len(data) // 2])
+    (tmp_path / "notes.png").write_text("not an image at all\n")
+    with pytest.raises(ImageReadError, match=r"cut\.png: not a readable image"):
+        load_ink(tmp_path / "cut.png")
+    with pytest.raises(ImageReadError, match=r"notes\.png: not an image file"):
+        load_ink(tmp_path / "notes.png")
+    with pytest.raises(ImageReadError, match=r"missing\.png: no such file"):
+        load_ink(tmp_path / "missing.png")
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A tiny PNG whose header claims width x height pixels (a decompression bomb)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    body = zlib.compress(b"\x00" * 64)
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("side", [8000, 40000])
+def test_decompression_bombs_are_refused_before_decoding(side):
+    with pytest.raises(ImageReadError, match="too large|more than capsviz opens"):
+        load_ink(png_claiming(side, side))
+
+
+def test_a_large_photo_is_downscaled(digits):
+    paper = big_paper_digit(digits[0][0], side=3000)
+    im = Image.fromarray(paper).resize((3000, 2000))
+    import io
+
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    ink = load_ink(buf.getvalue())
+    assert ink.shape == (683, WORK_SIDE) and ink.dtype == np.float32
+    assert 0.0 <= ink.min() and ink.max() <= 1.0
+
+
+def test_classify_json_lines(digits, tmp_path):
+    names = []
+    for k, digit in enumerate(digits[0][:3]):
+        Image.fromarray(big_paper_digit(digit)).save(tmp_path / f"d{k}.png")
+        names.append(str(tmp_path / f"d{k}.png"))
+    (tmp_path / "bad.png").write_text("hello")
+    r = capsviz("classify", "--json", names[0], str(tmp_path / "bad.png"), *names[1:])
+    assert r.returncode == 1, r.stderr  # one file failed
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [d["file"] for d in lines] == [names[0], str(tmp_path / "bad.png"), *names[1:]]
+    good = [d for d in lines if "error" not in d]
+    assert [d["prediction"] for d in good] == digits[1][:3].tolist()
+    for d in good:
+        assert len(d["lengths"]) == 10 and all(0 <= v < 1 for v in d["lengths"])
+        assert d["prediction"] == int(np.argmax(d["lengths"]))
+    assert "bad.png: not an image file" in lines[1]["error"]
+    ok = capsviz("classify", *names)
+    assert ok.returncode == 0 and len(ok.stdout.splitlines()) == 3 and ok.stdout.startswith(f"{names[0]}: 7 (")
