@@ -13,12 +13,14 @@ import numpy as np
 import platformdirs
 import pyqtgraph as pg
 import torch
-from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
 from capsviz import __version__
+from capsviz.data.images import ImageReadError, load_ink
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
+from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
@@ -133,6 +135,11 @@ class MainWindow(QMainWindow):
 
         self.input_panel.inputChanged.connect(self._on_input)
         self.input_panel.sampleRequested.connect(self.show_random_sample)
+        self.input_panel.openRequested.connect(self._open_image_dialog)
+        self.input_panel.inkPolarityChanged.connect(self._reload_image)
+        self.setAcceptDrops(True)
+        self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
+        self.error_box: QMessageBox | None = None
         self.routing_view.iterationsChanged.connect(self._on_iterations)
         self.training_panel.startRequested.connect(self.start_training)
         self.training_panel.stopRequested.connect(self.stop_training)
@@ -154,7 +161,9 @@ class MainWindow(QMainWindow):
         self.actions: dict[str, QAction] = {}
         file_menu = self.menuBar().addMenu("&File")
         for key, text, shortcut, slot in (
-            ("open", "&Open checkpoint…", QKeySequence.StandardKey.Open, self._open_checkpoint_dialog),
+            ("open_image", "Open &image…", QKeySequence.StandardKey.Open, self._open_image_dialog),
+            ("paste", "&Paste image", QKeySequence.StandardKey.Paste, self.paste_image),
+            ("open", "Open &checkpoint…", "Ctrl+Shift+O", self._open_checkpoint_dialog),
             ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs, self._save_checkpoint_dialog),
             ("export_figures", "Export &figures (PNG + SVG)…", None, self._export_figures_dialog),
             ("export_trace", "Export routing &trace (.npz)…", None, self._export_trace_dialog),
@@ -270,11 +279,80 @@ class MainWindow(QMainWindow):
                           f"capsviz {__version__}\n torch {torch.__version__}, Qt {PySide6.__version__}, "
                           f"device {self.device}\n\nSabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules.")
 
+    # -- errors -------------------------------------------------------------------------------
+    def show_error(self, title: str, message: str) -> None:
+        """Tell the user: a window-modal message box that does not block the event loop
+        (kept as ``error_box``), the status bar, and stderr."""
+        print(f"capsviz: {message}", file=sys.stderr)
+        self.statusBar().showMessage(message, 10000)
+        if self.error_box is not None:
+            self.error_box.close()
+        self.error_box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        self.error_box.open()
+
     # -- input and inference ---------------------------------------------------------------
     def show_sample(self, index: int) -> None:
-        """Put MNIST test-sample image ``index`` on the canvas."""
-        self.input_panel.canvas.set_ink(self.sample.images[index].astype(np.float32) / 255.0)
-        self.statusBar().showMessage(f"MNIST test image {index} (label {self.sample.labels[index]})", 5000)
+        """Use MNIST test-sample image ``index`` as the input, exactly as stored."""
+        image = self.sample.images[index].astype(np.float32) / 255.0
+        self._image_source = None
+        self.input_panel.set_input(image, source=f"MNIST test image {index} (label {self.sample.labels[index]})")
+
+    def open_image(self, source, name: str | None = None) -> bool:
+        """Classify an image file (path) or encoded image bytes, preprocessed as the CLI does.
+
+        On failure the message is shown and the current input stays. Returns success.
+        """
+        name = name or str(source)
+        try:
+            ink = load_ink(source, invert=self.input_panel.invert_choice())
+            image = preprocess_ink(ink)
+            if image is None:
+                raise ImageReadError(f"{name}: no ink found (an empty image)")
+        except ImageReadError as exc:
+            self.show_error("Cannot open image", str(exc))
+            return False
+        self._image_source = (source, name)
+        self.input_panel.set_input(image, ink=ink, source=f"image: {Path(name).name if name else name}")
+        return True
+
+    def _reload_image(self) -> None:
+        if self._image_source is not None and self.input_panel.source.text().startswith("image:"):
+            self.open_image(*self._image_source)
+
+    def _open_image_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open image", "",
+                                              "Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;"
+                                              "All files (*)")
+        if path:
+            self.open_image(path)
+
+    def open_mime(self, mime) -> bool:
+        """Open what a drop or the clipboard holds: a local image file, or image data."""
+        files = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
+        if files:
+            return self.open_image(files[0])
+        if mime.hasImage():
+            qimage = mime.imageData()
+            buffer = QBuffer()
+            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+            if qimage is None or qimage.isNull() or not qimage.save(buffer, "PNG"):
+                self.show_error("Cannot open image", "the pasted or dropped image data cannot be read")
+                return False
+            return self.open_image(bytes(buffer.data()), name="pasted image")
+        self.show_error("Nothing to open", "the clipboard or the drop holds no image and no image file")
+        return False
+
+    def paste_image(self) -> bool:
+        return self.open_mime(QApplication.clipboard().mimeData())
+
+    def dragEnterEvent(self, event) -> None:
+        mime = event.mimeData()
+        if mime.hasImage() or (mime.hasUrls() and any(u.isLocalFile() for u in mime.urls())):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        event.acceptProposedAction()
+        self.open_mime(event.mimeData())
 
     def show_random_sample(self) -> None:
         self.show_sample(int(self._rng.integers(len(self.sample))))

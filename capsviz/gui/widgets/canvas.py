@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 from superqt.utils import qthrottled
 
 from capsviz.data.preprocess import preprocess_ink
@@ -49,19 +49,25 @@ class DrawingCanvas(QWidget):
     def is_empty(self) -> bool:
         return not bool(self.ink().any())
 
-    def set_ink(self, ink: np.ndarray) -> None:
-        """Replace the drawing with ``ink`` ((h, w) in [0, 1], scaled to the canvas); undoable."""
+    def set_ink(self, ink: np.ndarray, emit: bool = True) -> None:
+        """Replace the drawing with ``ink`` ((h, w) in [0, 1]), scaled to fit the canvas and
+        centred, keeping its aspect ratio; undoable. ``emit=False`` skips ``inkChanged``
+        (when the caller sets the model input itself)."""
         self._push_undo()
-        a = (np.clip(np.asarray(ink, dtype=np.float32), 0, 1) * 255).astype(np.uint8)
-        src = QImage(np.ascontiguousarray(a).data, a.shape[1], a.shape[0], a.shape[1],
-                     QImage.Format.Format_Grayscale8).copy()
+        a = np.ascontiguousarray((np.clip(np.nan_to_num(np.asarray(ink, dtype=np.float32)), 0, 1) * 255)
+                                 .astype(np.uint8))
+        src = QImage(a.data, a.shape[1], a.shape[0], a.shape[1], QImage.Format.Format_Grayscale8).copy()
         self._image.fill(0)
+        size = self._image.width()
+        scale = size / max(a.shape)
+        w, h = a.shape[1] * scale, a.shape[0] * scale
         p = QPainter(self._image)
         p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-        p.drawImage(self._image.rect(), src)
+        p.drawImage(QRectF((size - w) / 2, (size - h) / 2, w, h), src)
         p.end()
         self.update()
-        self.inkChanged.emit()
+        if emit:
+            self.inkChanged.emit()
 
     def clear(self) -> None:
         if self.is_empty():
@@ -141,6 +147,8 @@ class InputPanel(QWidget):
 
     inputChanged = Signal(object)
     sampleRequested = Signal()
+    openRequested = Signal()
+    inkPolarityChanged = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -163,6 +171,17 @@ class InputPanel(QWidget):
         self.redo_button = QPushButton("Redo")
         self.sample_button = QPushButton("MNIST sample")
         self.sample_button.setToolTip("Put a random digit of the MNIST test sample on the canvas")
+        self.open_button = QPushButton("Open image…")
+        self.open_button.setToolTip("Classify an image file (or drop one on the window, or paste with Ctrl+V)")
+        self.open_button.clicked.connect(self.openRequested)
+        self.polarity = QComboBox()
+        for text, value in (("ink: auto", None), ("ink: light on dark", False), ("ink: dark on light", True)):
+            self.polarity.addItem(text, value)
+        self.polarity.setToolTip("How image files are read: auto-detects dark ink on light paper from the image "
+                                 "border; choose to override")
+        self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
+        self.source = QLabel("")
+        self.source.setStyleSheet("color: #505050;")
         self.clear_button.clicked.connect(self.canvas.clear)
         self.undo_button.clicked.connect(self.canvas.undo)
         self.redo_button.clicked.connect(self.canvas.redo)
@@ -173,11 +192,13 @@ class InputPanel(QWidget):
             QShortcut(QKeySequence(keys), self, activated=slot)
 
         tools = QHBoxLayout()
-        for w in (self.clear_button, self.undo_button, self.redo_button, self.sample_button):
+        for w in (self.clear_button, self.undo_button, self.redo_button, QLabel("brush"), self.brush):
             tools.addWidget(w)
-        tools.addWidget(QLabel("brush"))
-        tools.addWidget(self.brush)
         tools.addStretch(1)
+        sources = QHBoxLayout()
+        for w in (self.sample_button, self.open_button, self.polarity):
+            sources.addWidget(w)
+        sources.addStretch(1)
         side = QVBoxLayout()
         side.addWidget(self.preview)
         side.addWidget(QLabel("prediction"), alignment=Qt.AlignmentFlag.AlignHCenter)
@@ -198,12 +219,29 @@ class InputPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(tools)
+        layout.addLayout(sources)
+        layout.addWidget(self.source)
         layout.addWidget(hint)
         layout.addStretch(1)
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
 
+    def invert_choice(self) -> bool | None:
+        """The polarity for image files: None (auto), False (light ink), True (dark ink: invert)."""
+        return self.polarity.currentData()
+
+    def set_input(self, image: np.ndarray, ink: np.ndarray | None = None, source: str = "") -> None:
+        """Use ``image`` ((28, 28) float32 in [0, 1]) as the model input exactly, and show
+        ``ink`` (default ``image``) on the canvas. Drawing on it afterwards goes back to
+        preprocessing the canvas."""
+        self.canvas.set_ink(image if ink is None else ink, emit=False)
+        self.current = np.asarray(image, dtype=np.float32)
+        self.source.setText(source)
+        self.preview.set_image(self.current)
+        self.inputChanged.emit(self.current)
+
     def _on_ink(self) -> None:
+        self.source.setText("")
         self.current = preprocess_ink(self.canvas.ink())
         self.preview.set_image(self.current)
         if self.current is None:

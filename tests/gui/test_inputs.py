@@ -1,0 +1,92 @@
+"""Input paths in the app: image files, drag and drop, paste, ink polarity, MNIST digits."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
+from PySide6.QtWidgets import QApplication
+
+from capsviz.data.images import load_ink
+from capsviz.data.preprocess import preprocess_ink
+
+
+def paper_digit(window, index: int, side: int = 300) -> tuple[np.ndarray, int]:
+    """MNIST sample digit ``index`` as dark ink on white paper, side x side uint8, and its label."""
+    digit = window.sample.images[index]
+    ink = np.asarray(Image.fromarray(digit).resize((side, side), Image.Resampling.BILINEAR))
+    return 255 - ink, int(window.sample.labels[index])
+
+
+def test_an_mnist_digit_is_the_input_exactly(window):
+    window.show_sample(5)
+    np.testing.assert_array_equal(window.input_panel.current, window.sample.images[5] / np.float32(255))
+    assert window.inference.prediction == window.sample.labels[5]
+    assert "MNIST test image 5" in window.input_panel.source.text()
+
+
+def test_open_image_file_classifies_it(window, tmp_path):
+    paper, label = paper_digit(window, 1)
+    Image.fromarray(paper).save(tmp_path / "two.png")
+    assert window.open_image(tmp_path / "two.png")
+    expected = preprocess_ink(load_ink(tmp_path / "two.png"))  # what `capsviz classify` feeds the model
+    np.testing.assert_array_equal(window.input_panel.current, expected)
+    assert window.inference.prediction == label
+    assert window.input_panel.source.text() == "image: two.png"
+
+
+def test_a_bad_file_gives_a_message_and_keeps_the_input(window, qtbot, tmp_path):
+    window.show_sample(3)
+    before = window.input_panel.current.copy()
+    prediction = window.inference.prediction
+    (tmp_path / "fake.png").write_text("this is text")
+    assert not window.open_image(tmp_path / "fake.png")
+    box = window.error_box
+    assert box is not None and box.isVisible()
+    assert "fake.png: not an image file" in box.text()
+    np.testing.assert_array_equal(window.input_panel.current, before)
+    assert window.inference.prediction == prediction
+    box.close()
+
+
+def test_drop_an_image_file_on_the_window(window, qtbot, tmp_path):
+    paper, label = paper_digit(window, 0)
+    Image.fromarray(paper).save(tmp_path / "seven.jpg")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "seven.jpg"))])
+    pos = QPoint(200, 200)
+    enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(pos), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, drop)
+    assert window.input_panel.source.text() == "image: seven.jpg"
+    assert window.inference.prediction == label == 7
+
+
+def test_paste_an_image_with_ctrl_v(window, qtbot):
+    paper, label = paper_digit(window, 2)
+    rgb = np.ascontiguousarray(np.stack([paper] * 3, -1))
+    qimage = QImage(rgb.data, rgb.shape[1], rgb.shape[0], 3 * rgb.shape[1], QImage.Format.Format_RGB888).copy()
+    QApplication.clipboard().setImage(qimage)
+    window.activateWindow()
+    window.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.input_panel.source.text() == "image: pasted image", timeout=3000)
+    assert window.inference.prediction == label
+
+
+def test_ink_polarity_override_reloads_the_image(window, tmp_path):
+    paper, label = paper_digit(window, 4)
+    Image.fromarray(paper).save(tmp_path / "d.png")
+    window.open_image(tmp_path / "d.png")
+    auto = window.input_panel.current.copy()
+    assert window.inference.prediction == label
+    combo = window.input_panel.polarity
+    combo.setCurrentIndex(combo.findData(False))  # "light on dark": the white paper becomes the ink
+    assert np.abs(window.input_panel.current - auto).mean() > 0.1
+    combo.setCurrentIndex(combo.findData(True))  # "dark on light": what auto detected
+    np.testing.assert_array_equal(window.input_panel.current, auto)
