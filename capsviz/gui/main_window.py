@@ -21,13 +21,14 @@ from capsviz import __version__
 from capsviz.data.images import ImageReadError, load_ink
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.preprocess import preprocess_ink
+from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
+from capsviz.model.inference import Inference, capsule_lengths, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, save_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
 
@@ -118,14 +119,18 @@ class MainWindow(QMainWindow):
         self.pose_view = PoseView(decode=lambda pose, digit: reconstruct(self.model, pose, digit),
                                   grid=lambda pose, digit: perturbation_grid(self.model, pose, digit))
         self.training_panel = TrainingPanel()
+        self.browser = MnistBrowser()
         self.setCentralWidget(self.input_panel)
         self.docks: dict[str, QDockWidget] = {}
         self._add_dock("lengths", "Capsule lengths", self.lengths_view, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("pose", "Pose", self.pose_view, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("routing", "Routing", self.routing_view, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_dock("training", "Training", self.training_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("browser", "MNIST browser", self.browser, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.docks["training"], self.docks["browser"])
+        self.docks["training"].raise_()
         self.resizeDocks([self.docks["routing"], self.docks["training"]], [950, 550], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [420, 600], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
@@ -138,6 +143,9 @@ class MainWindow(QMainWindow):
         self.input_panel.openRequested.connect(self._open_image_dialog)
         self.input_panel.inkPolarityChanged.connect(self._reload_image)
         self.setAcceptDrops(True)
+        self.browser.showRequested.connect(self._show_browser_digit)
+        self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.evaluate_test_set())
+        self._eval_worker = None
         self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
         self.error_box: QMessageBox | None = None
         self.routing_view.iterationsChanged.connect(self._on_iterations)
@@ -201,6 +209,7 @@ class MainWindow(QMainWindow):
         self.model, self.info = model, info
         self.model_label.setText(f"model: {target.name} — {info.summary()}")
         self.refresh()
+        self._model_changed()
         return True
 
     def _open_checkpoint_dialog(self) -> None:
@@ -296,6 +305,73 @@ class MainWindow(QMainWindow):
         image = self.sample.images[index].astype(np.float32) / 255.0
         self._image_source = None
         self.input_panel.set_input(image, source=f"MNIST test image {index} (label {self.sample.labels[index]})")
+
+    # -- MNIST browser -------------------------------------------------------------------------
+    def evaluate_test_set(self) -> None:
+        """Load the test split (full MNIST, else the assets sample) into the browser and
+        classify all of it in a background thread, unless that is done or running."""
+        from superqt.utils import create_worker
+
+        if self._eval_worker is not None or (self.browser.data is not None and self.browser.predictions is not None):
+            return
+        if self.is_training and self.browser.data is not None:
+            self.browser.status.setText("the model is training: its mistakes are listed when training stops")
+            return
+        model = self.model
+        data_root = self.data_root
+
+        def work():
+            lower_thread_priority()
+            if self.browser.data is None:
+                data, description = load_test_or_sample(data_root)
+                yield ("data", data, description)
+            data = self.browser.data if self.browser.data is not None else data
+            chunks = []
+            for start in range(0, len(data), 250):
+                x = data.images[start : start + 250].astype(np.float32) / 255.0
+                chunks.append(capsule_lengths(model, x).argmax(1))
+                yield ("progress", start + len(x), len(data))
+            yield ("done", model, np.concatenate(chunks))
+
+        def on_event(ev) -> None:
+            if ev[0] == "data":
+                self.browser.set_data(ev[1], ev[2])
+                self.browser.show_index(0)
+            elif ev[0] == "progress":
+                self.browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
+            elif ev[0] == "done" and ev[1] is self.model:
+                self.browser.set_predictions(ev[2])
+                errors = int((ev[2] != self.browser.data.labels).sum())
+                self.browser.status.setText(f"{errors:,} mistakes in {len(ev[2]):,} digits "
+                                            f"({100 * (1 - errors / len(ev[2])):.2f} % correct)")
+
+        def on_finished() -> None:
+            self._eval_worker = None
+            if self.browser.predictions is None and self.docks["browser"].isVisible():
+                self.evaluate_test_set()  # the model changed meanwhile
+
+        worker = create_worker(work, _start_thread=False)
+        worker.yielded.connect(on_event)
+        worker.errored.connect(lambda exc: self.show_error("Cannot browse MNIST", str(exc)))
+        worker.finished.connect(on_finished)
+        self._eval_worker = worker
+        worker.start()
+
+    def _model_changed(self) -> None:
+        """Predictions in the browser belong to the previous model: drop them, redo if shown."""
+        if self.browser.data is not None:
+            self.browser.set_predictions(None)
+            self.browser.status.setText("")
+            if self._eval_worker is not None:
+                self._eval_worker.quit()
+            elif self.docks["browser"].isVisible():
+                self.evaluate_test_set()
+
+    def _show_browser_digit(self, index: int) -> None:
+        data = self.browser.data
+        self._image_source = None
+        self.input_panel.set_input(data.images[index].astype(np.float32) / 255.0,
+                                   source=f"MNIST test image {index} (label {data.labels[index]})")
 
     def open_image(self, source, name: str | None = None) -> bool:
         """Classify an image file (path) or encoded image bytes, preprocessed as the CLI does.
@@ -481,6 +557,7 @@ class MainWindow(QMainWindow):
 
     def _on_training_finished(self) -> None:
         self._worker = None
+        self._model_changed()
         self._stop_event = None
         self.training_panel.set_running(False)
         self.trainingFinished.emit()
@@ -492,7 +569,9 @@ class MainWindow(QMainWindow):
                 event.ignore()
                 return
             self.stop_training()
-            QThreadPool.globalInstance().waitForDone(5000)
+        if self._eval_worker is not None:
+            self._eval_worker.quit()  # stops between chunks of 250 digits
+        QThreadPool.globalInstance().waitForDone(5000)
         event.accept()
 
     def _confirm_close(self) -> bool:

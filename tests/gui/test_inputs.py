@@ -90,3 +90,59 @@ def test_ink_polarity_override_reloads_the_image(window, tmp_path):
     assert np.abs(window.input_panel.current - auto).mean() > 0.1
     combo.setCurrentIndex(combo.findData(True))  # "dark on light": what auto detected
     np.testing.assert_array_equal(window.input_panel.current, auto)
+
+
+def open_browser(window, qtbot, n: int = 1000):
+    """Open the browser dock on the first ``n`` digits of the assets sample (quick to classify)."""
+    from capsviz.data.mnist import MnistSplit
+
+    window.browser.set_data(MnistSplit(window.sample.images[:n], window.sample.labels[:n]), "sample")
+    window.docks["browser"].show()
+    window.docks["browser"].raise_()
+    qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=180000)
+    return window.browser
+
+
+def test_browser_confusion_matrix_and_mistakes(window, qtbot):
+    from capsviz.train.loop import evaluate_model
+
+    browser = open_browser(window, qtbot)
+    data = browser.data
+    cm = browser.confusion()
+    assert cm.sum() == len(data) == int(browser.source.text().split(": ")[1].split()[0].replace(",", ""))
+    # the matrix is the model's: row sums are the label counts, the diagonal its correct answers
+    np.testing.assert_array_equal(cm.sum(1), np.bincount(data.labels, minlength=10))
+    preds = evaluate_model(window.model, data)
+    np.testing.assert_array_equal(browser.predictions, preds)
+    assert np.trace(cm) == int((preds == data.labels).sum())
+    assert browser.matrix.item(3, 3).text() == f"{cm[3, 3]:,}"
+    assert all(browser.matrix.item(r, c).text() in ("", f"{cm[r, c]:,}") for r in range(10) for c in range(10))
+    # only mistakes: every step lands on a misclassified digit, shown as the input
+    qtbot.mouseClick(browser.errors_only, Qt.MouseButton.LeftButton)
+    assert browser.errors_only.isChecked()
+    wrong = np.flatnonzero(preds != data.labels)
+    assert len(wrong) >= 4 and browser.index == wrong[0]
+    for k in range(3):
+        qtbot.mouseClick(browser.next_button, Qt.MouseButton.LeftButton)
+        assert browser.index == wrong[k + 1]
+        np.testing.assert_array_equal(window.input_panel.current, data.images[browser.index] / np.float32(255))
+        assert window.inference.prediction == preds[browser.index] != data.labels[browser.index]
+    # clicking a confusion-matrix cell browses its digits
+    r, c = np.unravel_index(np.argmax(cm - np.diag(np.diag(cm))), cm.shape)
+    rect = browser.matrix.visualItemRect(browser.matrix.item(r, c))
+    qtbot.mouseClick(browser.matrix.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert browser.cell == (r, c)
+    cell = browser.indices()
+    assert len(cell) == cm[r, c] and data.labels[browser.index] == r and preds[browser.index] == c
+    qtbot.mouseClick(browser.random_button, Qt.MouseButton.LeftButton)
+    assert browser.index in cell
+
+
+def test_browser_goto_and_previous(window, qtbot):
+    browser = open_browser(window, qtbot)
+    browser.goto.setValue(42)
+    assert browser.index == 42
+    np.testing.assert_array_equal(window.input_panel.current, browser.data.images[42] / np.float32(255))
+    qtbot.mouseClick(browser.prev_button, Qt.MouseButton.LeftButton)
+    assert browser.index == 41 and browser.goto.value() == 41
+    assert f"label {browser.data.labels[41]}" in browser.current_label.text()

@@ -1,0 +1,228 @@
+"""MNIST browser: step through the test set, filter to the model's mistakes, and a
+confusion matrix whose cells browse their examples."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from capsviz.data.mnist import MnistSplit
+
+INFO = (
+    "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
+    "2,000-digit sample shipped in assets/). Each digit goes to the input exactly as stored. "
+    "Once the model has read them all, 'only mistakes' keeps the misclassified digits, and "
+    "the confusion matrix counts true digit (row) against prediction (column): click a cell "
+    "to browse its digits."
+)
+
+
+def confusion_matrix(labels: np.ndarray, predictions: np.ndarray, classes: int = 10) -> np.ndarray:
+    """(classes, classes) int64 counts: row = true label, column = prediction."""
+    cm = np.zeros((classes, classes), dtype=np.int64)
+    np.add.at(cm, (np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)), 1)
+    return cm
+
+
+class MnistBrowser(QWidget):
+    """Navigation over a test split, an error filter, and a clickable confusion matrix.
+
+    Signals
+    -------
+    showRequested(int) : show test image ``index`` (of ``data``) as the input.
+    """
+
+    showRequested = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setToolTip(INFO)
+        self.data: MnistSplit | None = None
+        self.predictions: np.ndarray | None = None
+        self.cell: tuple[int, int] | None = None  # (true, predicted) filter from the matrix
+        self.index = 0
+        self._rng = np.random.default_rng()
+
+        self.source = QLabel("no test data loaded")
+        self.prev_button = QPushButton("◀ Previous")
+        self.next_button = QPushButton("Next ▶")
+        self.random_button = QPushButton("Random")
+        self.goto = QSpinBox()
+        self.goto.setPrefix("index ")
+        self.goto.setKeyboardTracking(False)
+        self.goto.setToolTip("Go to a test image by its index")
+        self.errors_only = QCheckBox("only mistakes")
+        self.errors_only.setEnabled(False)
+        self.filter_label = QLabel("")
+        self.show_all = QPushButton("Show all")
+        self.show_all.setVisible(False)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.current_label = QLabel("")
+        self.current_label.setStyleSheet("font-weight: bold;")
+
+        self.matrix = QTableWidget(10, 10)
+        self.matrix.setHorizontalHeaderLabels([str(k) for k in range(10)])
+        self.matrix.setVerticalHeaderLabels([str(k) for k in range(10)])
+        self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.matrix.setToolTip("Rows: true digit; columns: predicted digit. Click a cell to browse its digits.")
+        self.matrix.cellClicked.connect(self.select_cell)
+
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        self.random_button.clicked.connect(self.random)
+        self.goto.valueChanged.connect(self.go_to)
+        self.errors_only.toggled.connect(lambda _: self._filter_changed())
+        self.show_all.clicked.connect(self.clear_cell)
+
+        nav = QHBoxLayout()
+        for w in (self.prev_button, self.next_button, self.random_button, self.goto, self.errors_only):
+            nav.addWidget(w)
+        nav.addStretch(1)
+        filt = QHBoxLayout()
+        filt.addWidget(self.filter_label)
+        filt.addWidget(self.show_all)
+        filt.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.source)
+        layout.addLayout(nav)
+        layout.addWidget(self.current_label)
+        layout.addLayout(filt)
+        layout.addWidget(QLabel("confusion matrix (rows: true digit, columns: prediction)"))
+        layout.addWidget(self.matrix, 1)
+        layout.addWidget(self.status)
+
+    # -- data -----------------------------------------------------------------------------
+    def set_data(self, data: MnistSplit, description: str) -> None:
+        self.data = data
+        self.predictions = None
+        self.cell = None
+        self.source.setText(f"{description}: {len(data):,} digits")
+        self.goto.setRange(0, len(data) - 1)
+        self.errors_only.setChecked(False)
+        self.errors_only.setEnabled(False)
+        self._fill_matrix(None)
+        self._update_filter_label()
+
+    def set_predictions(self, predictions: np.ndarray | None) -> None:
+        """The model's predicted class for every image of ``data`` ((N,) int), or None (stale)."""
+        self.predictions = None if predictions is None else np.asarray(predictions, dtype=np.int64)
+        self.errors_only.setEnabled(self.predictions is not None)
+        if self.predictions is None:
+            self.cell = None
+            self.errors_only.setChecked(False)
+        self._fill_matrix(None if self.predictions is None else confusion_matrix(self.data.labels, self.predictions))
+        self._update_filter_label()
+        self._describe()
+
+    def confusion(self) -> np.ndarray | None:
+        if self.predictions is None:
+            return None
+        return confusion_matrix(self.data.labels, self.predictions)
+
+    def indices(self) -> np.ndarray:
+        """Indices of the test images the current filter keeps, ascending."""
+        if self.data is None:
+            return np.zeros(0, dtype=np.int64)
+        keep = np.ones(len(self.data), dtype=bool)
+        if self.predictions is not None:
+            if self.errors_only.isChecked():
+                keep &= self.predictions != self.data.labels
+            if self.cell is not None:
+                keep &= (self.data.labels == self.cell[0]) & (self.predictions == self.cell[1])
+        return np.flatnonzero(keep)
+
+    # -- navigation ---------------------------------------------------------------------------
+    def show_index(self, index: int) -> None:
+        """Select test image ``index`` and ask for it to be shown."""
+        if self.data is None:
+            return
+        self.index = int(np.clip(index, 0, len(self.data) - 1))
+        self.goto.blockSignals(True)
+        self.goto.setValue(self.index)
+        self.goto.blockSignals(False)
+        self._describe()
+        self.showRequested.emit(self.index)
+
+    def go_to(self, index: int) -> None:
+        self.show_index(index)
+
+    def step(self, direction: int) -> None:
+        idx = self.indices()
+        if idx.size == 0:
+            return
+        if direction > 0:
+            later = idx[idx > self.index]
+            self.show_index(int(later[0] if later.size else idx[0]))
+        else:
+            earlier = idx[idx < self.index]
+            self.show_index(int(earlier[-1] if earlier.size else idx[-1]))
+
+    def random(self) -> None:
+        idx = self.indices()
+        if idx.size:
+            self.show_index(int(self._rng.choice(idx)))
+
+    def select_cell(self, row: int, col: int) -> None:
+        """Browse the digits with true label ``row`` predicted as ``col``."""
+        if self.predictions is None:
+            return
+        self.cell = (row, col)
+        self._filter_changed()
+
+    def clear_cell(self) -> None:
+        self.cell = None
+        self.matrix.clearSelection()
+        self._filter_changed()
+
+    def _filter_changed(self) -> None:
+        self._update_filter_label()
+        idx = self.indices()
+        if idx.size and self.index not in idx:
+            self.show_index(int(idx[0]))
+
+    # -- display ---------------------------------------------------------------------------------
+    def _update_filter_label(self) -> None:
+        n = len(self.indices())
+        parts = []
+        if self.cell is not None:
+            parts.append(f"true {self.cell[0]}, predicted {self.cell[1]}")
+        if self.errors_only.isChecked():
+            parts.append("mistakes only")
+        self.filter_label.setText(f"{n:,} digits" + (f" ({'; '.join(parts)})" if parts else ""))
+        self.show_all.setVisible(self.cell is not None)
+
+    def _describe(self) -> None:
+        if self.data is None:
+            return
+        label = int(self.data.labels[self.index])
+        text = f"test image {self.index}: label {label}"
+        if self.predictions is not None:
+            pred = int(self.predictions[self.index])
+            text += f", predicted {pred}" + ("" if pred == label else "  ✗")
+        self.current_label.setText(text)
+
+    def _fill_matrix(self, cm: np.ndarray | None) -> None:
+        top = 1 if cm is None else max(1, int(cm.max()))
+        for r in range(10):
+            for c in range(10):
+                count = None if cm is None else int(cm[r, c])
+                # empty cells stay blank so the mistakes stand out
+                item = QTableWidgetItem("" if count is None or (count == 0 and r != c) else f"{count:,}")
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                if count:
+                    # log scale so that single mistakes show; the diagonal in blue, errors in red
+                    t = np.log1p(count) / np.log1p(top)
+                    colour = QColor(70, 110, 200) if r == c else QColor(220, 70, 60)
+                    colour.setAlphaF(0.15 + 0.75 * float(t))
+                    item.setBackground(QBrush(colour))
+                self.matrix.setItem(r, c, item)
