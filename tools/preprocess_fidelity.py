@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.preprocess import preprocess_split

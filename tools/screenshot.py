@@ -1,6 +1,7 @@
 """Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit, and,
-beside it, the routing view on its own (docs/routing.png) and the pose view's Fig. 4
-grid (docs/fig4_grid.png).
+beside it, the routing view on its own (docs/routing.png), the pose view's Fig. 4 grid
+(docs/fig4_grid.png), the transforms view (docs/transforms.png) and the MNIST browser
+on the assets sample (docs/browser.png).
 
 Usage: QT_QPA_PLATFORM=offscreen python tools/screenshot.py [--out docs/screenshot.png]
 """
@@ -78,4 +79,37 @@ for _ in range(10):
     app.processEvents()
 out = args.out.with_name("fig4_grid.png")
 pose.grid_dialog.save_png(out, scale=2)
+print(f"wrote {out}")
+pose.grid_dialog.close()
+
+
+def settle(seconds: float) -> None:
+    import time
+
+    end = time.time() + seconds
+    while time.time() < end:
+        app.processEvents()
+        time.sleep(0.01)
+
+
+w.show_sample(0)
+w.docks["transforms"].show()
+w.docks["transforms"].raise_()
+w.transform_view.sliders["rotation"].setValue(25.0)
+settle(1.0)
+out = args.out.with_name("transforms.png")
+w.docks["transforms"].grab().save(str(out))
+print(f"wrote {out}")
+
+from capsviz.data.mnist import load_sample  # noqa: E402
+
+w.browser.set_data(load_sample(), "assets sample")
+w.docks["browser"].show()
+w.docks["browser"].raise_()
+while w.browser.predictions is None:
+    settle(0.2)
+w.browser.errors_only.setChecked(True)
+settle(0.5)
+out = args.out.with_name("browser.png")
+w.docks["browser"].grab().save(str(out))
 print(f"wrote {out}")

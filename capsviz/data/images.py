@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np

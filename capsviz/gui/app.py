@@ -8,7 +8,6 @@ from pathlib import Path
 
 def run_app(checkpoint: Path | None = None, data_root: Path | None = None, device: str = "auto") -> int:
     """Open the main window and run the event loop; returns the exit code."""
-    import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv)

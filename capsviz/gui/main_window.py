@@ -13,6 +13,7 @@ import numpy as np
 import platformdirs
 import pyqtgraph as pg
 import torch
+from superqt.utils import qthrottled
 from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
@@ -21,14 +22,16 @@ from capsviz import __version__
 from capsviz.data.images import ImageReadError, load_ink
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.preprocess import preprocess_ink
+from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
+from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, capsule_lengths, infer, perturbation_grid, reconstruct, save_trace
+from capsviz.model.inference import Inference, capsule_lengths, digit_capsules, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, save_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
 
@@ -120,20 +123,26 @@ class MainWindow(QMainWindow):
                                   grid=lambda pose, digit: perturbation_grid(self.model, pose, digit))
         self.training_panel = TrainingPanel()
         self.browser = MnistBrowser()
+        self.transform_view = TransformView()
+        self.transform = InputTransform()
         self.setCentralWidget(self.input_panel)
+        self.resize(1600, 1000)
         self.docks: dict[str, QDockWidget] = {}
+        self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AllowNestedDocks)
         self._add_dock("lengths", "Capsule lengths", self.lengths_view, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("pose", "Pose", self.pose_view, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("routing", "Routing", self.routing_view, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_dock("training", "Training", self.training_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("browser", "MNIST browser", self.browser, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
-        self.tabifyDockWidget(self.docks["training"], self.docks["browser"])
-        self.docks["training"].raise_()
         self.resizeDocks([self.docks["routing"], self.docks["training"]], [950, 550], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [420, 600], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
+        # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
+        # Qt 6 leaves a second, stray tab bar drawn over the other docks.
+        self._add_dock("transforms", "Transforms", self.transform_view, None)
+        self._add_dock("browser", "MNIST browser", self.browser, None)
+        self._tabs_placed = False
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
         self._build_menus()
@@ -144,7 +153,9 @@ class MainWindow(QMainWindow):
         self.input_panel.inkPolarityChanged.connect(self._reload_image)
         self.setAcceptDrops(True)
         self.browser.showRequested.connect(self._show_browser_digit)
-        self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.evaluate_test_set())
+        self.transform_view.transformChanged.connect(self._on_transform)
+        self._sweep_throttled = qthrottled(self.update_sweep, timeout=120)
+        self.transform_view.sweepRequested.connect(self._sweep_throttled)
         self._eval_worker = None
         self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
         self.error_box: QMessageBox | None = None
@@ -154,16 +165,35 @@ class MainWindow(QMainWindow):
 
         self.load_model(checkpoint, quiet_default=True)
         self.show_sample(0)
-        self.resize(1600, 1000)
 
     # -- layout -------------------------------------------------------------------
     def _add_dock(self, name: str, title: str, widget, area) -> None:
+        """Make a dock; place it in ``area`` now, or (None) keep it hidden until showEvent tabs it."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{name}")
         dock.setWidget(widget)
         dock.setToolTip(widget.toolTip())
-        self.addDockWidget(area, dock)
+        if area is None:
+            dock.hide()
+        else:
+            self.addDockWidget(area, dock)
         self.docks[name] = dock
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._tabs_placed:
+            self._tabs_placed = True
+            QTimer.singleShot(0, self._place_tabbed_docks)
+
+    def _place_tabbed_docks(self) -> None:
+        for name, beside in (("transforms", "pose"), ("browser", "training")):
+            self.addDockWidget(self.dockWidgetArea(self.docks[beside]), self.docks[name])
+            self.tabifyDockWidget(self.docks[beside], self.docks[name])
+            self.docks[name].show()
+            self.docks[beside].raise_()
+        # connected only now: placing the tabs shows each dock for a moment
+        self.docks["transforms"].visibilityChanged.connect(lambda visible: visible and self._sweep_throttled())
+        self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.evaluate_test_set())
 
     def _build_menus(self) -> None:
         self.actions: dict[str, QAction] = {}
@@ -433,13 +463,43 @@ class MainWindow(QMainWindow):
     def show_random_sample(self) -> None:
         self.show_sample(int(self._rng.integers(len(self.sample))))
 
+    # -- transforms ----------------------------------------------------------------------------
+    def model_input(self) -> np.ndarray | None:
+        """What the model reads: the input panel's 28x28 image under the current transform."""
+        base = self.input_panel.current
+        if base is None or self.transform.is_identity():
+            return base
+        return apply_transform(base, self.transform)
+
+    def _on_transform(self, transform: InputTransform) -> None:
+        self.transform = transform
+        self._on_input(self.input_panel.current)
+
+    def update_sweep(self) -> None:
+        """Recompute the transforms view's sweep for the current input (when the view is shown)."""
+        view = self.transform_view
+        base = self.input_panel.current
+        if base is None or not self.docks["transforms"].isVisible():
+            if base is None:
+                view.set_sweep(None)
+            return
+        name, values, transforms = view.sweep_transforms()
+        v = digit_capsules(self.model, apply_transforms(base, transforms), self.routing_iterations)  # (K, 10, 16)
+        digit = view.capsule.currentData()
+        if digit == -1:
+            digit = self.inference.prediction if self.inference is not None else int(
+                np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
+        view.set_sweep(values, v[:, digit], digit)
+
     def _on_input(self, image) -> None:
         self.statusBar().clearMessage()
         self.refresh()
+        self._sweep_throttled()
 
     def _on_iterations(self, n: int) -> None:
         self.routing_iterations = n
         self.refresh()
+        self._sweep_throttled()
 
     def refresh(self, inference: Inference | None = None, staged: bool = False) -> None:
         """Recompute the trace for the current input (or take ``inference``, already computed
@@ -448,7 +508,8 @@ class MainWindow(QMainWindow):
         ``staged`` spreads the view updates over a few event-loop turns (``STAGE_MS`` apart),
         so that while training competes for the CPU no single repaint blocks the GUI long.
         """
-        image = self.input_panel.current
+        image = self.model_input()
+        self.input_panel.preview.set_image(image)
         if image is None:
             self.inference = None
             stages = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None),
@@ -523,7 +584,7 @@ class MainWindow(QMainWindow):
 
     def _view_input(self) -> tuple[np.ndarray | None, int]:
         """For the training thread: the current input and routing iterations (read-only)."""
-        return self.input_panel.current, self.routing_iterations
+        return self.model_input(), self.routing_iterations
 
     def stop_training(self) -> None:
         if self._stop_event is not None:
@@ -537,7 +598,7 @@ class MainWindow(QMainWindow):
             self.training_panel.add_epoch(ev)
         elif isinstance(ev, WeightsSnapshot):
             self.model = ev.model
-            current = self.input_panel.current
+            current = self.model_input()
             fresh = ev.inference is not None and current is not None and np.array_equal(ev.inference.input, current) \
                 and ev.inference.iterations == self.routing_iterations
             self.refresh(ev.inference if fresh else None, staged=True)

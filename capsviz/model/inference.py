@@ -76,22 +76,34 @@ def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = No
 
 
 @torch.inference_mode()
-def capsule_lengths(model: CapsNet, images: np.ndarray, routing_iterations: int | None = None,
-                    batch_size: int = 256) -> np.ndarray:
-    """Digit-capsule lengths ||v_j|| for a stack of inputs, without traces.
+def digit_capsules(model: CapsNet, images: np.ndarray, routing_iterations: int | None = None,
+                   batch_size: int = 256) -> np.ndarray:
+    """Digit-capsule outputs v_j for a stack of inputs, without traces.
 
-    images : (N, 28, 28) float in [0, 1]. Returns (N, 10) float32 in [0, 1); the
-    prediction is the argmax over the 10.
+    images : (N, 28, 28) float in [0, 1]. Returns (N, 10, 16) float32; each capsule's
+    length ||v_j|| is in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is not (N, 28, 28).
     """
     images = np.asarray(images, dtype=np.float32)
     if images.ndim != 3 or images.shape[1:] != (28, 28):
         raise ValueError(f"expected images of shape (N, 28, 28), got {images.shape}")
     model.eval()
-    out = [np.zeros((0, model.cfg.num_classes), np.float32)]
+    out = [np.zeros((0, model.cfg.num_classes, model.cfg.digit_dim), np.float32)]
     for start in range(0, len(images), batch_size):
         x = torch.from_numpy(images[start : start + batch_size]).to(_device(model)).unsqueeze(1)
-        out.append(model(x, routing_iterations=routing_iterations, reconstruct=False).lengths.float().cpu().numpy())
+        out.append(model(x, routing_iterations=routing_iterations, reconstruct=False).v.float().cpu().numpy())
     return np.concatenate(out)
+
+
+def capsule_lengths(model: CapsNet, images: np.ndarray, routing_iterations: int | None = None,
+                    batch_size: int = 256) -> np.ndarray:
+    """Digit-capsule lengths ||v_j||: (N, 28, 28) in [0, 1] -> (N, 10) float32 in [0, 1);
+    the prediction is the argmax over the 10."""
+    return np.linalg.norm(digit_capsules(model, images, routing_iterations, batch_size), axis=-1)
 
 
 @torch.inference_mode()

@@ -11,6 +11,8 @@ from PySide6.QtWidgets import QApplication
 from capsviz.data.images import load_ink
 from capsviz.data.preprocess import preprocess_ink
 
+from .events import drag_slider
+
 
 def paper_digit(window, index: int, side: int = 300) -> tuple[np.ndarray, int]:
     """MNIST sample digit ``index`` as dark ink on white paper, side x side uint8, and its label."""
@@ -146,3 +148,40 @@ def test_browser_goto_and_previous(window, qtbot):
     qtbot.mouseClick(browser.prev_button, Qt.MouseButton.LeftButton)
     assert browser.index == 41 and browser.goto.value() == 41
     assert f"label {browser.data.labels[41]}" in browser.current_label.text()
+
+
+def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qtbot):
+    from capsviz.data.transforms import InputTransform, apply_transform
+    from capsviz.model.inference import infer
+
+    window.show_sample(0)  # a 7
+    base = window.input_panel.current.copy()
+    window.docks["transforms"].show()
+    window.docks["transforms"].raise_()
+    view = window.transform_view
+    slider = view.sliders["rotation"]
+    drag_slider(slider._slider, 40)
+    angle = slider.value()
+    assert angle > 3
+    assert window.transform == InputTransform(rotation=angle)
+    expected = apply_transform(base, window.transform)
+    np.testing.assert_allclose(window.inference.input, expected)
+    np.testing.assert_allclose(window.input_panel.preview.image, expected)
+    assert not np.allclose(window.inference.input, base)
+    # the sweep: 16 pose curves over the rotation range, equal to the model's capsule at the marker
+    qtbot.waitUntil(lambda: view.sweep is not None and view.sweep["name"] == "rotation", timeout=5000)
+    view.sliders["rotation"].setValue(0.0)
+    qtbot.waitUntil(lambda: view.marker.value() == 0.0, timeout=5000)
+    sweep = view.sweep
+    assert sweep["poses"].shape == (21, 16) and sweep["values"][0] == -90 and sweep["values"][-1] == 90
+    digit = sweep["digit"]
+    assert digit == window.inference.prediction == 7
+    at_zero = infer(window.model, base).v[-1, digit]
+    np.testing.assert_allclose(sweep["poses"][10], at_zero, atol=1e-4)
+    x, y = view.pose_curves[5].getData()
+    np.testing.assert_allclose(y, sweep["poses"][:, 5])
+    # equivariance, not invariance: the pose moves along the sweep while the 7 stays recognised near 0
+    assert np.ptp(sweep["poses"], axis=0).max() > 0.1
+    assert sweep["lengths"][8:13].min() > 0.5
+    view.reset_button.click()
+    np.testing.assert_allclose(window.inference.input, base)

@@ -8,38 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPointF, Qt
 
 from capsviz.model.analysis import class_maps, mosaic_capsule, routed_mass
 
 from ..conftest import mnist_root
-
-
-def drag(widget, points):
-    """Press at the first point, move through the others with the button held, release."""
-    def send(kind, p, button, buttons):
-        pos = QPointF(*p)
-        ev = QMouseEvent(kind, pos, QPointF(widget.mapToGlobal(QPoint(*p))), button, buttons,
-                         Qt.KeyboardModifier.NoModifier)
-        QApplication.sendEvent(widget, ev)
-
-    left = Qt.MouseButton.LeftButton
-    send(QEvent.Type.MouseButtonPress, points[0], left, left)
-    for p in points[1:]:
-        send(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, left)
-    send(QEvent.Type.MouseButtonRelease, points[-1], left, Qt.MouseButton.NoButton)
-
-
-def drag_slider(slider, dx):
-    """Drag a slider's handle by ``dx`` pixels with the mouse."""
-    from PySide6.QtWidgets import QStyle
-
-    rect = slider.style().subControlRect(QStyle.ComplexControl.CC_Slider, slider._styleOption,
-                                         QStyle.SubControl.SC_SliderHandle, slider)
-    c = rect.center()
-    drag(slider, [(c.x(), c.y()), (c.x() + dx // 2, c.y()), (c.x() + dx, c.y())])
+from .events import drag, drag_slider
 
 
 def test_opens_with_shipped_model(window):

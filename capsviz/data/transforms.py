@@ -1,0 +1,90 @@
+"""Geometric and stroke transforms of a 28x28 input, for probing invariance and
+equivariance: rotate, scale, translate, shear (torchvision's affine warp), and thicken or
+thin the strokes (grey-scale dilation / erosion)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms.v2 import functional as TF
+
+
+@dataclass(frozen=True)
+class InputTransform:
+    """Parameters, applied in this order: affine warp about the image centre, then strokes.
+
+    rotation : degrees, counter-clockwise, in [-90, 90]
+    scale : factor in [0.5, 1.5]
+    tx, ty : pixels, right and down, in [-8, 8]
+    shear : degrees along x, in [-45, 45]
+    thickness : dilation (> 0) or erosion (< 0) steps of a 3x3 grey-scale max filter, in
+        [-2, 2]; fractions blend the last step
+    """
+
+    rotation: float = 0.0
+    scale: float = 1.0
+    tx: float = 0.0
+    ty: float = 0.0
+    shear: float = 0.0
+    thickness: float = 0.0
+
+    def is_identity(self) -> bool:
+        return self == InputTransform()
+
+    def with_value(self, name: str, value: float) -> "InputTransform":
+        return replace(self, **{name: float(value)})
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# (name, label, low, high, unit) of every parameter, for sliders and sweeps
+PARAMETERS = (
+    ("rotation", "rotate", -90.0, 90.0, "°"),
+    ("scale", "scale", 0.5, 1.5, "×"),
+    ("tx", "move x", -8.0, 8.0, " px"),
+    ("ty", "move y", -8.0, 8.0, " px"),
+    ("shear", "shear", -45.0, 45.0, "°"),
+    ("thickness", "stroke", -2.0, 2.0, ""),
+)
+
+
+def _dilate(x: torch.Tensor) -> torch.Tensor:
+    return F.max_pool2d(x, 3, stride=1, padding=1)
+
+
+def _erode(x: torch.Tensor) -> torch.Tensor:
+    return -F.max_pool2d(-x, 3, stride=1, padding=1)
+
+
+def apply_transform(image: np.ndarray, t: InputTransform) -> np.ndarray:
+    """Transform one input.
+
+    image : (28, 28) float in [0, 1]. Returns (28, 28) float32 in [0, 1]; the identity
+    returns an unchanged copy. Pixels moved in from outside are 0 (background).
+    """
+    return apply_transforms(image, [t])[0]
+
+
+def apply_transforms(image: np.ndarray, transforms: list[InputTransform]) -> np.ndarray:
+    """One input under several transforms: (K, 28, 28) float32 in [0, 1]."""
+    base = torch.from_numpy(np.asarray(image, dtype=np.float32)).reshape(1, 1, *np.shape(image))
+    out = []
+    for t in transforms:
+        x = base.clone()
+        if (t.rotation, t.scale, t.tx, t.ty, t.shear) != (0.0, 1.0, 0.0, 0.0, 0.0):
+            x = TF.affine(x, angle=-t.rotation,  # torchvision's affine turns clockwise
+                          translate=[t.tx, t.ty], scale=t.scale, shear=[t.shear, 0.0],
+                          interpolation=InterpolationMode.BILINEAR, fill=0.0)
+        steps, frac = int(abs(t.thickness)), abs(t.thickness) % 1.0
+        op = _dilate if t.thickness > 0 else _erode
+        for _ in range(steps):
+            x = op(x)
+        if frac > 0:
+            x = (1 - frac) * x + frac * op(x)
+        out.append(x[0, 0].clamp(0, 1))
+    return torch.stack(out).numpy().astype(np.float32)

@@ -1,0 +1,142 @@
+"""Transforms view: rotate, scale, move, shear and re-stroke the input, and watch which
+pose dimensions of a digit capsule follow a transform while its length stays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from superqt import QLabeledDoubleSlider
+
+from capsviz.data.transforms import PARAMETERS, InputTransform
+
+INFO = (
+    "Transform the input and watch the capsules respond. Capsules aim at equivariance: "
+    "when the digit turns, moves or gets bolder, some of the 16 pose dimensions of its "
+    "digit capsule should change smoothly with it, while the capsule's length (the "
+    "probability that the digit is there) stays about the same — invariance of the "
+    "classification, equivariance of the pose.\n\n"
+    "The plot sweeps one transform over its range (the others stay as set) and shows the "
+    "chosen capsule's 16 pose dimensions (thin lines) and its length (thick white line)."
+)
+SWEEP_STEPS = 21
+
+
+class TransformView(QWidget):
+    """Six transform sliders, reset, and the pose-versus-parameter sweep plot.
+
+    Signals
+    -------
+    transformChanged(object) : the new :class:`InputTransform`.
+    sweepRequested() : the sweep settings changed (parameter or capsule).
+    """
+
+    transformChanged = Signal(object)
+    sweepRequested = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setToolTip(INFO)
+        self.sliders: dict[str, QLabeledDoubleSlider] = {}
+        grid = QGridLayout()
+        for row, (name, label, low, high, unit) in enumerate(PARAMETERS):
+            slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
+            slider.setRange(low, high)
+            slider.setDecimals(2 if name in ("scale", "thickness") else 1)
+            slider.setSingleStep(0.01 if name in ("scale", "thickness") else 0.5)
+            slider.setValue(1.0 if name == "scale" else 0.0)
+            slider.valueChanged.connect(self._emit)
+            grid.addWidget(QLabel(f"{label}{' (' + unit.strip() + ')' if unit.strip() else ''}"), row, 0)
+            grid.addWidget(slider, row, 1)
+            self.sliders[name] = slider
+        self.reset_button = QPushButton("Reset")
+        self.reset_button.clicked.connect(self.reset)
+
+        self.parameter = QComboBox()
+        for name, label, *_ in PARAMETERS:
+            self.parameter.addItem(label, name)
+        self.parameter.setToolTip("The transform swept along the plot's x axis")
+        self.capsule = QComboBox()
+        self.capsule.addItem("predicted", -1)
+        for k in range(10):
+            self.capsule.addItem(f"digit {k}", k)
+        self.capsule.setToolTip("The digit capsule whose pose is plotted")
+        self.parameter.currentIndexChanged.connect(self.sweepRequested)
+        self.capsule.currentIndexChanged.connect(self.sweepRequested)
+
+        self.plot = pg.PlotWidget(title="pose of the capsule along the sweep")
+        self.plot.setMouseEnabled(False, False)
+        self.plot.setLabel("left", "v_j dimension / length")
+        self.pose_curves = [self.plot.plot(pen=pg.mkPen(pg.intColor(d, 16, alpha=200), width=1)) for d in range(16)]
+        self.length_curve = self.plot.plot(pen=pg.mkPen("w", width=3))
+        self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
+        self.plot.addItem(self.marker)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("sweep"))
+        top.addWidget(self.parameter)
+        top.addWidget(QLabel("capsule"))
+        top.addWidget(self.capsule)
+        top.addStretch(1)
+        top.addWidget(self.reset_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(grid)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.summary)
+        self.sweep: dict | None = None
+
+    # -- transform -------------------------------------------------------------------------
+    def transform(self) -> InputTransform:
+        return InputTransform(**{name: float(s.value()) for name, s in self.sliders.items()})
+
+    def reset(self) -> None:
+        for name, s in self.sliders.items():
+            s.blockSignals(True)
+            s.setValue(1.0 if name == "scale" else 0.0)
+            s.blockSignals(False)
+        self._emit()
+
+    def _emit(self, *_) -> None:
+        self.transformChanged.emit(self.transform())
+
+    # -- sweep -----------------------------------------------------------------------------------
+    def sweep_parameter(self) -> tuple[str, np.ndarray]:
+        """(name, values): the swept parameter and SWEEP_STEPS values over its range."""
+        name = self.parameter.currentData()
+        low, high = next((lo, hi) for n, _, lo, hi, _ in PARAMETERS if n == name)
+        return name, np.linspace(low, high, SWEEP_STEPS, dtype=np.float32)
+
+    def sweep_transforms(self) -> tuple[str, np.ndarray, list[InputTransform]]:
+        name, values = self.sweep_parameter()
+        base = self.transform()
+        return name, values, [base.with_value(name, v) for v in values]
+
+    def set_sweep(self, values: np.ndarray | None, poses: np.ndarray | None = None, digit: int | None = None) -> None:
+        """Show a sweep: ``values`` (K,) of the swept parameter, ``poses`` (K, 16) the
+        capsule's v_j at each; None clears."""
+        if values is None or poses is None:
+            self.sweep = None
+            for c in (*self.pose_curves, self.length_curve):
+                c.setData([], [])
+            self.summary.setText("")
+            return
+        name = self.parameter.currentData()
+        lengths = np.linalg.norm(poses, axis=1)
+        self.sweep = {"name": name, "values": values, "poses": poses, "lengths": lengths, "digit": digit}
+        for d, curve in enumerate(self.pose_curves):
+            curve.setData(values, poses[:, d])
+        self.length_curve.setData(values, lengths)
+        self.marker.setValue(float(getattr(self.transform(), name)))
+        label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
+        self.plot.setLabel("bottom", label)
+        self.plot.setTitle(f"capsule {digit} along '{label}'")
+        swing = poses.max(0) - poses.min(0)
+        top = np.argsort(swing)[::-1][:3]
+        self.summary.setText(
+            f"length {lengths.min():.2f}–{lengths.max():.2f} over the sweep; the dimensions that move most: "
+            + ", ".join(f"d{d} (range {swing[d]:.2f})" for d in top))
