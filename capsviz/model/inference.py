@@ -19,7 +19,8 @@ class Inference:
     b, c : (R, 1152, 10) routing logits and couplings per iteration (c sums to 1 over 10)
     v : (R, 10, 16); lengths : (R, 10) in [0, 1)
     prediction : int, argmax of the final lengths
-    reconstruction : (28, 28) float32 in (0, 1), from the predicted capsule
+    reconstruction : (28, 28) float32 in (0, 1), from the predicted capsule, or None
+        unless asked for (the pose view decodes its own, with the user's offsets)
     """
 
     input: np.ndarray
@@ -30,7 +31,7 @@ class Inference:
     v: np.ndarray
     lengths: np.ndarray
     prediction: int
-    reconstruction: np.ndarray
+    reconstruction: np.ndarray | None = None
 
     @property
     def iterations(self) -> int:
@@ -42,13 +43,16 @@ def _device(model: CapsNet) -> torch.device:
 
 
 @torch.inference_mode()
-def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = None) -> Inference:
+def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = None,
+          reconstruct: bool = False) -> Inference:
     """Run one 28x28 image through ``model`` with a routing trace.
 
     Parameters
     ----------
     image : ndarray, float, shape (28, 28), values in [0, 1]
     routing_iterations : int >= 1, default the model's (3)
+    reconstruct : bool
+        Also run the decoder on the predicted capsule.
 
     Raises
     ------
@@ -60,8 +64,8 @@ def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = No
         raise ValueError(f"expected a 28x28 image, got shape {image.shape}")
     model.eval()
     x = torch.from_numpy(image).to(_device(model)).reshape(1, 1, 28, 28)
-    out = model(x, routing_iterations=routing_iterations, trace=True)
-    tr = out.trace.to_numpy(0)
+    out = model(x, routing_iterations=routing_iterations, reconstruct=reconstruct, trace=True)
+    tr = out.trace.to_numpy(0, keys=("u", "u_lengths", "b", "c", "v", "lengths"))
     return Inference(
         input=image.copy(),
         u=tr["u"],
@@ -71,7 +75,7 @@ def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = No
         v=tr["v"],
         lengths=tr["lengths"],
         prediction=int(tr["lengths"][-1].argmax()),
-        reconstruction=out.reconstruction[0, 0].float().cpu().numpy().copy(),
+        reconstruction=None if out.reconstruction is None else out.reconstruction[0, 0].float().cpu().numpy().copy(),
     )
 
 

@@ -73,11 +73,12 @@ class RoutingTrace:
     def iterations(self) -> int:
         return int(self.c.shape[0])
 
-    def to_numpy(self, index: int = 0) -> dict[str, np.ndarray]:
+    def to_numpy(self, index: int = 0, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
         """One example of the trace as float32 numpy copies (safe to send across threads).
 
         Returns a dict with ``u`` (I, 8), ``u_lengths`` (I,), ``u_hat`` (I, J, D),
-        ``b`` (R, I, J), ``c`` (R, I, J), ``v`` (R, J, D), ``lengths`` (R, J).
+        ``b`` (R, I, J), ``c`` (R, I, J), ``v`` (R, J, D), ``lengths`` (R, J); only
+        ``keys`` when given.
         """
         out = {
             "u": self.u[index],
@@ -88,7 +89,7 @@ class RoutingTrace:
             "v": self.v[:, index],
             "lengths": self.lengths[:, index],
         }
-        return {k: t.detach().float().cpu().numpy().copy() for k, t in out.items()}
+        return {k: t.detach().float().cpu().numpy().copy() for k, t in out.items() if keys is None or k in keys}
 
 
 def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Tensor]]:

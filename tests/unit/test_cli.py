@@ -112,4 +112,4 @@ def test_trace_export(tmp_path, shipped_checkpoint):
     bad = tmp_path / "notes.png"
     bad.write_text("not an image")
     r = capsviz("trace", str(bad), "--out", str(out))
-    assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}: not a readable image")
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}: not an image file")
