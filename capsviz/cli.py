@@ -11,9 +11,18 @@ import signal
 import sys
 from pathlib import Path
 
-from capsviz import __version__
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "assets" / "capsnet_mnist.safetensors"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the full report (imports torch and Qt only when asked)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from capsviz.logs import version_report
+
+        print(version_report())
+        parser.exit()
 
 
 class CliError(Exception):
@@ -69,7 +78,8 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="capsviz", description="A visual explorer for Capsule Networks. "
                                      "Without a command, opens the app.")
-    parser.add_argument("--version", action="version", version=f"capsviz {__version__}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0,
+                        help="print the versions of capsviz, Python, torch and Qt, and the device, then exit")
     parser.add_argument("--checkpoint", type=Path, default=None, metavar="FILE",
                         help="checkpoint to load (default: the shipped model)")
     parser.add_argument("--data-root", type=Path, default=None, metavar="DIR", help="folder holding MNIST/raw/")
@@ -282,6 +292,9 @@ def cmd_classify(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from capsviz.logs import setup_logging
+
+    log = setup_logging()
     from capsviz.data.mnist import MnistNotFoundError
     from capsviz.train.checkpoint import CheckpointError
     from capsviz.train.loop import TrainingDiverged
@@ -300,14 +313,19 @@ def main(argv: list[str] | None = None) -> int:
         return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device or "auto")
     except (CheckpointError, MnistNotFoundError, CliError, TrainingDiverged, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        log.error("capsviz %s: %s", args.command or "app", exc)
         return 2
     except OSError as exc:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         print(f"error: {name}{exc.strerror or exc}", file=sys.stderr)
+        log.error("capsviz %s: %s%s", args.command or "app", name, exc.strerror or exc)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception:
+        log.exception("capsviz %s: unexpected error", args.command or "app")
+        raise
 
 
 if __name__ == "__main__":

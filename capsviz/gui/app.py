@@ -17,8 +17,26 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
     from capsviz.gui.main_window import MainWindow
 
     window = MainWindow(checkpoint=checkpoint, data_root=data_root, device=device)
+    install_excepthook(window)
     window.show()
     return app.exec()
+
+
+def install_excepthook(window) -> None:
+    """Route exceptions that escape a Qt slot to a dialog with the traceback (and the log
+    file) instead of only the terminal; the previous hook still runs."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        if isinstance(value, (KeyboardInterrupt, SystemExit)):
+            return
+        try:
+            window.show_exception("Unexpected error", value.with_traceback(tb))
+        except Exception:  # the window is gone: the terminal and the log have it
+            pass
+
+    sys.excepthook = hook
 
 
 def configure_pyqtgraph() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,6 @@ from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTime
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
-from capsviz import __version__
 from capsviz.data.images import ImageReadError, load_ink
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.preprocess import preprocess_ink
@@ -311,23 +312,46 @@ class MainWindow(QMainWindow):
             save_trace(self.inference, path)
             self.statusBar().showMessage(f"saved {path}", 5000)
 
-    def _about(self) -> None:
-        import PySide6
+    def about_text(self) -> str:
+        from capsviz.logs import log_path, version_report
 
-        QMessageBox.about(self, "About capsviz",
-                          f"capsviz {__version__}\n torch {torch.__version__}, Qt {PySide6.__version__}, "
-                          f"device {self.device}\n\nSabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules.")
+        device = str(self.device)
+        if self.device.type == "cuda":
+            device += f" ({torch.cuda.get_device_name(self.device)})"
+        model = self.model_label.text().removeprefix("model: ")
+        return (f"{version_report(device).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
+                "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829.")
+
+    def _about(self) -> None:
+        self.about_box = QMessageBox(QMessageBox.Icon.Information, "About capsviz", self.about_text(),
+                                     QMessageBox.StandardButton.Ok, self)
+        self.about_box.open()
 
     # -- errors -------------------------------------------------------------------------------
-    def show_error(self, title: str, message: str) -> None:
-        """Tell the user: a window-modal message box that does not block the event loop
-        (kept as ``error_box``), the status bar, and stderr."""
+    def show_error(self, title: str, message: str, details: str | None = None) -> None:
+        """Tell the user, and keep a record: a window-modal message box that does not block
+        the event loop (kept as ``error_box``; with ``details``, e.g. a traceback, behind
+        "Show Details…" and a "Copy details" button), the status bar, stderr, and the
+        log file (:func:`capsviz.logs.log_path`)."""
         print(f"capsviz: {message}", file=sys.stderr)
+        logging.getLogger("capsviz").error("%s: %s%s", title, message, f"\n{details}" if details else "")
         self.statusBar().showMessage(message, 10000)
         if self.error_box is not None:
             self.error_box.close()
-        self.error_box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
-        self.error_box.open()
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        if details:
+            box.setDetailedText(details)
+            copy = box.addButton("Copy details", QMessageBox.ButtonRole.ActionRole)
+            copy.clicked.disconnect()  # keep the box open after copying
+            copy.clicked.connect(lambda: QApplication.clipboard().setText(f"{title}: {message}\n\n{details}"))
+            box.copy_button = copy
+        self.error_box = box
+        box.open()
+
+    def show_exception(self, title: str, exc: BaseException) -> None:
+        """:meth:`show_error` for an exception, with its traceback as the details."""
+        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.show_error(title, f"{type(exc).__name__}: {exc}", details=details)
 
     # -- input and inference ---------------------------------------------------------------
     def show_sample(self, index: int) -> None:
@@ -380,10 +404,10 @@ class MainWindow(QMainWindow):
             if self.browser.predictions is None and self.docks["browser"].isVisible():
                 self.evaluate_test_set()  # the model changed meanwhile
 
-        worker = create_worker(work, _start_thread=False)
-        worker.yielded.connect(on_event)
-        worker.errored.connect(lambda exc: self.show_error("Cannot browse MNIST", str(exc)))
-        worker.finished.connect(on_finished)
+        # errors go to a dialog (given as _connect, superqt does not also re-raise them)
+        worker = create_worker(work, _start_thread=False, _connect={
+            "yielded": on_event, "finished": on_finished,
+            "errored": lambda exc: self.show_exception("Cannot browse MNIST", exc)})
         self._eval_worker = worker
         worker.start()
 
@@ -575,10 +599,9 @@ class MainWindow(QMainWindow):
         self.training_panel.set_running(True)
         self.training_panel.status.setText("loading MNIST…")
         worker = create_worker(training_events, factory, stop, self._train_holder, self._view_input,
-                               _start_thread=False)
-        worker.yielded.connect(self._on_training_event)
-        worker.errored.connect(self._on_training_error)
-        worker.finished.connect(self._on_training_finished)
+                               _start_thread=False, _connect={"yielded": self._on_training_event,
+                                                              "errored": self._on_training_error,
+                                                              "finished": self._on_training_finished})
         self._worker = worker
         worker.start()
 
@@ -613,7 +636,7 @@ class MainWindow(QMainWindow):
                     pass
 
     def _on_training_error(self, exc: Exception) -> None:
-        QMessageBox.critical(self, "Training failed", f"{type(exc).__name__}: {exc}")
+        self.show_exception("Training failed", exc)
         self.training_panel.status.setText(f"failed: {exc}")
 
     def _on_training_finished(self) -> None:

@@ -25,8 +25,11 @@ def capsviz(*args, env=None):
 
 
 def test_version():
+    import torch
+
     r = capsviz("--version")
     assert r.returncode == 0 and r.stdout.startswith("capsviz ")
+    assert f"torch {torch.__version__}" in r.stdout and "Qt 6." in r.stdout and "device cpu" in r.stdout
 
 
 def test_shipped_checkpoint_on_the_assets_sample(shipped_checkpoint):

@@ -1,0 +1,66 @@
+"""Where errors go besides the screen: a rotating log file in the platform's user log
+folder (e.g. ``~/.local/state/capsviz/log/capsviz.log`` on Linux), and the version
+report shared by ``capsviz --version`` and the About box."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import platform
+from pathlib import Path
+
+from capsviz import __version__
+
+LOGGER_NAME = "capsviz"
+MAX_BYTES = 1_000_000
+BACKUPS = 3
+
+
+def log_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir("capsviz", appauthor=False)) / "capsviz.log"
+
+
+def setup_logging() -> logging.Logger:
+    """The ``capsviz`` logger, writing warnings and errors (with tracebacks) to
+    :func:`log_path`, rotated at 1 MB with 3 old files kept. Safe to call again; a log
+    folder that cannot be created leaves logging to the screen only."""
+    logger = logging.getLogger(LOGGER_NAME)
+    path = log_path()
+    if any(getattr(h, "baseFilename", None) == str(path) for h in logger.handlers):
+        return logger
+    logger.setLevel(logging.INFO)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
+                                                       encoding="utf-8")
+    except OSError:
+        return logger
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    return logger
+
+
+def version_report(device: str | None = None) -> str:
+    """One line: capsviz, Python, torch (with its CUDA), Qt and the compute device."""
+    import torch
+
+    parts = [f"capsviz {__version__}", f"Python {platform.python_version()}", f"torch {torch.__version__}"]
+    try:
+        import PySide6
+        from PySide6.QtCore import qVersion
+
+        parts.append(f"Qt {qVersion()} (PySide6 {PySide6.__version__})")
+    except ImportError:
+        parts.append("Qt not installed")
+    if device is None:
+        if torch.cuda.is_available():
+            device = f"cuda ({torch.cuda.get_device_name(0)})"
+        elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            device = "mps"
+        else:
+            device = f"cpu ({torch.get_num_threads()} threads)"
+    parts.append(f"device {device}")
+    return ", ".join(parts)

@@ -1,0 +1,61 @@
+"""Errors are never lost: dialogs with details, the log file, the About box."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+
+def test_a_training_thread_error_reaches_a_dialog_with_copyable_details_and_the_log(window, qtbot, tmp_path):
+    from capsviz.logs import log_path, setup_logging
+
+    setup_logging()
+    window.data_root = tmp_path  # no MNIST here: the worker thread raises
+    qtbot.mouseClick(window.training_panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible(), timeout=20000)
+    qtbot.waitUntil(lambda: not window.is_training, timeout=10000)
+    box = window.error_box
+    assert box.windowTitle() == "Training failed"
+    assert "MnistNotFoundError" in box.text() and str(tmp_path) in box.text()
+    assert "Traceback" in box.detailedText() and "training_events" in box.detailedText()
+    qtbot.mouseClick(box.copy_button, Qt.MouseButton.LeftButton)
+    copied = QApplication.clipboard().text()
+    assert copied.startswith("Training failed: MnistNotFoundError") and "Traceback" in copied
+    assert box.isVisible()  # copying does not close it
+    assert window.training_panel.start_button.isEnabled()
+    for h in __import__("logging").getLogger("capsviz").handlers:
+        h.flush()
+    logged = log_path().read_text()
+    assert "Training failed: MnistNotFoundError" in logged and "Traceback" in logged
+    box.close()
+
+
+@pytest.mark.qt_no_exception_capture  # the hook under test is installed over the default one
+def test_exceptions_escaping_slots_become_dialogs(window, qtbot):
+    from capsviz.gui.app import install_excepthook
+
+    previous = sys.excepthook
+    install_excepthook(window)
+    try:
+        try:
+            raise RuntimeError("a slot failed")
+        except RuntimeError as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+    finally:
+        sys.excepthook = previous
+    box = window.error_box
+    assert box.isVisible() and box.text() == "RuntimeError: a slot failed"
+    assert "raise RuntimeError" in box.detailedText()
+    box.close()
+
+
+def test_about_box_names_versions_device_and_model(window, qtbot):
+    window.actions["about"].trigger()
+    text = window.about_box.text()
+    assert f"torch {torch.__version__}" in text and "Qt 6." in text and "device cpu" in text
+    assert "99." in text and "capsviz.log" in text
+    window.about_box.close()
