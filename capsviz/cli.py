@@ -137,9 +137,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capsviz.data.mnist import load_mnist
+    from capsviz.train.checkpoint import load_checkpoint
     from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer
 
     data_root = _resolve(args, "data_root")
+    for given in (args.resume, args.init):
+        if given is not None:
+            load_checkpoint(given)  # refuse a bad file before spending time on the data
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)

@@ -234,8 +234,7 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(f"No shipped model ({exc}); using untrained weights", 10000)
                 self.model_label.setText("model: untrained")
             else:
-                print(f"capsviz: cannot load checkpoint: {exc}", file=sys.stderr)
-                QMessageBox.warning(self, "Cannot load checkpoint", str(exc))
+                self.show_error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
             return False
         self.model, self.info = model, info
         self.model_label.setText(f"model: {target.name} — {info.summary()}")

@@ -59,3 +59,21 @@ def test_about_box_names_versions_device_and_model(window, qtbot):
     assert f"torch {torch.__version__}" in text and "Qt 6." in text and "device cpu" in text
     assert "99." in text and "capsviz.log" in text
     window.about_box.close()
+
+
+def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_path):
+    from ..unit.test_refusal import MARKER, bad_checkpoints
+
+    files = bad_checkpoints(tmp_path)
+    model, label = window.model, window.model_label.text()
+    prediction = window.inference.prediction
+    for kind, path in files.items():
+        assert not window.load_model(path), kind
+        box = window.error_box
+        assert box.isVisible() and box.windowTitle() == "Cannot load checkpoint"
+        first = box.text().splitlines()[0]
+        assert first.startswith(f"{path}: ") and "current model stays loaded" in box.text(), kind
+        assert window.model is model and window.model_label.text() == label
+        assert window.inference.prediction == prediction
+    assert not (tmp_path / MARKER).exists()
+    box.close()
