@@ -86,6 +86,44 @@ def _extract(archive: Path, dest: Path, expected_size: int) -> None:
     _atomic_write(dest, fill, expected_size, archive)
 
 
+IDX_MAGIC = {3: 0x00000803, 1: 0x00000801}  # unsigned bytes, 3 dimensions (images) or 1 (labels)
+
+
+def check_idx(path: Path, count: int) -> None:
+    """Check an extracted MNIST IDX file's header and size before anything reads it.
+
+    ``count``: the number of images or labels the file must hold (60,000 or 10,000).
+
+    Raises
+    ------
+    MnistDataError
+        Naming the file and the fault: a bad magic number, a wrong count or image size,
+        or a truncated (or over-long) file.
+    """
+    images = "images" in path.name
+    dims = 3 if images else 1
+    header = 4 * (1 + dims)
+    with open(path, "rb") as f:
+        head = f.read(header)
+    if len(head) < header:
+        raise MnistDataError(f"{path}: truncated: {len(head)} bytes, not even an IDX header")
+    magic = int.from_bytes(head[:4], "big")
+    if magic != IDX_MAGIC[dims]:
+        raise MnistDataError(f"{path}: bad magic number 0x{magic:08x}, expected 0x{IDX_MAGIC[dims]:08x} "
+                             f"(an IDX file of {'images' if images else 'labels'}); not an MNIST file")
+    shape = [int.from_bytes(head[4 * k : 4 * k + 4], "big") for k in range(1, dims + 1)]
+    if shape[0] != count:
+        raise MnistDataError(f"{path}: holds {shape[0]:,} {'images' if images else 'labels'}, expected {count:,}; "
+                             "the image and label files do not belong together")
+    if images and shape[1:] != [28, 28]:
+        raise MnistDataError(f"{path}: images of {shape[1]} x {shape[2]} pixels, expected 28 x 28")
+    expected = header + count * (784 if images else 1)
+    size = path.stat().st_size
+    if size != expected:
+        raise MnistDataError(f"{path}: {'truncated' if size < expected else 'too long'}: {size:,} bytes, "
+                             f"expected {expected:,}")
+
+
 def _writable(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK)
 
@@ -112,11 +150,13 @@ def prepare_mnist(data_root: str | os.PathLike | None = None) -> Path:
     cache_raw = cache_root / "MNIST" / "raw"
     use_cache = False
     missing = []
-    for name, (_, size) in MNIST_FILES.items():
+    for name, (count, size) in MNIST_FILES.items():
         plain, archive = raw / name, raw / (name + ".gz")
         if plain.is_file() and plain.stat().st_size == size:
             continue
         if not archive.is_file():
+            if plain.is_file():
+                check_idx(plain, count)  # present but the wrong size: say what is wrong with it
             missing.append(name)
             continue
         if _writable(raw):
@@ -171,10 +211,15 @@ def load_mnist(train: bool, data_root: str | os.PathLike | None = None) -> Mnist
     ------
     MnistNotFoundError
         If the data is missing (see :func:`prepare_mnist`).
+    MnistDataError
+        If a file is there but is not what it should be (see :func:`check_idx`).
     """
     from torchvision.datasets import MNIST
 
     root = prepare_mnist(data_root)
+    for name, (count, _) in MNIST_FILES.items():
+        if name.startswith("train" if train else "t10k"):
+            check_idx(root / "MNIST" / "raw" / name, count)
     try:
         ds = MNIST(str(root), train=train, download=False)
     except (RuntimeError, ValueError, AssertionError) as exc:

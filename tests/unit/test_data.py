@@ -131,3 +131,61 @@ def test_preprocessing_mnist_digits_keeps_the_accuracy_on_the_sample(shipped_che
 def test_preprocessing_mnist_digits_keeps_the_accuracy_on_the_full_test_set(shipped_checkpoint):
     raw, pre = _accuracy_raw_and_preprocessed(load_mnist(train=False, data_root=mnist_root()), shipped_checkpoint)
     assert raw > 99.0 and abs(pre - raw) <= 0.3, (raw, pre)
+
+
+def _idx(kind: str, count: int, magic: int | None = None, body: int | None = None) -> bytes:
+    """An IDX file: kind 'images' (count x 28 x 28) or 'labels'; ``body`` bytes of payload."""
+    if kind == "images":
+        head = (0x803 if magic is None else magic).to_bytes(4, "big") + count.to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
+        return head + bytes(count * 784 if body is None else body)
+    head = (0x801 if magic is None else magic).to_bytes(4, "big") + count.to_bytes(4, "big")
+    return head + bytes(count if body is None else body)
+
+
+def _test_split(tmp_path, images: bytes, labels: bytes):
+    """A data root whose test split is ``images``/``labels`` (the training files are copied good)."""
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    (raw / "t10k-images-idx3-ubyte").write_bytes(images)
+    (raw / "t10k-labels-idx1-ubyte").write_bytes(labels)
+    (raw / "train-images-idx3-ubyte").write_bytes(_idx("images", 60000))
+    (raw / "train-labels-idx1-ubyte").write_bytes(_idx("labels", 60000))
+    return raw
+
+
+def test_bad_magic_number_is_named(tmp_path):
+    from capsviz.data.mnist import MnistDataError
+
+    raw = _test_split(tmp_path, _idx("images", 10000, magic=0x1F8B0808), _idx("labels", 10000))
+    with pytest.raises(MnistDataError, match=r"t10k-images-idx3-ubyte: bad magic number 0x1f8b0808"):
+        load_mnist(train=False, data_root=tmp_path)
+    assert raw.is_dir()
+
+
+def test_truncated_extracted_file_is_named(tmp_path):
+    from capsviz.data.mnist import MnistDataError
+
+    _test_split(tmp_path, _idx("images", 10000, body=5000 * 784), _idx("labels", 10000))
+    with pytest.raises(MnistDataError, match=r"t10k-images-idx3-ubyte: truncated: 3,920,016 bytes, expected "
+                                             r"7,840,016"):
+        load_mnist(train=False, data_root=tmp_path)
+
+
+def test_image_and_label_counts_that_disagree_are_named(tmp_path):
+    from capsviz.data.mnist import MnistDataError
+
+    # right sizes on disk, but the label file's header says 9,999 labels
+    labels = _idx("labels", 9999, body=10001)
+    _test_split(tmp_path, _idx("images", 10000), labels)
+    with pytest.raises(MnistDataError, match=r"t10k-labels-idx1-ubyte: holds 9,999 labels, expected 10,000; "
+                                             r"the image and label files do not belong together"):
+        load_mnist(train=False, data_root=tmp_path)
+
+
+def test_bad_data_in_the_cli_is_one_line(tmp_path):
+    from .test_cli import capsviz
+
+    _test_split(tmp_path, _idx("images", 10000, magic=0x0), _idx("labels", 10000))
+    r = capsviz("eval", "--data-root", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and "bad magic number" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
