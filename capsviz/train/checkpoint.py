@@ -16,10 +16,12 @@ Loading never unpickles. Writes are atomic: a temporary file in the same folder,
 from __future__ import annotations
 
 import datetime as _dt
+import glob
 import json
 import os
 import struct
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,8 +72,20 @@ class CheckpointInfo:
         return ", ".join(parts)
 
 
+STALE_TEMP_S = 600  # a temporary file this old beside a checkpoint is a killed writer's
+
+
 def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], path: Path) -> None:
+    """Write through a temporary file in the same folder, fsync, then rename over ``path``:
+    a writer that dies or fails half-way (killed, full disk) leaves ``path`` as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for stale in path.parent.glob(glob.escape(path.name) + ".*.tmp"):
+        try:
+            if now - stale.stat().st_mtime > STALE_TEMP_S:
+                stale.unlink()
+        except OSError:
+            pass
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:

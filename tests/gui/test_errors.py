@@ -9,6 +9,8 @@ import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from ..conftest import mnist_root
+
 
 def test_a_training_thread_error_reaches_a_dialog_with_copyable_details_and_the_log(window, qtbot, tmp_path):
     from capsviz.logs import log_path, setup_logging
@@ -77,3 +79,35 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
         assert window.inference.prediction == prediction
     assert not (tmp_path / MARKER).exists()
     box.close()
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_closing_while_training_asks_then_stops_saves_and_exits_within_5_s(window, qtbot):
+    import time
+    from pathlib import Path
+
+    import platformdirs
+
+    from capsviz.train.checkpoint import load_checkpoint
+
+    autosave = Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / \
+        "gui-training.safetensors"
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(3200)
+    panel.test_subset.setValue(100)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+    asked = []
+    window._confirm_close = lambda: asked.append(1) or False  # the user says no
+    window.close()
+    assert asked and window.isVisible() and window.is_training
+    window._confirm_close = lambda: asked.append(2) or True  # the user confirms
+    t0 = time.monotonic()
+    window.close()
+    elapsed = time.monotonic() - t0
+    assert asked == [1, 2] and not window.isVisible()
+    assert elapsed < 5.0, elapsed
+    qtbot.waitUntil(lambda: not window.is_training, timeout=5000)
+    _, info, state = load_checkpoint(autosave)
+    assert info.step >= 2 and "rng.torch" in state

@@ -159,3 +159,67 @@ def test_folder_and_unreadable_paths(tmp_path):
         load_checkpoint(tmp_path)
     with pytest.raises(CheckpointError, match="no such file"):
         load_checkpoint(tmp_path / "nope.safetensors")
+
+
+def test_a_full_disk_half_way_keeps_the_previous_file(saved, tmp_path, monkeypatch):
+    import errno
+
+    import capsviz.train.checkpoint as ck
+
+    p = tmp_path / "keep.safetensors"
+    save_checkpoint(p, saved[0], step=1)
+    before = p.read_bytes()
+    real = ck.save_file
+
+    def half_then_full(tensors, filename, metadata=None):
+        real(tensors, filename, metadata=metadata)
+        data = open(filename, "rb").read()
+        open(filename, "wb").write(data[: len(data) // 2])  # half of it reached the disk
+        raise OSError(errno.ENOSPC, "No space left on device", filename)
+
+    monkeypatch.setattr(ck, "save_file", half_then_full)
+    with pytest.raises(OSError) as err:
+        save_checkpoint(p, saved[0], step=2)
+    assert err.value.errno == errno.ENOSPC
+    assert p.read_bytes() == before and read_info(p).step == 1
+    assert [x.name for x in tmp_path.iterdir()] == ["keep.safetensors"]
+
+
+WRITER = """
+import sys, torch
+from capsviz.model import CapsNet
+from capsviz.train.checkpoint import save_checkpoint
+m = CapsNet()
+print("ready", flush=True)
+step = 100
+while True:
+    step += 1
+    save_checkpoint(sys.argv[1], m, step=step)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_loadable_checkpoint(saved, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import capsviz.train.checkpoint as ck
+
+    p = tmp_path / "live.safetensors"
+    save_checkpoint(p, saved[0], step=1)
+    for delay in (0.05, 0.3, 0.7):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(p)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        _, info, _ = load_checkpoint(p)  # never half a file: the old one or a complete new one
+        assert info.step == 1 or info.step > 100
+    # the killed writers' temporary files are cleared by the next save once they are stale
+    temps = list(tmp_path.glob("live.safetensors.*.tmp"))
+    for t in temps:
+        os.utime(t, (time.time() - ck.STALE_TEMP_S - 1,) * 2)
+    save_checkpoint(p, saved[0], step=7)
+    assert read_info(p).step == 7 and not list(tmp_path.glob("*.tmp"))
