@@ -50,7 +50,12 @@ def main() -> None:
     from capsviz.gui.main_window import MainWindow
     from capsviz.model.inference import infer
 
-    window = MainWindow(device="cpu", data_root=args.data_root)
+    import tempfile
+
+    from PySide6.QtCore import QSettings
+
+    settings = QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat)  # defaults, not the user's
+    window = MainWindow(device="cpu", data_root=args.data_root, settings=settings)
     window.show()
     for _ in range(5):
         app.processEvents()

@@ -27,7 +27,12 @@ from capsviz.gui.app import configure_pyqtgraph  # noqa: E402
 configure_pyqtgraph()
 from capsviz.gui.main_window import MainWindow  # noqa: E402
 
-w = MainWindow(device="cpu")
+import tempfile  # noqa: E402
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+# fresh settings, so the pictures show the defaults whatever this machine's user changed
+w = MainWindow(device="cpu", settings=QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat))
 w.show()
 if args.sample is None:
     canvas = w.input_panel.canvas

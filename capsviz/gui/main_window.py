@@ -24,6 +24,7 @@ from capsviz.data.images import ImageReadError, load_ink
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
+from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.transforms import TransformView
@@ -104,7 +105,9 @@ class MainWindow(QMainWindow):
         self.data_root = data_root
         self.device_name = device
         self.device = select_device(device)
-        self.settings = settings
+        self.settings = settings if settings is not None else default_settings()
+        self.restored = read_settings(self.settings)
+        self.checkpoint_path: Path | None = None  # the file of the loaded model (None: the shipped one)
         self.model: CapsNet = CapsNet().eval()
         self.info: CheckpointInfo | None = None
         self.inference: Inference | None = None
@@ -164,8 +167,44 @@ class MainWindow(QMainWindow):
         self.training_panel.startRequested.connect(self.start_training)
         self.training_panel.stopRequested.connect(self.stop_training)
 
-        self.load_model(checkpoint, quiet_default=True)
+        self._apply_view_settings(self.restored.views)
+        if checkpoint is None and self.restored.checkpoint is not None:
+            if not self.load_model(self.restored.checkpoint, quiet_default=True):
+                self.load_model(None, quiet_default=True)
+        else:
+            self.load_model(checkpoint, quiet_default=True)
+        if self.restored.geometry is not None:
+            self.restoreGeometry(self.restored.geometry)
+        self.settings_notice = ""
+        if self.restored.problems:
+            self.settings_notice = ("settings: " + "; ".join(self.restored.problems)
+                                    + " — using the defaults for these")
+            logging.getLogger("capsviz").warning(self.settings_notice)
+            self.statusBar().showMessage(self.settings_notice, 15000)
         self.show_sample(0)
+
+    # -- settings -----------------------------------------------------------------
+    def _view_settings(self) -> dict:
+        return {
+            "input/brush": self.input_panel.brush.value(),
+            "input/ink": self.input_panel.polarity.currentIndex(),
+            "routing/iterations": self.routing_view.iterations.value(),
+            "routing/scale": self.routing_view.scale.currentIndex(),
+            "pose/range": self.pose_view.range.currentIndex(),
+            "transforms/parameter": self.transform_view.parameter.currentIndex(),
+        }
+
+    def _apply_view_settings(self, views: dict) -> None:
+        self.input_panel.brush.setValue(views["input/brush"])
+        self.input_panel.polarity.setCurrentIndex(views["input/ink"])
+        self.routing_view.iterations.setValue(views["routing/iterations"])
+        self.routing_view.scale.setCurrentIndex(views["routing/scale"])
+        self.pose_view.range.setCurrentIndex(views["pose/range"])
+        self.transform_view.parameter.setCurrentIndex(views["transforms/parameter"])
+
+    def save_settings(self) -> None:
+        write_settings(self.settings, self.saveGeometry(), self.saveState(STATE_VERSION), self.checkpoint_path,
+                       self._view_settings())
 
     # -- layout -------------------------------------------------------------------
     def _add_dock(self, name: str, title: str, widget, area) -> None:
@@ -192,9 +231,15 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(self.docks[beside], self.docks[name])
             self.docks[name].show()
             self.docks[beside].raise_()
+        if self.restored.state is not None and not self.restoreState(self.restored.state, STATE_VERSION):
+            self.restored.problems.append("window/state")
         # connected only now: placing the tabs shows each dock for a moment
         self.docks["transforms"].visibilityChanged.connect(lambda visible: visible and self._sweep_throttled())
         self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.evaluate_test_set())
+        if self.docks["transforms"].isVisible():  # brought to the front by the saved layout
+            self._sweep_throttled()
+        if self.docks["browser"].isVisible():
+            self.evaluate_test_set()
 
     def _build_menus(self) -> None:
         self.actions: dict[str, QAction] = {}
@@ -237,6 +282,7 @@ class MainWindow(QMainWindow):
                 self.show_error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
             return False
         self.model, self.info = model, info
+        self.checkpoint_path = Path(path).resolve() if path else None
         self.model_label.setText(f"model: {target.name} — {info.summary()}")
         self.refresh()
         self._model_changed()
@@ -655,6 +701,10 @@ class MainWindow(QMainWindow):
         if self._eval_worker is not None:
             self._eval_worker.quit()  # stops between chunks of 250 digits
         QThreadPool.globalInstance().waitForDone(5000)
+        try:
+            self.save_settings()
+        except Exception as exc:  # never block quitting over settings
+            logging.getLogger("capsviz").warning("cannot save settings: %s", exc)
         event.accept()
 
     def _confirm_close(self) -> bool:

@@ -5,12 +5,19 @@ import pytest
 from capsviz.gui.app import configure_pyqtgraph
 
 
+def temp_settings(folder):
+    """A settings file of its own for each test: tests never read or write the user's."""
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(folder / "capsviz.ini"), QSettings.Format.IniFormat)
+
+
 @pytest.fixture
-def window(qtbot, shipped_checkpoint):
+def window(qtbot, shipped_checkpoint, tmp_path):
     configure_pyqtgraph()
     from capsviz.gui.main_window import MainWindow
 
-    w = MainWindow(checkpoint=shipped_checkpoint, device="cpu")
+    w = MainWindow(checkpoint=shipped_checkpoint, device="cpu", settings=temp_settings(tmp_path))
     w._confirm_close = lambda: True
     qtbot.addWidget(w)
     w.show()

@@ -1,0 +1,99 @@
+"""What the app remembers between runs (QSettings, an INI file in the user config folder,
+e.g. ``~/.config/capsviz/capsviz.ini`` on Linux): window geometry, dock layout, the last
+checkpoint, brush width and view choices.
+
+Every value is checked when read. A file Qt cannot parse, or values of the wrong type or
+range (a settings file of another program or version), give the defaults for what is
+wrong and a notice; nothing in the file can break the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+FORMAT = 1
+STATE_VERSION = 1  # QMainWindow.saveState/restoreState version of the dock layout
+
+
+def default_settings() -> QSettings:
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "capsviz", "capsviz")
+
+
+# key -> (type, default, check)
+VIEW_KEYS = {
+    "input/brush": (int, 22, lambda v: 4 <= v <= 60),
+    "input/ink": (int, 0, lambda v: 0 <= v <= 2),
+    "routing/iterations": (int, 3, lambda v: 1 <= v <= 7),
+    "routing/scale": (int, 0, lambda v: 0 <= v <= 1),
+    "pose/range": (int, 0, lambda v: 0 <= v <= 2),
+    "transforms/parameter": (int, 0, lambda v: 0 <= v <= 5),
+}
+
+
+@dataclass
+class Restored:
+    """Checked values from the settings file; ``problems`` lists what was replaced by defaults."""
+
+    geometry: QByteArray | None = None
+    state: QByteArray | None = None
+    checkpoint: Path | None = None
+    views: dict = field(default_factory=lambda: {k: d for k, (_, d, _) in VIEW_KEYS.items()})
+    problems: list[str] = field(default_factory=list)
+
+
+def read_settings(settings: QSettings) -> Restored:
+    out = Restored()
+    if settings.status() != QSettings.Status.NoError:
+        out.problems.append(f"{settings.fileName()} cannot be read ({settings.status().name})")
+        return out
+    if not settings.allKeys():
+        return out
+    fmt = settings.value("format")
+    if str(fmt) != str(FORMAT):
+        out.problems.append(f"{settings.fileName()} is not a capsviz settings file of this version")
+        return out
+    for key, name in (("window/geometry", "geometry"), ("window/state", "state")):
+        value = settings.value(key)
+        if value is None:
+            continue
+        if isinstance(value, QByteArray) and not value.isEmpty():
+            setattr(out, name, value)
+        else:
+            out.problems.append(key)
+    path = settings.value("model/checkpoint")
+    if path:
+        if isinstance(path, str) and Path(path).is_file():
+            out.checkpoint = Path(path)
+        elif isinstance(path, str):
+            out.problems.append(f"the last checkpoint {path} is gone")
+        else:
+            out.problems.append("model/checkpoint")
+    for key, (kind, default, check) in VIEW_KEYS.items():
+        value = settings.value(key)
+        if value is None:
+            continue
+        try:
+            value = kind(value)
+            if not check(value):
+                raise ValueError
+        except (TypeError, ValueError):
+            out.problems.append(key)
+            continue
+        out.views[key] = value
+    return out
+
+
+def write_settings(settings: QSettings, geometry: QByteArray, state: QByteArray, checkpoint: Path | None,
+                   views: dict) -> None:
+    settings.clear()
+    settings.setValue("format", FORMAT)
+    settings.setValue("window/geometry", geometry)
+    settings.setValue("window/state", state)
+    if checkpoint is not None:
+        settings.setValue("model/checkpoint", str(checkpoint))
+    for key, value in views.items():
+        settings.setValue(key, value)
+    settings.sync()
