@@ -88,7 +88,8 @@ def training_events(trainer_factory, stop_event: threading.Event, holder: dict, 
         if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
             last = now
             yield snapshot()
-    yield snapshot()
+    if not holder.get("closing"):  # the window is going away: no views to update
+        yield snapshot()
 
 
 class MainWindow(QMainWindow):
@@ -147,6 +148,7 @@ class MainWindow(QMainWindow):
         self._add_dock("transforms", "Transforms", self.transform_view, None)
         self._add_dock("browser", "MNIST browser", self.browser, None)
         self._tabs_placed = False
+        self.docks_ready = False  # True once the tabbed docks are placed, after the first show
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
         self._build_menus()
@@ -223,7 +225,7 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._tabs_placed:
             self._tabs_placed = True
-            QTimer.singleShot(0, self._place_tabbed_docks)
+            QTimer.singleShot(0, self, self._place_tabbed_docks)
 
     def _place_tabbed_docks(self) -> None:
         for name, beside in (("transforms", "pose"), ("browser", "training")):
@@ -236,10 +238,20 @@ class MainWindow(QMainWindow):
         # connected only now: placing the tabs shows each dock for a moment
         self.docks["transforms"].visibilityChanged.connect(lambda visible: visible and self._sweep_throttled())
         self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.evaluate_test_set())
-        if self.docks["transforms"].isVisible():  # brought to the front by the saved layout
+        # a saved layout may bring them to the front: check once the tabs have settled
+        QTimer.singleShot(0, self, self._start_visible_docks)
+
+    def dock_shown(self, name: str) -> bool:
+        """Whether dock ``name`` is on screen (a tabbed dock behind another tab is not)."""
+        dock = self.docks[name]
+        return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+    def _start_visible_docks(self) -> None:
+        if self.dock_shown("transforms"):
             self._sweep_throttled()
-        if self.docks["browser"].isVisible():
+        if self.dock_shown("browser"):
             self.evaluate_test_set()
+        self.docks_ready = True
 
     def _build_menus(self) -> None:
         self.actions: dict[str, QAction] = {}
@@ -421,16 +433,16 @@ class MainWindow(QMainWindow):
 
         def work():
             lower_thread_priority()
-            if self.browser.data is None:
+            data = self.browser.data
+            if data is None:
                 data, description = load_test_or_sample(data_root)
                 yield ("data", data, description)
-            data = self.browser.data if self.browser.data is not None else data
             chunks = []
             for start in range(0, len(data), 250):
                 x = data.images[start : start + 250].astype(np.float32) / 255.0
                 chunks.append(capsule_lengths(model, x).argmax(1))
                 yield ("progress", start + len(x), len(data))
-            yield ("done", model, np.concatenate(chunks))
+            yield ("done", model, data, np.concatenate(chunks))
 
         def on_event(ev) -> None:
             if ev[0] == "data":
@@ -438,15 +450,15 @@ class MainWindow(QMainWindow):
                 self.browser.show_index(0)
             elif ev[0] == "progress":
                 self.browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
-            elif ev[0] == "done" and ev[1] is self.model:
-                self.browser.set_predictions(ev[2])
-                errors = int((ev[2] != self.browser.data.labels).sum())
-                self.browser.status.setText(f"{errors:,} mistakes in {len(ev[2]):,} digits "
-                                            f"({100 * (1 - errors / len(ev[2])):.2f} % correct)")
+            elif ev[0] == "done" and ev[1] is self.model and ev[2] is self.browser.data:
+                self.browser.set_predictions(ev[3])
+                errors = int((ev[3] != self.browser.data.labels).sum())
+                self.browser.status.setText(f"{errors:,} mistakes in {len(ev[3]):,} digits "
+                                            f"({100 * (1 - errors / len(ev[3])):.2f} % correct)")
 
         def on_finished() -> None:
             self._eval_worker = None
-            if self.browser.predictions is None and self.docks["browser"].isVisible():
+            if self.browser.predictions is None and self.dock_shown("browser"):
                 self.evaluate_test_set()  # the model changed meanwhile
 
         # errors go to a dialog (given as _connect, superqt does not also re-raise them)
@@ -463,7 +475,7 @@ class MainWindow(QMainWindow):
             self.browser.status.setText("")
             if self._eval_worker is not None:
                 self._eval_worker.quit()
-            elif self.docks["browser"].isVisible():
+            elif self.dock_shown("browser"):
                 self.evaluate_test_set()
 
     def _show_browser_digit(self, index: int) -> None:
@@ -548,7 +560,7 @@ class MainWindow(QMainWindow):
         """Recompute the transforms view's sweep for the current input (when the view is shown)."""
         view = self.transform_view
         base = self.input_panel.current
-        if base is None or not self.docks["transforms"].isVisible():
+        if base is None or not self.dock_shown("transforms"):
             if base is None:
                 view.set_sweep(None)
             return
@@ -570,12 +582,14 @@ class MainWindow(QMainWindow):
         self.refresh()
         self._sweep_throttled()
 
-    def refresh(self, inference: Inference | None = None, staged: bool = False) -> None:
+    def refresh(self, inference: Inference | None = None, staged: bool = True) -> None:
         """Recompute the trace for the current input (or take ``inference``, already computed
         for it) and update every view.
 
-        ``staged`` spreads the view updates over a few event-loop turns (``STAGE_MS`` apart),
-        so that while training competes for the CPU no single repaint blocks the GUI long.
+        The prediction and the length bars update at once. With ``staged`` (the default)
+        the other views follow one per event-loop turn (``STAGE_MS`` apart while training
+        competes for the CPU), so no single turn blocks the GUI long; ``inferenceUpdated``
+        is emitted when all are done.
         """
         image = self.model_input()
         self.input_panel.preview.set_image(image)
@@ -596,7 +610,8 @@ class MainWindow(QMainWindow):
             ]
         self._stages = stages
         if staged:
-            self._run_stage()
+            self._stages.pop(0)()  # the prediction now
+            self._run_stage()  # the length bars now, the rest in later turns
         else:
             while self._stages:
                 self._stages.pop(0)()
@@ -607,9 +622,15 @@ class MainWindow(QMainWindow):
             return
         self._stages.pop(0)()
         if self._stages:
-            QTimer.singleShot(STAGE_MS, self._run_stage)
+            QTimer.singleShot(STAGE_MS if self.is_training else 0, self, self._run_stage)  # cancelled with the window
         else:
             self.inferenceUpdated.emit()
+
+    def wait_for_views(self, timeout_s: float = 5.0) -> None:
+        """Run the event loop until every view shows the current inference (tools and tests)."""
+        end = time.monotonic() + timeout_s
+        while self._stages and time.monotonic() < end:
+            QApplication.processEvents()
 
     # -- training -----------------------------------------------------------------------
     @property
@@ -697,10 +718,12 @@ class MainWindow(QMainWindow):
             if not answer:
                 event.ignore()
                 return
+            self._train_holder["closing"] = True
             self.stop_training()
         if self._eval_worker is not None:
             self._eval_worker.quit()  # stops between chunks of 250 digits
         QThreadPool.globalInstance().waitForDone(5000)
+        self._stages = []
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

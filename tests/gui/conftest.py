@@ -22,6 +22,8 @@ def window(qtbot, shipped_checkpoint, tmp_path):
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w.docks_ready, timeout=5000)
+    w.wait_for_views()
     yield w
     if w.is_training:
         w.stop_training()

@@ -17,7 +17,8 @@ def new_window(qtbot, settings, **kw):
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
-    qtbot.wait(50)  # tabbed docks and the saved dock layout are placed after the first show
+    qtbot.waitUntil(lambda: w.docks_ready, timeout=5000)  # tabbed docks and saved layout come after show
+    w.wait_for_views()
     return w
 
 

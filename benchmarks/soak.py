@@ -1,0 +1,223 @@
+"""Soak test: the app offscreen for N minutes, training in the background while a driver
+draws, drags pose sliders, changes routing iterations, moves transform sliders, browses
+MNIST and opens images (good and bad) every few milliseconds.
+
+Usage: QT_QPA_PLATFORM=offscreen python benchmarks/soak.py [--minutes 10] [--data-root DIR]
+
+Prints progress each minute, then, as its last line, a JSON object with:
+
+- ``minutes``: the soak's length;
+- ``actions``: user actions the driver performed;
+- ``exceptions``: Python exceptions that reached the event loop or a worker (target 0);
+- ``rss_growth_mb``: resident memory at the end minus after minute 1 (target < 50);
+- ``max_stall_ms``: the longest gap between ticks of a 5 ms GUI timer, minus 5 ms,
+  after the first minute (target <= 100);
+- ``training_steps``: optimizer steps the background training made.
+
+Training needs MNIST (``--data-root`` or ``$CAPSVIZ_DATA``); without it the soak runs
+without training and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+from PySide6.QtCore import QEvent, QPoint, QPointF, QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QMouseEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Driver:
+    """Performs one user action per call, cycling through the kinds."""
+
+    def __init__(self, window, images: list[Path]) -> None:
+        self.w = window
+        self.images = images
+        self.rng = np.random.default_rng(0)
+        self.k = 0
+        self.stroke: list[tuple[float, float]] = []
+
+    def mouse(self, kind, x, y, button, buttons):
+        canvas = self.w.input_panel.canvas
+        ev = QMouseEvent(kind, QPointF(x, y), QPointF(canvas.mapToGlobal(QPoint(int(x), int(y)))), button, buttons,
+                         Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(canvas, ev)
+
+    def act(self) -> str:
+        self.k += 1
+        r = self.rng
+        w = self.w
+        kind = ["draw"] * 6 + ["pose", "pose", "iterations", "transform", "image", "browse", "undo", "clear"]
+        what = kind[self.k % len(kind)]
+        left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+        if what == "draw":
+            if not self.stroke:
+                x, y = r.uniform(60, 220, 2)
+                self.mouse(QEvent.Type.MouseButtonPress, x, y, left, left)
+                self.stroke = [(x, y)]
+            elif len(self.stroke) < 12:
+                x, y = self.stroke[-1]
+                x, y = float(np.clip(x + r.normal(0, 12), 5, 275)), float(np.clip(y + r.normal(0, 12), 5, 275))
+                self.mouse(QEvent.Type.MouseMove, x, y, none, left)
+                self.stroke.append((x, y))
+            else:
+                x, y = self.stroke[-1]
+                self.mouse(QEvent.Type.MouseButtonRelease, x, y, left, none)
+                self.stroke = []
+        elif what == "pose":
+            s = w.pose_view.sliders[int(r.integers(16))]
+            s.setValue(float(r.uniform(s.minimum(), s.maximum())))
+        elif what == "iterations":
+            w.routing_view.iterations.setValue(int(r.integers(1, 8)))
+            w.routing_view.iteration.setValue(int(r.integers(1, 8)))
+        elif what == "transform":
+            name = list(w.transform_view.sliders)[int(r.integers(6))]
+            s = w.transform_view.sliders[name]
+            s.setValue(float(r.uniform(s.minimum(), s.maximum())) if r.random() < 0.7 else
+                       (1.0 if name == "scale" else 0.0))
+        elif what == "image":
+            w.open_image(self.images[int(r.integers(len(self.images)))])
+            if w.error_box is not None:
+                w.error_box.close()
+        elif what == "browse":
+            w.show_sample(int(r.integers(len(w.sample))))
+        elif what == "undo":
+            w.input_panel.canvas.undo()
+        elif what == "clear":
+            w.input_panel.canvas.clear()
+        return what
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--interval-ms", type=int, default=8, help="time between driver actions")
+    parser.add_argument("--data-root", default=None)
+    args = parser.parse_args()
+
+    exceptions: list[str] = []
+    previous_hook = sys.excepthook
+
+    def hook(kind, value, tb):
+        exceptions.append(f"{kind.__name__}: {value}")
+        previous_hook(kind, value, tb)
+
+    sys.excepthook = hook
+    app = QApplication.instance() or QApplication([])
+    from capsviz.gui.app import configure_pyqtgraph
+
+    configure_pyqtgraph()
+    from capsviz.data.mnist import MnistNotFoundError, prepare_mnist
+    from capsviz.gui.main_window import MainWindow
+
+    folder = Path(tempfile.mkdtemp(prefix="capsviz-soak-"))
+    window = MainWindow(device="cpu", data_root=args.data_root,
+                        settings=QSettings(str(folder / "capsviz.ini"), QSettings.Format.IniFormat))
+    window._confirm_close = lambda: True
+    original_show_exception = window.show_exception
+
+    def count_exception(title, exc):
+        exceptions.append(f"{title}: {type(exc).__name__}: {exc}")
+        original_show_exception(title, exc)
+
+    window.show_exception = count_exception
+    window.show()
+    # images to open: good ones in several formats, a bad one (it must only give a message)
+    sample = window.sample
+    images = []
+    for k, fmt in enumerate(["png", "jpg", "bmp", "gif"]):
+        path = folder / f"digit{k}.{fmt}"
+        Image.fromarray(255 - np.asarray(Image.fromarray(sample.images[k]).resize((200, 200)))).save(path)
+        images.append(path)
+    (folder / "notes.png").write_text("not an image")
+    images.append(folder / "notes.png")
+
+    training = True
+    try:
+        prepare_mnist(args.data_root)
+    except (MnistNotFoundError, OSError) as exc:
+        training = False
+        print(f"no training during the soak: {exc}")
+    if training:
+        panel = window.training_panel
+        panel.batch_size.setValue(32)
+        panel.test_subset.setValue(200)
+        panel.train_subset.setValue(6400)
+        panel.epochs.setValue(1000)
+        window.start_training(panel.config(), from_scratch=True)
+
+    driver = Driver(window, images)
+    ticks: list[float] = []
+    tick_timer = QTimer(interval=5)
+    tick_timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    tick_timer.start()
+    actions = 0
+    start = time.perf_counter()
+    end = start + 60 * args.minutes
+    next_action = start
+    rss_after_1 = None
+    minute = 0
+    while time.perf_counter() < end:
+        app.processEvents()
+        now = time.perf_counter()
+        if now >= next_action:
+            try:
+                driver.act()
+            except Exception as exc:  # an action that raises is an exception found by the soak
+                exceptions.append(f"driver: {type(exc).__name__}: {exc}")
+            actions += 1
+            next_action = now + args.interval_ms / 1000
+        if now - start >= 60 * (minute + 1):
+            minute += 1
+            if minute == 1:
+                rss_after_1 = rss_mb()
+                ticks_after_1 = len(ticks)
+            steps = len(window.training_panel.history["step"])
+            print(f"minute {minute}: {actions:,} actions, rss {rss_mb():.0f} MB, {len(exceptions)} exceptions, "
+                  f"{steps} training steps", flush=True)
+        time.sleep(0.0005)
+    tick_timer.stop()
+    rss_end = rss_mb()
+    steps = len(window.training_panel.history["step"])
+    first = ticks_after_1 if rss_after_1 is not None else 0
+    gaps = np.diff(np.array(ticks[first:])) * 1000 if len(ticks) - first > 1 else np.array([0.0])
+    t0 = time.perf_counter()
+    window.close()
+    while window.is_training and time.perf_counter() - t0 < 10:
+        app.processEvents()
+    for box in window.findChildren(QMessageBox):
+        box.close()
+    result = {
+        "minutes": args.minutes,
+        "actions": actions,
+        "exceptions": len(exceptions),
+        "rss_growth_mb": round(rss_end - (rss_after_1 if rss_after_1 is not None else rss_end), 1),
+        "max_stall_ms": round(float(gaps.max()) - 5.0, 1),
+        "training_steps": steps,
+        "close_s": round(time.perf_counter() - t0, 2),
+    }
+    for e in exceptions[:10]:
+        print("exception:", e)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
