@@ -34,7 +34,7 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
 from capsviz.model.inference import Inference, capsule_lengths, digit_capsules, infer, perturbation_grid, reconstruct, save_trace
-from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, save_checkpoint
+from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, read_info, save_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
 
 SNAPSHOT_INTERVAL_S = 0.5
@@ -696,7 +696,7 @@ class MainWindow(QMainWindow):
             self.training_panel.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
             if ev.checkpoint is not None:
                 try:
-                    self.info = load_checkpoint(ev.checkpoint)[1]
+                    self.info = read_info(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
                     self.model_label.setText(f"model: trained here — {self.info.summary()}")
                 except CheckpointError:
                     pass
