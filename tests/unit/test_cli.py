@@ -36,8 +36,10 @@ def test_shipped_checkpoint_on_the_assets_sample(shipped_checkpoint):
     model, info, _ = load_checkpoint(shipped_checkpoint)
     sample = load_sample()
     acc = float((evaluate_model(model, sample) == sample.labels).mean())
-    assert acc >= 0.985, acc  # the first 2,000 test digits are harder than the rest: 99.43 % overall gives 99.05 % here
-    assert info.test_images == 10000 and info.test_accuracy >= 0.99
+    # the first 2,000 test digits are harder than the rest: 99.61 % overall gives 99.30 % here
+    assert acc >= 0.992, acc
+    assert info.test_images == 10000 and info.test_accuracy >= 0.996
+    assert info.metadata["completed_epochs"] == "12" and info.train_config["lr_decay"] == 0.85
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
@@ -46,7 +48,7 @@ def test_eval_prints_full_test_accuracy(shipped_checkpoint):
     assert r.returncode == 0, r.stderr
     m = re.search(r"test accuracy: ([\d.]+) % \(([\d,]+) / 10,000\)", r.stdout)
     assert m, r.stdout
-    assert float(m.group(1)) >= 99.0
+    assert float(m.group(1)) >= 99.6 and int(m.group(2).replace(",", "")) >= 9960  # the shipped model's target
     assert "confusion matrix" in r.stdout
 
 
