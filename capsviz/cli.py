@@ -193,17 +193,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from capsviz.data.mnist import load_mnist
-    from capsviz.train.checkpoint import load_checkpoint
-    from capsviz.train.loop import evaluate_model, select_device
+    from capsviz.train.loop import confusion_matrix, evaluate_model
 
     path = _resolve(args, "checkpoint") or DEFAULT_CHECKPOINT
-    device = select_device(_resolve(args, "device"))
-    if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
-        raise CliError("--routing-iterations must be between 1 and 100")
-    model, info, _ = load_checkpoint(path, device=device)
+    model, info = _load_model(args)
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
     iterations = args.routing_iterations if args.routing_iterations is not None else (
         info.model_config.routing_iterations)
@@ -213,8 +207,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(f"checkpoint: {path}")
     print(f"routing iterations: {iterations}")
     print(f"test accuracy: {100 * correct / n:.2f} % ({correct:,} / {n:,}), error {100 * (n - correct) / n:.2f} %")
-    cm = np.zeros((10, 10), dtype=np.int64)
-    np.add.at(cm, (test.labels, preds), 1)
+    cm = confusion_matrix(test.labels, preds)
     print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(10)))
     print("confusion matrix (rows: true, columns: predicted)")
     print("      " + "".join(f"{k:>6}" for k in range(10)))
@@ -223,22 +216,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_trace(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from capsviz.data.images import load_ink
-    from capsviz.data.preprocess import preprocess_ink
-    from capsviz.model.inference import infer, save_trace
+def _load_model(args: argparse.Namespace):
+    """The checkpoint of ``--checkpoint`` (default: the shipped one) on ``--device``, after
+    checking ``--routing-iterations``: (model, info)."""
     from capsviz.train.checkpoint import load_checkpoint
     from capsviz.train.loop import select_device
 
     if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
         raise CliError("--routing-iterations must be between 1 and 100")
-    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or DEFAULT_CHECKPOINT,
-                                     device=select_device(_resolve(args, "device")))
-    image = preprocess_ink(load_ink(args.image))
-    if image is None:
-        raise CliError(f"{args.image}: no ink found (an empty image)")
+    device = select_device(_resolve(args, "device"))
+    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or DEFAULT_CHECKPOINT, device=device)
+    return model, info
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from capsviz.data.images import load_input
+    from capsviz.model.inference import infer, save_trace
+
+    model, _ = _load_model(args)
+    image, _ = load_input(args.image)
     inference = infer(model, image, args.routing_iterations)
     save_trace(inference, args.out)
     lengths = np.round(inference.lengths[-1], 3).tolist()
@@ -254,23 +252,14 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from capsviz.data.images import ImageReadError, load_ink
-    from capsviz.data.preprocess import preprocess_ink
+    from capsviz.data.images import ImageReadError, load_input
     from capsviz.model.inference import capsule_lengths
-    from capsviz.train.checkpoint import load_checkpoint
-    from capsviz.train.loop import select_device
 
-    if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
-        raise CliError("--routing-iterations must be between 1 and 100")
-    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or DEFAULT_CHECKPOINT,
-                                     device=select_device(_resolve(args, "device")))
+    model, _ = _load_model(args)
     inputs, errors = {}, {}
     for k, path in enumerate(args.images):
         try:
-            image = preprocess_ink(load_ink(path, invert=INVERT[args.ink]))
-            if image is None:
-                raise ImageReadError(f"{path}: no ink found (an empty image)")
-            inputs[k] = image
+            inputs[k], _ = load_input(path, invert=INVERT[args.ink])
         except ImageReadError as exc:
             errors[k] = str(exc)
     order = sorted(inputs)

@@ -23,7 +23,8 @@ def _name(source) -> str:
     return getattr(source, "name", None) or "image data"
 
 
-def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None) -> np.ndarray:
+def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None,
+             name: str | None = None) -> np.ndarray:
     """Read an image (a file, a binary file object or encoded bytes) as an ink image.
 
     - Colour, palette, CMYK and 16-bit images become grayscale.
@@ -43,7 +44,7 @@ def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None =
     ImageReadError
         If the file is missing, not an image, truncated, or too large to decode safely.
     """
-    name = _name(source)
+    name = name or _name(source)
     if isinstance(source, (bytes, bytearray)):
         source = io.BytesIO(source)
     try:
@@ -75,6 +76,28 @@ def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None =
     if invert:
         a = 1.0 - a
     return np.clip(a, 0.0, 1.0).astype(np.float32)
+
+
+def load_input(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None,
+               name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """An image file as the model's input: :func:`load_ink`, then MNIST-style
+    :func:`~capsviz.data.preprocess.preprocess_ink` (the app, ``classify`` and ``trace``).
+
+    Returns (input (28, 28) float32 in [0, 1], ink (H, W) float32 in [0, 1]).
+
+    Raises
+    ------
+    ImageReadError
+        As :func:`load_ink`, or when the image holds no ink; ``name`` (default: the path,
+        or "image data") starts the message.
+    """
+    from capsviz.data.preprocess import preprocess_ink
+
+    ink = load_ink(source, invert=invert, name=name)
+    image = preprocess_ink(ink)
+    if image is None:
+        raise ImageReadError(f"{name or _name(source)}: no ink found (an empty image)")
+    return image, ink
 
 
 def _grayscale(im: Image.Image) -> tuple[np.ndarray, bool]:

@@ -45,7 +45,6 @@ def preprocess_ink(ink: np.ndarray, threshold: float = INK_THRESHOLD) -> np.ndar
     elif np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
         a = a.astype(np.float32) / (255.0 if a.dtype != np.bool_ else 1.0)
     else:
-        a = a.astype(np.float64) if a.dtype.itemsize > 4 else a.astype(np.float32)
         a = np.nan_to_num(np.clip(a, 0.0, 1.0), nan=0.0).astype(np.float32)  # clip first: no overflow
     a = np.clip(a, 0.0, 1.0)
     rows = np.flatnonzero((a > threshold).any(axis=1))

@@ -20,9 +20,8 @@ from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTime
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
-from capsviz.data.images import ImageReadError, load_ink
+from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
-from capsviz.data.preprocess import preprocess_ink
 from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
@@ -33,9 +32,11 @@ from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, capsule_lengths, digit_capsules, infer, perturbation_grid, reconstruct, save_trace
+from capsviz.model.inference import Inference, digit_capsules, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, read_info, save_checkpoint
-from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, select_device
+from capsviz.train.loop import (
+    BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, evaluate_model, select_device,
+)
 
 SNAPSHOT_INTERVAL_S = 0.5
 STAGE_MS = 15
@@ -413,9 +414,12 @@ class MainWindow(QMainWindow):
     # -- input and inference ---------------------------------------------------------------
     def show_sample(self, index: int) -> None:
         """Use MNIST test-sample image ``index`` as the input, exactly as stored."""
-        image = self.sample.images[index].astype(np.float32) / 255.0
+        self._show_mnist(self.sample, index)
+
+    def _show_mnist(self, split: MnistSplit, index: int) -> None:
         self._image_source = None
-        self.input_panel.set_input(image, source=f"MNIST test image {index} (label {self.sample.labels[index]})")
+        self.input_panel.set_input(split.images[index].astype(np.float32) / 255.0,
+                                   source=f"MNIST test image {index} (label {split.labels[index]})")
 
     # -- MNIST browser -------------------------------------------------------------------------
     def evaluate_test_set(self) -> None:
@@ -438,10 +442,10 @@ class MainWindow(QMainWindow):
                 data, description = load_test_or_sample(data_root)
                 yield ("data", data, description)
             chunks = []
-            for start in range(0, len(data), 250):
-                x = data.images[start : start + 250].astype(np.float32) / 255.0
-                chunks.append(capsule_lengths(model, x).argmax(1))
-                yield ("progress", start + len(x), len(data))
+            for start in range(0, len(data), 250):  # in chunks, to report progress and stop between them
+                chunk = MnistSplit(data.images[start : start + 250], data.labels[start : start + 250])
+                chunks.append(evaluate_model(model, chunk, batch_size=250))
+                yield ("progress", start + len(chunk), len(data))
             yield ("done", model, data, np.concatenate(chunks))
 
         def on_event(ev) -> None:
@@ -479,10 +483,7 @@ class MainWindow(QMainWindow):
                 self.evaluate_test_set()
 
     def _show_browser_digit(self, index: int) -> None:
-        data = self.browser.data
-        self._image_source = None
-        self.input_panel.set_input(data.images[index].astype(np.float32) / 255.0,
-                                   source=f"MNIST test image {index} (label {data.labels[index]})")
+        self._show_mnist(self.browser.data, index)
 
     def open_image(self, source, name: str | None = None) -> bool:
         """Classify an image file (path) or encoded image bytes, preprocessed as the CLI does.
@@ -491,15 +492,12 @@ class MainWindow(QMainWindow):
         """
         name = name or str(source)
         try:
-            ink = load_ink(source, invert=self.input_panel.invert_choice())
-            image = preprocess_ink(ink)
-            if image is None:
-                raise ImageReadError(f"{name}: no ink found (an empty image)")
+            image, ink = load_input(source, invert=self.input_panel.invert_choice(), name=name)
         except ImageReadError as exc:
             self.show_error("Cannot open image", str(exc))
             return False
         self._image_source = (source, name)
-        self.input_panel.set_input(image, ink=ink, source=f"image: {Path(name).name if name else name}")
+        self.input_panel.set_input(image, ink=ink, source=f"image: {Path(name).name}")
         return True
 
     def _reload_image(self) -> None:

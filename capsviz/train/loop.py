@@ -478,3 +478,10 @@ def evaluate_model(
             out = model(x, routing_iterations=routing_iterations, reconstruct=False)
             preds.append(out.lengths.argmax(1).cpu().numpy())
     return np.concatenate(preds) if preds else np.zeros(0, dtype=np.int64)
+
+
+def confusion_matrix(labels: np.ndarray, predictions: np.ndarray, classes: int = 10) -> np.ndarray:
+    """(classes, classes) int64 counts: row = true label, column = prediction."""
+    cm = np.zeros((classes, classes), dtype=np.int64)
+    np.add.at(cm, (np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)), 1)
+    return cm

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz.data.mnist import MnistSplit
+from capsviz.train.loop import confusion_matrix
 
 INFO = (
     "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
@@ -20,13 +21,6 @@ INFO = (
     "the confusion matrix counts true digit (row) against prediction (column): click a cell "
     "to browse its digits."
 )
-
-
-def confusion_matrix(labels: np.ndarray, predictions: np.ndarray, classes: int = 10) -> np.ndarray:
-    """(classes, classes) int64 counts: row = true label, column = prediction."""
-    cm = np.zeros((classes, classes), dtype=np.int64)
-    np.add.at(cm, (np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)), 1)
-    return cm
 
 
 class MnistBrowser(QWidget):
