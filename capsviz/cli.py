@@ -137,9 +137,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capsviz.data.mnist import load_mnist
+    from capsviz.train.allocator import retain_freed_memory
     from capsviz.train.checkpoint import load_checkpoint
     from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer
 
+    retain_freed_memory()
     data_root = _resolve(args, "data_root")
     for given in (args.resume, args.init):
         if given is not None:
@@ -194,8 +196,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from capsviz.data.mnist import load_mnist
+    from capsviz.train.allocator import retain_freed_memory
     from capsviz.train.loop import confusion_matrix, evaluate_model
 
+    retain_freed_memory()
     path = _resolve(args, "checkpoint") or DEFAULT_CHECKPOINT
     model, info = _load_model(args)
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))

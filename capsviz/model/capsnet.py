@@ -12,7 +12,7 @@ import torch
 from torch import Tensor, nn
 
 from capsviz.model.config import CapsNetConfig
-from capsviz.model.conv import IM2COL_MAX_BATCH, im2col_conv2d, patch_weight, strided_conv2d
+from capsviz.model.conv import IM2COL_MAX_BATCH, im2col_conv2d, patch_weight, spectral_conv2d, use_spectral
 from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash
 
 
@@ -64,14 +64,15 @@ class PrimaryCaps(nn.Module):
         """x : (B, 256, 20, 20) -> u : (B, 1152, 8), squashed."""
         cfg = self.cfg
         g = cfg.grid_size
+        w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
         if _fast_inference(x):
-            out = im2col_conv2d(x, self._patch_weight(self.conv.weight), self.conv.bias, cfg.kernel_size, cfg.primary_stride)
-            out = out.reshape(-1, g, g, cfg.primary_types, cfg.primary_dim)  # (B, 6, 6, 32, 8)
-            out = out.permute(0, 3, 1, 2, 4).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, 1152, 8)
-            return squash(out, dim=-1)
-        out = strided_conv2d(x, self.conv.weight, self.conv.bias, cfg.primary_stride)  # (B, 32*8, 6, 6)
-        out = out.reshape(-1, cfg.primary_types, cfg.primary_dim, g, g)  # (B, 32, 8, 6, 6)
-        out = out.permute(0, 1, 3, 4, 2).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, 1152, 8)
+            out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)  # (B, 6, 6, 256)
+        elif use_spectral(x):
+            out = spectral_conv2d(x, w, bias, stride)  # (B, 6, 6, 256)
+        else:
+            out = nn.functional.conv2d(x, w, bias, stride=stride).permute(0, 2, 3, 1)
+        out = out.reshape(-1, g, g, cfg.primary_types, cfg.primary_dim)  # (B, 6, 6, 32, 8)
+        out = out.permute(0, 3, 1, 2, 4).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, 1152, 8)
         return squash(out, dim=-1)
 
 
@@ -178,6 +179,20 @@ class CapsNet(nn.Module):
         self.digit_caps = DigitCaps(self.cfg)
         self.decoder = Decoder(self.cfg)
 
+    def _conv1(self, x: Tensor) -> Tensor:
+        """Conv1. On the CPU as one matrix product over 9x9 patches, which gives the
+        output channels-last: PrimaryCaps' spectral and im2col paths read that layout
+        without a copy, and ReLU's backward sees matching layouts (a mismatch there
+        costs more than the convolution)."""
+        if x.device.type != "cpu":
+            return self.conv1(x)
+        batch, k = x.shape[0], self.cfg.kernel_size
+        patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, 20, 20, k, k)
+        side = patches.shape[1]
+        w = self.conv1.weight.reshape(self.cfg.conv1_channels, k * k)
+        out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*20*20, 256)
+        return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # NCHW shape, channels-last strides
+
     def forward(
         self,
         x: Tensor,
@@ -210,7 +225,7 @@ class CapsNet(nn.Module):
         if x.dim() != 4 or tuple(x.shape[1:]) != (1, size, size):
             raise ValueError(f"expected input of shape (B, 1, {size}, {size}), got {tuple(x.shape)}")
         iterations = self.cfg.routing_iterations if routing_iterations is None else routing_iterations
-        h = torch.relu(self.conv1(x))  # (B, 256, 20, 20)
+        h = torch.relu(self._conv1(x))  # (B, 256, 20, 20)
         u = self.primary_caps(h)  # (B, 1152, 8)
         v, u_hat, rec = self.digit_caps(u, iterations, record=trace)  # (B, 10, 16)
         lengths = capsule_length(v)  # (B, 10)

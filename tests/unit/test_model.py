@@ -197,22 +197,62 @@ def test_trace_shapes(model):
     np.testing.assert_allclose(tr["lengths"][-1], out.lengths[1].detach().numpy(), rtol=1e-5)
 
 
-def test_strided_conv_gradients_match_conv2d():
-    from capsviz.model.conv import strided_conv2d
+def test_spectral_conv_matches_conv2d():
+    """The DFT form of PrimaryCaps' convolution gives conv2d's values and gradients."""
+    from capsviz.model.conv import spectral_conv2d
 
     torch.manual_seed(4)
-    for shape, k, stride in (((3, 16, 20, 20), 9, 2), ((2, 5, 11, 13), 3, 3)):
-        x = torch.randn(*shape, requires_grad=True)
-        w = torch.randn(7, shape[1], k, k, requires_grad=True)
-        bias = torch.randn(7, requires_grad=True)
-        out = strided_conv2d(x, w, bias, stride)
-        ref = torch.nn.functional.conv2d(x, w, bias, stride=stride)
-        torch.testing.assert_close(out, ref)
-        g = torch.randn_like(out)
-        grads = torch.autograd.grad(out, (x, w, bias), g)
-        ref_grads = torch.autograd.grad(ref, (x, w, bias), g)
-        for a, b in zip(grads, ref_grads):
-            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    # PrimaryCaps' case (odd 19-point span), other strides, an even span (Nyquist column),
+    # a non-square map, channels-last input
+    for shape, k, stride in (((3, 16, 20, 20), 9, 2), ((2, 5, 11, 13), 3, 3), ((2, 4, 12, 10), 4, 2),
+                             ((2, 3, 7, 7), 7, 1)):
+        for channels_last in (False, True):
+            x = torch.randn(*shape)
+            if channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            x.requires_grad_()
+            w = torch.randn(7, shape[1], k, k, requires_grad=True)
+            bias = torch.randn(7, requires_grad=True)
+            out = spectral_conv2d(x, w, bias, stride).permute(0, 3, 1, 2)
+            ref = torch.nn.functional.conv2d(x, w, bias, stride=stride)
+            torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-4)
+            g = torch.randn_like(out)
+            grads = torch.autograd.grad(out, (x, w, bias), g)
+            ref_grads = torch.autograd.grad(ref, (x, w, bias), g)
+            for a, b in zip(grads, ref_grads):
+                assert a.shape == b.shape
+                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_spectral_conv_gradcheck():
+    from capsviz.model.conv import spectral_conv2d
+
+    torch.manual_seed(6)
+    x = torch.randn(2, 3, 11, 11, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, 5, 5, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda *a: spectral_conv2d(*a, 2), (x, w, bias))
+
+
+def test_primary_caps_paths_agree():
+    """Training (spectral), batch evaluation (spectral, no grad), mid-size batches (oneDNN)
+    and the explorer's im2col path give the same capsules as a plain conv2d PrimaryCaps."""
+    from capsviz.model.capsnet import PrimaryCaps
+    from capsviz.model.config import CapsNetConfig
+    from capsviz.model.conv import use_spectral
+    from capsviz.model.routing import squash
+
+    torch.manual_seed(8)
+    caps = PrimaryCaps(CapsNetConfig())
+    x = torch.relu(torch.randn(24, 256, 20, 20))
+    conv = torch.nn.functional.conv2d(x, caps.conv.weight, caps.conv.bias, stride=2)
+    ref = squash(conv.reshape(24, 32, 8, 6, 6).permute(0, 1, 3, 4, 2).reshape(24, 1152, 8))
+    assert use_spectral(x)
+    torch.testing.assert_close(caps(x), ref, rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        assert use_spectral(x) and not use_spectral(x[:12])
+        for n in (24, 12, 2):
+            torch.testing.assert_close(caps(x[:n]), ref[:n], rtol=1e-4, atol=1e-5)
 
 
 def test_routing_gradients_match_plain_autograd():
