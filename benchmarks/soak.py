@@ -9,10 +9,16 @@ Prints progress each minute, then, as its last line, a JSON object with:
 - ``minutes``: the soak's length;
 - ``actions``: user actions the driver performed;
 - ``exceptions``: Python exceptions that reached the event loop or a worker (target 0);
-- ``rss_growth_mb``: resident memory at the end minus after minute 1 (target < 50);
+- ``rss_growth_mb``: resident memory at the end minus after minute 1 (target < 50), each
+  the median of one sample per second over 30 s (after minute 1, and the last 30 s):
+  a training step's temporaries come and go by a few hundred MB within a second, so
+  single readings measure the phase of the step rather than growth;
+  ``rss_mb_after_1`` and ``rss_mb_end`` give the two medians;
 - ``max_stall_ms``: the longest gap between ticks of a 5 ms GUI timer, minus 5 ms,
   after the first minute (target <= 100); ``p99_stall_ms``: the 99th percentile;
-- ``training_steps``: optimizer steps the background training made.
+- ``training_steps``: optimizer steps the background training made;
+- ``slowest_action_ms``: the longest single driver action of each kind after minute 1
+  (where a stall comes from, when one does).
 
 Training needs MNIST (``--data-root`` or ``$CAPSVIZ_DATA``); without it the soak runs
 without training and says so.
@@ -122,8 +128,7 @@ def main() -> None:
 
     sys.excepthook = hook
     app = QApplication.instance() or QApplication([])
-    from capsviz.gui.app import configure_pyqtgraph
-
+    from capsviz.gui.app import configure_pyqtgraph, freeze_startup_objects
     configure_pyqtgraph()
     from capsviz.data.mnist import MnistNotFoundError, prepare_mnist
     from capsviz.gui.main_window import MainWindow
@@ -164,27 +169,36 @@ def main() -> None:
         panel.epochs.setValue(1000)
         window.start_training(panel.config(), from_scratch=True)
 
+    freeze_startup_objects()  # as run_app does after showing the window
     driver = Driver(window, images)
     ticks: list[float] = []
     tick_timer = QTimer(interval=5)
     tick_timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     tick_timer.start()
     actions = 0
+    slowest: dict[str, float] = {}  # the longest call of each kind of action after minute 1
     start = time.perf_counter()
     end = start + 60 * args.minutes
     next_action = start
     rss_after_1 = None
+    rss_samples: list[tuple[float, float]] = []  # (seconds since start, MB), one per second
     minute = 0
     while time.perf_counter() < end:
         app.processEvents()
         now = time.perf_counter()
         if now >= next_action:
+            what = "?"
             try:
-                driver.act()
+                what = driver.act()
             except Exception as exc:  # an action that raises is an exception found by the soak
                 exceptions.append(f"driver: {type(exc).__name__}: {exc}")
+            took = (time.perf_counter() - now) * 1000
+            if minute >= 1:
+                slowest[what] = max(slowest.get(what, 0.0), took)
             actions += 1
             next_action = now + args.interval_ms / 1000
+        if not rss_samples or now - start - rss_samples[-1][0] >= 1.0:
+            rss_samples.append((now - start, rss_mb()))
         if now - start >= 60 * (minute + 1):
             minute += 1
             if minute == 1:
@@ -195,7 +209,15 @@ def main() -> None:
                   f"{steps} training steps", flush=True)
         time.sleep(0.0005)
     tick_timer.stop()
-    rss_end = rss_mb()
+    total_s = time.perf_counter() - start
+
+    def median_rss(t_from: float, t_to: float) -> float:
+        window_mb = [mb for t, mb in rss_samples if t_from <= t < t_to]
+        return float(np.median(window_mb)) if window_mb else rss_mb()
+
+    rss_end = median_rss(total_s - 30, total_s + 1)
+    if rss_after_1 is not None:
+        rss_after_1 = median_rss(60, 90)
     steps = len(window.training_panel.history["step"])
     first = ticks_after_1 if rss_after_1 is not None else 0
     gaps = np.diff(np.array(ticks[first:])) * 1000 if len(ticks) - first > 1 else np.array([0.0])
@@ -210,10 +232,13 @@ def main() -> None:
         "actions": actions,
         "exceptions": len(exceptions),
         "rss_growth_mb": round(rss_end - (rss_after_1 if rss_after_1 is not None else rss_end), 1),
+        "rss_mb_after_1": round(rss_after_1, 1) if rss_after_1 is not None else None,
+        "rss_mb_end": round(rss_end, 1),
         "max_stall_ms": round(float(gaps.max()) - 5.0, 1),
         "p99_stall_ms": round(float(np.percentile(gaps, 99)) - 5.0, 1),
         "training_steps": steps,
         "close_s": round(time.perf_counter() - t0, 2),
+        "slowest_action_ms": {k: round(v, 1) for k, v in sorted(slowest.items(), key=lambda kv: -kv[1])},
     }
     for e in exceptions[:10]:
         print("exception:", e)

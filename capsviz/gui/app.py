@@ -10,9 +10,6 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
     """Open the main window and run the event loop; returns the exit code."""
     from PySide6.QtWidgets import QApplication
 
-    from capsviz.train.allocator import retain_freed_memory
-
-    retain_freed_memory()  # training and evaluation run in worker threads of this process
     app = QApplication.instance() or QApplication(sys.argv)
     app.setOrganizationName("capsviz")
     app.setApplicationName("capsviz")
@@ -22,7 +19,23 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
     window = MainWindow(checkpoint=checkpoint, data_root=data_root, device=device)
     install_excepthook(window)
     window.show()
+    freeze_startup_objects()
     return app.exec()
+
+
+def freeze_startup_objects() -> None:
+    """Exempt everything alive after start-up (torch, numpy, Qt and pyqtgraph modules, the
+    window's widgets) from Python's cyclic garbage collector (``gc.freeze``).
+
+    A full (generation-2) collection walks every tracked object; with these libraries
+    loaded that stopped the GUI for 126 ms (median) to 205 ms every 15 s or so in
+    ``benchmarks/soak.py``. Frozen objects are still freed normally by reference counting;
+    only cycles among them would stay, and start-up objects live as long as the app.
+    """
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def install_excepthook(window) -> None:

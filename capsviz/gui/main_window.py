@@ -120,7 +120,11 @@ class MainWindow(QMainWindow):
         self._stop_event: threading.Event | None = None
         self._train_holder: dict = {}
         self._train_config: TrainConfig | None = None
-        self._stages: list = []
+        # views still to update for the current inference: name -> redraw, in STAGE_ORDER
+        self._stages: dict = {}
+        self._stage_turn = 0  # where the round over STAGE_ORDER continues
+        self._stage_timer = QTimer(self, singleShot=True)  # one chain of stages at most
+        self._stage_timer.timeout.connect(self._run_stage)
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -588,40 +592,54 @@ class MainWindow(QMainWindow):
         the other views follow one per event-loop turn (``STAGE_MS`` apart while training
         competes for the CPU), so no single turn blocks the GUI long; ``inferenceUpdated``
         is emitted when all are done.
+
+        New input while views are still pending replaces what they will show but not
+        the round: the next stage is the view after the last one updated, so under a
+        stream of input (a stroke being drawn) every view keeps updating, in turn.
         """
         image = self.model_input()
         self.input_panel.preview.set_image(image)
         if image is None:
             self.inference = None
-            stages = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None),
-                      lambda: self.lengths_view.set_primary(None), *self.routing_view.update_parts(None),
-                      lambda: self.pose_view.set_capsules(None, None, None)]
+            views = [lambda: self.lengths_view.set_primary(None), *self.routing_view.update_parts(None),
+                     lambda: self.pose_view.set_capsules(None, None, None)]
+            now = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None)]
         else:
             inf = inference if inference is not None else infer(self.model, image, self.routing_iterations)
             self.inference = inf
-            stages = [
-                lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction])),
-                lambda: self.lengths_view.set_lengths(inf.lengths),
+            views = [
                 lambda: self.lengths_view.set_primary(inf.u_lengths),
                 *self.routing_view.update_parts(inf),
                 lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction),
             ]
-        self._stages = stages
-        if staged:
-            self._stages.pop(0)()  # the prediction now
-            self._run_stage()  # the length bars now, the rest in later turns
-        else:
-            while self._stages:
-                self._stages.pop(0)()
+            now = [lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction])),
+                   lambda: self.lengths_view.set_lengths(inf.lengths)]
+        for update in now:
+            update()
+        self._stages = dict(enumerate(views))
+        if not staged:
+            self._stage_timer.stop()
+            for update in views:
+                update()
+            self._stages = {}
             self.inferenceUpdated.emit()
+        elif not self._stage_timer.isActive():
+            self._stage_timer.start(self._stage_interval())
+
+    def _stage_interval(self) -> int:
+        return STAGE_MS if self.is_training else 0
 
     def _run_stage(self) -> None:
         if not self._stages:
             return
-        self._stages.pop(0)()
+        order = sorted(self._stages)
+        key = next((k for k in order if k >= self._stage_turn), order[0])
+        self._stages.pop(key)()
+        self._stage_turn = key + 1
         if self._stages:
-            QTimer.singleShot(STAGE_MS if self.is_training else 0, self, self._run_stage)  # cancelled with the window
+            self._stage_timer.start(self._stage_interval())
         else:
+            self._stage_turn = 0
             self.inferenceUpdated.emit()
 
     def wait_for_views(self, timeout_s: float = 5.0) -> None:
@@ -629,6 +647,7 @@ class MainWindow(QMainWindow):
         end = time.monotonic() + timeout_s
         while self._stages and time.monotonic() < end:
             QApplication.processEvents()
+        QApplication.processEvents()  # one more turn: the last view lays out what it was given
 
     # -- training -----------------------------------------------------------------------
     @property
@@ -721,7 +740,8 @@ class MainWindow(QMainWindow):
         if self._eval_worker is not None:
             self._eval_worker.quit()  # stops between chunks of 250 digits
         QThreadPool.globalInstance().waitForDone(5000)
-        self._stages = []
+        self._stages = {}
+        self._stage_timer.stop()
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

@@ -226,3 +226,34 @@ def test_predicted_entries_name_the_prediction(window, qtbot):
     window.input_panel.canvas.clear()
     qtbot.waitUntil(lambda: window.inference is None, timeout=3000)
     assert window.routing_view.digit.itemText(0) == "predicted"
+
+
+def test_views_keep_updating_under_a_stream_of_input(window):
+    """Input arriving faster than the views redraw (a stroke, the soak's driver): the
+    prediction and the length bars follow every input at once; the other views update
+    one per event-loop turn, in turn, so none starves; one chain of stages only."""
+    from PySide6.QtWidgets import QApplication
+
+    views = {
+        "primary": lambda: window.lengths_view.u_lengths,
+        "routing": lambda: window.routing_view.inference,
+        "pose": lambda: window.pose_view.v,
+    }
+    updated = {name: 0 for name in views}
+    last = {name: get() for name, get in views.items()}
+    for k in range(15):
+        window.show_sample(k)
+        inf = window.inference
+        assert window.input_panel.prediction.text().startswith(str(inf.prediction))
+        np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
+        before = len(window._stages)
+        QApplication.processEvents()
+        assert len(window._stages) >= before - 1  # at most one view per turn
+        for name, get in views.items():
+            if get() is not last[name]:
+                updated[name] += 1
+                last[name] = get()
+    assert min(updated.values()) >= 2, updated  # each view redrew during the stream
+    window.wait_for_views()
+    assert window.routing_view.inference is window.inference
+    np.testing.assert_allclose(window.pose_view.v, window.inference.v[-1])

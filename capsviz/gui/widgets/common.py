@@ -47,3 +47,13 @@ class ImagePanel(pg.GraphicsLayoutWidget):
 
     def set_title(self, text: str) -> None:
         self.title.setText(text, size="9pt")
+
+
+def set_label(label: pg.LabelItem | pg.TextItem, text: str, **opts) -> None:
+    """``label.setText(text, **opts)`` unless the last call through here set the same: every
+    setText lays out and repaints its graphics layout again, even for the same text.
+    (Labels updated this way must not be set by other means.)"""
+    shown = (text, opts)
+    if getattr(label, "_capsviz_shown", None) != shown:
+        label.setText(text, **opts)
+        label._capsviz_shown = shown

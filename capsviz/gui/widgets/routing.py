@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
     QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label
 from capsviz.model.analysis import (
     class_maps, mean_entropy, receptive_overlay, routed_mass, type_mosaic,
 )
@@ -255,7 +255,7 @@ class RoutingView(QWidget):
         if inf is None:
             self.class_image.setImage(class_grid(np.zeros((10, 6, 6), np.float32)), autoLevels=False, levels=(0, 1))
             for j, title in enumerate(self.titles):
-                title.setText(f"{j}")
+                set_label(title, f"{j}")
             self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
@@ -266,7 +266,7 @@ class RoutingView(QWidget):
         self.class_image.setImage(class_grid(maps), autoLevels=False, levels=levels)
         for j, title in enumerate(self.titles):
             mark = " ◀" if j == inf.prediction else ""
-            title.setText(f"{j}: {self.mass[r, j]:.1f}{mark}")
+            set_label(title, f"{j}: {self.mass[r, j]:.1f}{mark}")
         self.colorbar.setLevels(levels)
 
     def _draw_detail(self) -> None:
@@ -282,12 +282,12 @@ class RoutingView(QWidget):
         mlevels = self._levels(inf.c[r, :, j], inf.c[:, :, j])
         self.mosaic.setImage(mosaic, autoLevels=False, levels=mlevels)
         self.mosaic_bar.setLevels(mlevels)
-        self.mosaic_title.setText(f"c_i{j} of all 1152 capsules, iteration {r + 1} (4 × 8 types, 6 × 6 each)",
-                                  size="8pt")
+        set_label(self.mosaic_title, f"c_i{j} of all 1152 capsules, iteration {r + 1} (4 × 8 types, 6 × 6 each)",
+                  size="8pt")
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
         spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
-        self.overlay_title.setText(f"digit {j}'s map over the input", size="8pt")
+        set_label(self.overlay_title, f"digit {j}'s map over the input", size="8pt")
 
     def _draw_curves(self) -> None:
         inf = self.inference
