@@ -129,6 +129,9 @@ def main() -> None:
     sys.excepthook = hook
     app = QApplication.instance() or QApplication([])
     from capsviz.gui.app import configure_pyqtgraph, freeze_startup_objects
+    from capsviz.train.allocator import release_freed_memory
+
+    release_freed_memory()  # as run_app does
     configure_pyqtgraph()
     from capsviz.data.mnist import MnistNotFoundError, prepare_mnist
     from capsviz.gui.main_window import MainWindow

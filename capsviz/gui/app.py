@@ -10,6 +10,9 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
     """Open the main window and run the event loop; returns the exit code."""
     from PySide6.QtWidgets import QApplication
 
+    from capsviz.train.allocator import release_freed_memory
+
+    release_freed_memory()  # steady resident memory over hours of use
     app = QApplication.instance() or QApplication(sys.argv)
     app.setOrganizationName("capsviz")
     app.setApplicationName("capsviz")

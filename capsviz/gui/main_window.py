@@ -38,8 +38,12 @@ from capsviz.train.loop import (
     BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, evaluate_model, select_device,
 )
 
-SNAPSHOT_INTERVAL_S = 0.5
-STAGE_MS = 15
+# While training, the views show the model's weights as of at most this long ago: each
+# snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
+SNAPSHOT_INTERVAL_S = 1.0
+# While training competes for the CPU, the views after the length bars update this far
+# apart (so each of the five redraws about 6 times a second during a stroke).
+STAGE_MS = 30
 
 
 class WeightsSnapshot:
@@ -70,10 +74,28 @@ def training_events(trainer_factory, stop_event: threading.Event, holder: dict, 
     at most every ``SNAPSHOT_INTERVAL_S``, a :class:`WeightsSnapshot`.
 
     ``view_input()`` returns the current (image (28, 28) or None, routing iterations).
+
+    On the CPU, training takes one intra-op thread fewer than the machine has (at least
+    one) until it ends, leaving a core to the GUI: with both cores asked of every
+    operation, the GUI's own operations waited on threads the training kept busy (in
+    ``benchmarks/soak.py`` on 2 cores: longest stall 133 -> 110 ms, 99th percentile
+    88 -> 74 ms, and training itself made more steps, 117 against 96 in 2 minutes).
     """
     lower_thread_priority()
-    trainer = trainer_factory()
-    holder["trainer"] = trainer
+    threads = torch.get_num_threads()
+    try:
+        trainer = trainer_factory()
+        holder["trainer"] = trainer
+        if trainer.device.type == "cpu":
+            torch.set_num_threads(max(1, threads - 1))
+        yield from _relay(trainer, holder, view_input)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _relay(trainer, holder: dict, view_input):
+    """The events of ``trainer.run()``, with a :class:`WeightsSnapshot` at most every
+    ``SNAPSHOT_INTERVAL_S`` and one at the end (unless the window is closing)."""
 
     def snapshot() -> WeightsSnapshot:
         model = CapsNet(trainer.model.cfg)
@@ -165,7 +187,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.browser.showRequested.connect(self._show_browser_digit)
         self.transform_view.transformChanged.connect(self._on_transform)
-        self._sweep_throttled = qthrottled(self.update_sweep, timeout=120)
+        self._sweep_throttled = qthrottled(self.update_sweep, timeout=120, parent=self)  # dies with the window
         self.transform_view.sweepRequested.connect(self._sweep_throttled)
         self._eval_worker = None
         self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas

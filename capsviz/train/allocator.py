@@ -1,4 +1,5 @@
-"""Keep freed tensor memory in the process between training steps (glibc only).
+"""glibc malloc settings for tensor-heavy processes: keep freed memory for training,
+give it back for the long-running app (glibc only; elsewhere they do nothing).
 
 A CapsNet training step at batch 128 allocates a few hundred MB of short-lived tensors
 (the spectral PrimaryCaps factors alone are 75 MB and 150 MB). glibc's malloc serves
@@ -15,9 +16,11 @@ that the resident size stays at the training peak instead of shrinking between s
 All threads share one arena (``M_ARENA_MAX = 1``): a worker thread's own arena is
 limited to 64 MB per heap and would fall back to ``mmap`` for the large blocks.
 
-``capsviz train`` and ``capsviz eval`` set it; the app does not: a 2-minute soak of the
-app with it grew 188 MB of resident memory after the first minute (16 MB without), and
-the app's promise is to run for hours.
+``capsviz train`` and ``capsviz eval`` set it. The app does the opposite,
+:func:`release_freed_memory`: it runs for hours and trains in a worker thread, whose
+arena kept freed 4-32 MB blocks (below glibc's self-raising mmap threshold), so its
+resident size wandered between 1.5 and 1.85 GB in a soak and grew by 180 MB in 2
+minutes with the retaining settings. With a fixed 4 MB threshold it held at 1.35 GB.
 
 On other C libraries and platforms it does nothing and returns False.
 """
@@ -32,9 +35,23 @@ M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 MMAP_THRESHOLD_BYTES = 1 << 30
+RELEASE_THRESHOLD_BYTES = 4 << 20
 TRIM_THRESHOLD_BYTES = (1 << 31) - 1
 
 _applied: bool | None = None
+
+
+def _mallopt():
+    """glibc's ``mallopt`` through ctypes, or None on other platforms and C libraries."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return None
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return mallopt
 
 
 def retain_freed_memory() -> bool:
@@ -51,15 +68,25 @@ def retain_freed_memory() -> bool:
     if _applied is not None:
         return _applied
     _applied = False
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    mallopt = _mallopt()
+    if mallopt is None:
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
     _applied = all(mallopt(param, value) == 1 for param, value in (
         (M_ARENA_MAX, 1), (M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES), (M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)))
     return _applied
+
+
+def release_freed_memory() -> bool:
+    """Map every block of 4 MiB or more on its own and unmap it when freed (a fixed
+    ``M_MMAP_THRESHOLD``, which also stops glibc from raising it by itself), so the
+    resident size follows the memory in use. For long-running processes (the app).
+
+    Returns True when set (Linux with glibc), False otherwise. Not idempotent with
+    :func:`retain_freed_memory`: the later call wins.
+    """
+    global _applied
+    mallopt = _mallopt()
+    if mallopt is None:
+        return False
+    _applied = None
+    return mallopt(M_MMAP_THRESHOLD, RELEASE_THRESHOLD_BYTES) == 1

@@ -44,3 +44,34 @@ def test_retain_freed_memory_stops_page_faults_in_training_steps():
     default, retained = _faults("default"), _faults("retain")
     assert default > 10_000  # about 200 MB per step at batch 64
     assert retained * 10 < default
+
+
+RSS_RETURNED = """
+import sys, torch
+from capsviz.train.allocator import release_freed_memory
+def rss_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+if sys.argv[1] == "release":
+    assert release_freed_memory()
+t = torch.empty(7_500_000); t.fill_(1.0); del t  # 30 MB, freed: glibc raises its threshold to 30 MB
+a = torch.empty(5_000_000); a.fill_(1.0)  # 20 MB
+pins = [torch.ones(2000) for _ in range(50)]  # smaller blocks allocated after it
+before = rss_mb()
+del a
+print(before - rss_mb())
+"""
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
+def test_release_freed_memory_returns_freed_blocks():
+    """The app's setting: freeing a 20 MB tensor gives its memory back to the system. By
+    default glibc keeps it in the heap under the blocks allocated after it, once a
+    larger block has raised glibc's own threshold (the soak's RSS wandered by 300 MB)."""
+    returned = {}
+    for mode in ("default", "release"):
+        out = subprocess.run([sys.executable, "-c", RSS_RETURNED, mode], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        returned[mode] = float(out.stdout)
+    assert returned["default"] < 5, returned
+    assert returned["release"] > 15, returned

@@ -36,7 +36,7 @@ class DrawingCanvas(QWidget):
         self._redo: list[QImage] = []
         self._last: QPointF | None = None
         self.brush_width = DEFAULT_BRUSH
-        self._emit_throttled = qthrottled(self.inkChanged.emit, timeout=30)
+        self._emit_throttled = qthrottled(self.inkChanged.emit, timeout=30, parent=self)  # dies with the canvas
 
     # -- content ----------------------------------------------------------------
     def ink(self) -> np.ndarray:
