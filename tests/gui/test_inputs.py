@@ -123,8 +123,8 @@ def test_browser_confusion_matrix_and_mistakes(window, qtbot):
     qtbot.mouseClick(browser.errors_only, Qt.MouseButton.LeftButton)
     assert browser.errors_only.isChecked()
     wrong = np.flatnonzero(preds != data.labels)
-    assert len(wrong) >= 4 and browser.index == wrong[0]
-    for k in range(3):
+    assert len(wrong) >= 2 and browser.index == wrong[0]
+    for k in range(min(3, len(wrong) - 1)):
         qtbot.mouseClick(browser.next_button, Qt.MouseButton.LeftButton)
         assert browser.index == wrong[k + 1]
         np.testing.assert_array_equal(window.input_panel.current, data.images[browser.index] / np.float32(255))

@@ -36,10 +36,11 @@ def test_shipped_checkpoint_on_the_assets_sample(shipped_checkpoint):
     model, info, _ = load_checkpoint(shipped_checkpoint)
     sample = load_sample()
     acc = float((evaluate_model(model, sample) == sample.labels).mean())
-    # the first 2,000 test digits are harder than the rest: 99.61 % overall gives 99.30 % here
-    assert acc >= 0.992, acc
+    # the target; the first 2,000 test digits are harder than the rest (99.64 % overall,
+    # 99.50 % here: 10 mistakes, none of the sample's predictions within 0.01 of a tie)
+    assert acc >= 0.995, acc
     assert info.test_images == 10000 and info.test_accuracy >= 0.996
-    assert info.metadata["completed_epochs"] == "12" and info.train_config["lr_decay"] == 0.85
+    assert info.metadata["completed_epochs"] == "14" and info.train_config["lr_decay"] == 0.85
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
