@@ -30,10 +30,11 @@ def freeze_startup_objects() -> None:
     """Exempt everything alive after start-up (torch, numpy, Qt and pyqtgraph modules, the
     window's widgets) from Python's cyclic garbage collector (``gc.freeze``).
 
-    A full (generation-2) collection walks every tracked object; with these libraries
-    loaded that stopped the GUI for 126 ms (median) to 205 ms every 15 s or so in
-    ``benchmarks/soak.py``. Frozen objects are still freed normally by reference counting;
-    only cycles among them would stay, and start-up objects live as long as the app.
+    A full (generation-2) collection walks every tracked object: with the ~400,000 objects
+    these libraries leave, one took 150-226 ms (measured in ``benchmarks/soak.py`` during
+    start-up), and it stops every thread. Frozen objects are still freed normally by
+    reference counting; only cycles among them would stay, and start-up objects live as
+    long as the app.
     """
     import gc
 

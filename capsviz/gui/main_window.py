@@ -142,9 +142,9 @@ class MainWindow(QMainWindow):
         self._stop_event: threading.Event | None = None
         self._train_holder: dict = {}
         self._train_config: TrainConfig | None = None
-        # views still to update for the current inference: name -> redraw, in STAGE_ORDER
+        # views still to update for the current inference: position in refresh's list -> redraw
         self._stages: dict = {}
-        self._stage_turn = 0  # where the round over STAGE_ORDER continues
+        self._stage_turn = 0  # the position the round over the views continues from
         self._stage_timer = QTimer(self, singleShot=True)  # one chain of stages at most
         self._stage_timer.timeout.connect(self._run_stage)
 

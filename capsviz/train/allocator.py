@@ -38,8 +38,6 @@ MMAP_THRESHOLD_BYTES = 1 << 30
 RELEASE_THRESHOLD_BYTES = 4 << 20
 TRIM_THRESHOLD_BYTES = (1 << 31) - 1
 
-_applied: bool | None = None
-
 
 def _mallopt():
     """glibc's ``mallopt`` through ctypes, or None on other platforms and C libraries."""
@@ -57,23 +55,18 @@ def _mallopt():
 def retain_freed_memory() -> bool:
     """Tune glibc's malloc for large, repeated tensor allocations (see the module docstring).
 
-    Idempotent. Call before training starts, from any thread.
+    Idempotent (``mallopt`` only sets values). Call before training starts, from any thread.
 
     Returns
     -------
     bool
         True when the settings are in effect (Linux with glibc), False otherwise.
     """
-    global _applied
-    if _applied is not None:
-        return _applied
-    _applied = False
     mallopt = _mallopt()
     if mallopt is None:
         return False
-    _applied = all(mallopt(param, value) == 1 for param, value in (
+    return all(mallopt(param, value) == 1 for param, value in (
         (M_ARENA_MAX, 1), (M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES), (M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)))
-    return _applied
 
 
 def release_freed_memory() -> bool:
@@ -81,12 +74,9 @@ def release_freed_memory() -> bool:
     ``M_MMAP_THRESHOLD``, which also stops glibc from raising it by itself), so the
     resident size follows the memory in use. For long-running processes (the app).
 
-    Returns True when set (Linux with glibc), False otherwise. Not idempotent with
-    :func:`retain_freed_memory`: the later call wins.
+    Returns True when set (Linux with glibc), False otherwise. It sets only the mmap
+    threshold: after :func:`retain_freed_memory` in the same process, that call's arena
+    and trim settings stay.
     """
-    global _applied
     mallopt = _mallopt()
-    if mallopt is None:
-        return False
-    _applied = None
-    return mallopt(M_MMAP_THRESHOLD, RELEASE_THRESHOLD_BYTES) == 1
+    return mallopt is not None and mallopt(M_MMAP_THRESHOLD, RELEASE_THRESHOLD_BYTES) == 1
