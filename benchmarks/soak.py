@@ -16,7 +16,10 @@ Prints progress each minute, then, as its last line, a JSON object with:
   ``rss_mb_after_1`` and ``rss_mb_end`` give the two medians;
 - ``max_stall_ms``: the longest gap between ticks of a 5 ms GUI timer, minus 5 ms,
   after the first minute (target <= 100); ``p99_stall_ms``: the 99th percentile;
-- ``training_steps``: optimizer steps the background training made;
+  ``max_stall_at_s``: when the longest began (seconds from the start of the driver);
+  ``stalls_over_100_ms``: how many gaps passed the target;
+- ``training_steps``: optimizer steps the background training made; ``epochs_ended_s``:
+  when it finished an epoch (a test pass and an autosave), to the second;
 - ``slowest_action_ms``: the longest single driver action of each kind after minute 1
   (where a stall comes from, when one does).
 
@@ -186,6 +189,7 @@ def main() -> None:
     rss_after_1 = None
     rss_samples: list[tuple[float, float]] = []  # (seconds since start, MB), one per second
     minute = 0
+    epochs_ended_s: list[float] = []  # when the background training finished an epoch (test + autosave)
     while time.perf_counter() < end:
         app.processEvents()
         now = time.perf_counter()
@@ -202,6 +206,8 @@ def main() -> None:
             next_action = now + args.interval_ms / 1000
         if not rss_samples or now - start - rss_samples[-1][0] >= 1.0:
             rss_samples.append((now - start, rss_mb()))
+            if len(window.training_panel.test_history["step"]) > len(epochs_ended_s):
+                epochs_ended_s.append(round(now - start, 1))
         if now - start >= 60 * (minute + 1):
             minute += 1
             if minute == 1:
@@ -238,9 +244,12 @@ def main() -> None:
         "rss_mb_after_1": round(rss_after_1, 1) if rss_after_1 is not None else None,
         "rss_mb_end": round(rss_end, 1),
         "max_stall_ms": round(float(gaps.max()) - 5.0, 1),
+        "max_stall_at_s": round(float(ticks[first + int(gaps.argmax())] - start), 1) if len(ticks) - first > 1 else None,
         "p99_stall_ms": round(float(np.percentile(gaps, 99)) - 5.0, 1),
+        "stalls_over_100_ms": int((gaps - 5.0 > 100).sum()),
         "training_steps": steps,
         "close_s": round(time.perf_counter() - t0, 2),
+        "epochs_ended_s": epochs_ended_s,
         "slowest_action_ms": {k: round(v, 1) for k, v in sorted(slowest.items(), key=lambda kv: -kv[1])},
     }
     for e in exceptions[:10]:

@@ -44,6 +44,8 @@ SNAPSHOT_INTERVAL_S = 1.0
 # While training competes for the CPU, the views after the length bars update this far
 # apart (so each of the five redraws about 6 times a second during a stroke).
 STAGE_MS = 30
+# Position of the routing view's first part in the list of staged views (refresh).
+ROUTING_STAGE = 1
 
 
 class WeightsSnapshot:
@@ -147,6 +149,10 @@ class MainWindow(QMainWindow):
         self._stage_turn = 0  # the position the round over the views continues from
         self._stage_timer = QTimer(self, singleShot=True)  # one chain of stages at most
         self._stage_timer.timeout.connect(self._run_stage)
+        # a weight snapshot whose inference no longer fits the input redraws the views this
+        # much later, unless new input (which uses the new weights) has redrawn them first
+        self._snapshot_timer = QTimer(self, singleShot=True, interval=STAGE_MS)
+        self._snapshot_timer.timeout.connect(lambda: self.refresh())
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -193,6 +199,7 @@ class MainWindow(QMainWindow):
         self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
         self.error_box: QMessageBox | None = None
         self.routing_view.iterationsChanged.connect(self._on_iterations)
+        self.routing_view.defer_redraws(self._stage_routing)
         self.training_panel.startRequested.connect(self.start_training)
         self.training_panel.stopRequested.connect(self.stop_training)
 
@@ -619,6 +626,7 @@ class MainWindow(QMainWindow):
         the round: the next stage is the view after the last one updated, so under a
         stream of input (a stroke being drawn) every view keeps updating, in turn.
         """
+        self._snapshot_timer.stop()  # this refresh uses the newest weights
         image = self.model_input()
         self.input_panel.preview.set_image(image)
         if image is None:
@@ -646,6 +654,14 @@ class MainWindow(QMainWindow):
             self._stages = {}
             self.inferenceUpdated.emit()
         elif not self._stage_timer.isActive():
+            self._stage_timer.start(self._stage_interval())
+
+    def _stage_routing(self, parts: list) -> None:
+        """Redraw the routing view's ``parts`` as stages (its controls changed, not the
+        input); they take the routing positions of :meth:`refresh`'s list, so they replace
+        pending ones rather than being drawn twice."""
+        self._stages.update(enumerate(parts, start=ROUTING_STAGE))
+        if not self._stage_timer.isActive():
             self._stage_timer.start(self._stage_interval())
 
     def _stage_interval(self) -> int:
@@ -729,7 +745,12 @@ class MainWindow(QMainWindow):
             current = self.model_input()
             fresh = ev.inference is not None and current is not None and np.array_equal(ev.inference.input, current) \
                 and ev.inference.iterations == self.routing_iterations
-            self.refresh(ev.inference if fresh else None, staged=True)
+            if fresh:
+                self.refresh(ev.inference)
+            elif not self._snapshot_timer.isActive():
+                # under a stream of input the next input event redraws with these weights;
+                # an inference here as well would double the GUI thread's work in that turn
+                self._snapshot_timer.start()
         elif isinstance(ev, StoppedEvent):
             word = "finished" if ev.finished else "stopped"
             self.training_panel.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
@@ -764,6 +785,7 @@ class MainWindow(QMainWindow):
         QThreadPool.globalInstance().waitForDone(5000)
         self._stages = {}
         self._stage_timer.stop()
+        self._snapshot_timer.stop()
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt
+from PySide6.QtWidgets import QApplication
 
 from capsviz.model.analysis import class_maps, mosaic_capsule, routed_mass
 
@@ -66,7 +67,11 @@ def test_iteration_selector_changes_the_coefficients(window, qtbot):
     slider.setFocus()
     qtbot.keyClick(slider, Qt.Key.Key_Home)
     assert view.iteration.value() == 1
+    window.wait_for_views()  # in the window, the routing plots redraw as stages
     np.testing.assert_allclose(view.shown, class_maps(inf.u_lengths, inf.c[0]), rtol=1e-6)
+    assert view.iteration_label.text() == "r = 1 of 3"
+    x, _ = view.entropy_curve.getData()
+    assert view.mass_marker.value() == 1 and list(x) == [1, 2, 3]
     # iteration 1 couples uniformly (c = 0.1): every class map is the same
     np.testing.assert_allclose(view.shown[3], view.shown[7], rtol=1e-6)
     assert not np.allclose(class_maps(inf.u_lengths, inf.c[2])[3], class_maps(inf.u_lengths, inf.c[2])[7])
@@ -159,6 +164,7 @@ def test_clicking_a_class_map_selects_that_digit(window, qtbot):
     pos = view.graphics.mapFromScene(view.class_map_scene_pos(3, 2, 2))
     qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert view.selected_digit() == 3
+    window.wait_for_views()
     inf = window.inference
     r = view.iteration.value() - 1
     shown = view.mosaic.image
@@ -257,3 +263,59 @@ def test_views_keep_updating_under_a_stream_of_input(window):
     window.wait_for_views()
     assert window.routing_view.inference is window.inference
     np.testing.assert_allclose(window.pose_view.v, window.inference.v[-1])
+
+
+class PaintCounter(QObject):
+    """Counts the paint events a widget receives."""
+
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def test_plots_whose_range_follows_the_data_paint_once_per_update(window, qtbot):
+    # pyqtgraph applies an auto-range while painting, which asks for another paint; the
+    # views settle their ranges with the data instead (common.settle)
+    rv = window.routing_view
+    counters = {name: PaintCounter(plot.viewport()) for name, plot in
+                (("mass", rv.mass_plot), ("entropy", rv.entropy_plot), ("lengths", window.lengths_view.iter_plot))}
+    for index in (1, 2, 3):
+        before = rv.mass_plot.getViewBox().viewRange()[1]
+        window.show_sample(index)
+        window.wait_for_views()
+        for _ in range(3):
+            QApplication.processEvents()
+        assert rv.mass_plot.getViewBox().viewRange()[1] != before  # the y range followed the data
+    assert counters["mass"].count == 3 and counters["entropy"].count == 3
+    window.routing_view.iterations.setValue(5)  # the x range of the iteration plots changes too
+    window.wait_for_views()
+    for _ in range(3):
+        QApplication.processEvents()
+    assert counters["mass"].count == 4 and counters["lengths"].count == 4
+
+
+def test_a_weight_snapshot_for_an_older_input_redraws_once_after_a_delay(window, qtbot):
+    from capsviz.gui.main_window import WeightsSnapshot
+    from capsviz.model.capsnet import CapsNet
+    from capsviz.model.inference import infer
+
+    model = CapsNet().eval()  # untrained weights: other lengths than the shipped model's
+    before = window.inference
+    window._on_training_event(WeightsSnapshot(model, None))  # its inference is not for this input
+    assert window.model is model and window.inference is before  # not in the same turn
+    qtbot.waitUntil(lambda: window.inference is not before, timeout=2000)
+    expected = infer(model, window.model_input(), window.routing_iterations)
+    np.testing.assert_allclose(window.inference.lengths, expected.lengths, atol=1e-5)
+    # new input first: it draws with the new weights, and the delayed redraw is dropped
+    window._on_training_event(WeightsSnapshot(CapsNet().eval(), None))
+    window.show_sample(5)
+    shown = window.inference
+    window.wait_for_views()
+    qtbot.wait(200)
+    assert window.inference is shown

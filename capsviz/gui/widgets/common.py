@@ -57,3 +57,12 @@ def set_label(label: pg.LabelItem | pg.TextItem, text: str, **opts) -> None:
     if getattr(label, "_capsviz_shown", None) != shown:
         label.setText(text, **opts)
         label._capsviz_shown = shown
+
+
+def settle(view: pg.GraphicsView) -> None:
+    """Apply ``view``'s pending auto-range and view-transform changes now, after its data
+    changed, instead of at the start of its next paint (``GraphicsScene.prepareForPaint``
+    does what a paint would do first). A change made during a paint asks for another
+    paint, so a plot whose range follows its data was painted two to four times per
+    update; settled beforehand, it is painted once."""
+    view.scene().prepareForPaint()

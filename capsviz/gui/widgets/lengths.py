@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, settle
 from capsviz.model.analysis import type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -107,3 +107,4 @@ class LengthsView(QWidget):
             self._curve_iterations = lengths.shape[0]
             self.iter_plot.setXRange(0.8, lengths.shape[0] + 0.2, padding=0)
             self.iter_plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in r]])
+        settle(self.iter_plot)

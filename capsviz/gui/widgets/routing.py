@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
     QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle
 from capsviz.model.analysis import (
     class_maps, mean_entropy, receptive_overlay, routed_mass, type_mosaic,
 )
@@ -26,6 +26,7 @@ INFO = (
     "Hover over a map to read exact values."
 )
 ITERATION_MS = 700
+AXIS_WIDTH = 48  # pixels for the y tick labels of the mass and entropy plots ("2.3026", "100")
 TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells
 CLASS_GRID_SHAPE = (2 * (TITLE_ROWS + 6) + GAP, 5 * 6 + 4 * GAP)  # (17, 34)
 
@@ -155,7 +156,8 @@ class RoutingView(QWidget):
         self.overlay.setOpacity(0.55)
         self.overlay_view.addItem(self.overlay)
 
-        self.mass_plot = pg.PlotWidget(title="routed mass per digit")
+        self.mass_plot = pg.PlotWidget()
+        self.mass_plot.setTitle("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
         self.mass_plot.setLabel("bottom", "iteration r")
         self.mass_plot.setToolTip("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
         self.mass_plot.setMouseEnabled(False, False)
@@ -163,13 +165,17 @@ class RoutingView(QWidget):
         self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5)) for k in range(10)]
         self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.mass_plot.addItem(self.mass_marker)
-        self.entropy_plot = pg.PlotWidget(title="mean entropy of c_i")
+        self.entropy_plot = pg.PlotWidget()
+        self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
         self.entropy_plot.setLabel("bottom", "iteration r")
         self.entropy_plot.setToolTip("Mean over the 1152 primary capsules of -Σ_j c_ij ln c_ij, in nats; "
                                      "ln 10 = 2.303 when every capsule splits its vote evenly")
         self.entropy_plot.setMouseEnabled(False, False)
         self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
         self._curve_iterations = 0
+        for plot in (self.mass_plot, self.entropy_plot):
+            # a fixed width: tick labels of another width would lay the plot out again on every update
+            plot.getAxis("left").setWidth(AXIS_WIDTH)
         self.entropy_plot.addItem(pg.InfiniteLine(pos=np.log(10), angle=0, label="uniform",
                                                   pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
                                                   labelOpts={"position": 0.15, "color": (150, 150, 150)}))
@@ -193,6 +199,7 @@ class RoutingView(QWidget):
         layout.addWidget(self.readout)
 
         self.inference = None
+        self._schedule = None  # see defer_redraws
         self.shown: np.ndarray | None = None  # (10, 6, 6) class maps on screen
         self.mass: np.ndarray | None = None  # (R, 10)
         self.entropy: np.ndarray | None = None  # (R,)
@@ -245,10 +252,21 @@ class RoutingView(QWidget):
         low, top = float(np.nanmin(values)), float(np.nanmax(values))
         return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)
 
+    def defer_redraws(self, schedule) -> None:
+        """Hand the redraws the view's own controls ask for (iteration r, digit, colour
+        scale) to ``schedule(parts)`` instead of drawing at once; ``parts`` is the list
+        :meth:`update_parts` returns. A window that spreads its views' updates over
+        event-loop turns uses this, so a control change does not repaint every routing
+        plot in the same turn as the input that came with it."""
+        self._schedule = schedule
+
     def _redraw(self) -> None:
-        self._draw_maps()
-        self._draw_detail()
-        self._draw_curves()
+        parts = [self._draw_maps, self._draw_detail, self._draw_curves]
+        if self._schedule is not None:
+            self._schedule(parts)
+            return
+        for part in parts:
+            part()
 
     def _draw_maps(self) -> None:
         inf = self.inference
@@ -287,7 +305,7 @@ class RoutingView(QWidget):
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
         spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
-        set_label(self.overlay_title, f"digit {j}'s map over the input", size="8pt")
+        set_label(self.overlay_title, f"map of {j} on the input", size="8pt")
 
     def _draw_curves(self) -> None:
         inf = self.inference
@@ -307,6 +325,8 @@ class RoutingView(QWidget):
             for plot in (self.mass_plot, self.entropy_plot):
                 plot.setXRange(0.8, inf.iterations + 0.2, padding=0)
                 plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in rr]])
+        settle(self.mass_plot)
+        settle(self.entropy_plot)
 
     # -- hover and click -------------------------------------------------------------------
     def _map_cell(self, scene_pos) -> tuple[int, int, int] | None:

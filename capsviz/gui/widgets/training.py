@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
+from capsviz.gui.widgets.common import settle
 from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig, available_devices
 
 INFO = (
@@ -167,3 +168,5 @@ class TrainingPanel(QWidget):
         self.train_acc_curve.setData(x, np.asarray(h["train_acc"]))
         self.test_acc_curve.setData(np.asarray(self.test_history["step"], dtype=float),
                                     np.asarray(self.test_history["acc"]))
+        settle(self.loss_plot)
+        settle(self.acc_plot)
