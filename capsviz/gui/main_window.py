@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         # much later, unless new input (which uses the new weights) has redrawn them first
         self._snapshot_timer = QTimer(self, singleShot=True, interval=STAGE_MS)
         self._snapshot_timer.timeout.connect(lambda: self.refresh())
+        self._closing = False  # set by closeEvent: late training events and timers draw nothing
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -620,7 +621,8 @@ class MainWindow(QMainWindow):
         The prediction and the length bars update at once. With ``staged`` (the default)
         the other views follow one per event-loop turn (``STAGE_MS`` apart while training
         competes for the CPU), so no single turn blocks the GUI long; ``inferenceUpdated``
-        is emitted when all are done.
+        is emitted when no view is left to update (also after the routing view's own
+        controls were redrawn as stages).
 
         New input while views are still pending replaces what they will show but not
         the round: the next stage is the view after the last one updated, so under a
@@ -631,22 +633,24 @@ class MainWindow(QMainWindow):
         self.input_panel.preview.set_image(image)
         if image is None:
             self.inference = None
-            views = [lambda: self.lengths_view.set_primary(None), *self.routing_view.update_parts(None),
-                     lambda: self.pose_view.set_capsules(None, None, None)]
+            primary = lambda: self.lengths_view.set_primary(None)  # noqa: E731
+            routing = self.routing_view.update_parts(None)
+            pose = lambda: self.pose_view.set_capsules(None, None, None)  # noqa: E731
             now = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None)]
         else:
             inf = inference if inference is not None else infer(self.model, image, self.routing_iterations)
             self.inference = inf
-            views = [
-                lambda: self.lengths_view.set_primary(inf.u_lengths),
-                *self.routing_view.update_parts(inf),
-                lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction),
-            ]
+            primary = lambda: self.lengths_view.set_primary(inf.u_lengths)  # noqa: E731
+            routing = self.routing_view.update_parts(inf)
+            pose = lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)  # noqa: E731
             now = [lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction])),
                    lambda: self.lengths_view.set_lengths(inf.lengths)]
         for update in now:
             update()
-        self._stages = dict(enumerate(views))
+        # positions: the length maps, the routing parts from ROUTING_STAGE (as _stage_routing), the pose view
+        self._stages = {ROUTING_STAGE - 1: primary, **dict(enumerate(routing, start=ROUTING_STAGE)),
+                        ROUTING_STAGE + len(routing): pose}
+        views = [self._stages[k] for k in sorted(self._stages)]
         if not staged:
             self._stage_timer.stop()
             for update in views:
@@ -658,8 +662,10 @@ class MainWindow(QMainWindow):
 
     def _stage_routing(self, parts: list) -> None:
         """Redraw the routing view's ``parts`` as stages (its controls changed, not the
-        input); they take the routing positions of :meth:`refresh`'s list, so they replace
+        input); they take the routing positions of :meth:`refresh`'s stages, so they replace
         pending ones rather than being drawn twice."""
+        if self._closing:
+            return
         self._stages.update(enumerate(parts, start=ROUTING_STAGE))
         if not self._stage_timer.isActive():
             self._stage_timer.start(self._stage_interval())
@@ -741,6 +747,8 @@ class MainWindow(QMainWindow):
         elif isinstance(ev, EpochEvent):
             self.training_panel.add_epoch(ev)
         elif isinstance(ev, WeightsSnapshot):
+            if self._closing:  # delivered after closeEvent: no views to update
+                return
             self.model = ev.model
             current = self.model_input()
             fresh = ev.inference is not None and current is not None and np.array_equal(ev.inference.input, current) \
@@ -780,6 +788,8 @@ class MainWindow(QMainWindow):
                 return
             self._train_holder["closing"] = True
             self.stop_training()
+        self._closing = True
+        self.routing_view.play_button.setChecked(False)
         if self._eval_worker is not None:
             self._eval_worker.quit()  # stops between chunks of 250 digits
         QThreadPool.globalInstance().waitForDone(5000)

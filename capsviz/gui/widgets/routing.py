@@ -235,6 +235,9 @@ class RoutingView(QWidget):
         else:
             self.shown = self.mass = self.entropy = None
             self.digit.setItemText(0, "predicted")
+        return self._parts()
+
+    def _parts(self) -> list:
         return [self._draw_maps, self._draw_detail, self._draw_curves]
 
     def selected_digit(self) -> int | None:
@@ -261,7 +264,7 @@ class RoutingView(QWidget):
         self._schedule = schedule
 
     def _redraw(self) -> None:
-        parts = [self._draw_maps, self._draw_detail, self._draw_curves]
+        parts = self._parts()
         if self._schedule is not None:
             self._schedule(parts)
             return

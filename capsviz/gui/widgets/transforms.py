@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPush
 from superqt import QLabeledDoubleSlider
 
 from capsviz.data.transforms import PARAMETERS, InputTransform
+from capsviz.gui.widgets.common import settle
 
 INFO = (
     "Transform the input and watch the capsules respond. Capsules aim at equivariance: "
@@ -135,6 +136,7 @@ class TransformView(QWidget):
         label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
         self.plot.setLabel("bottom", label)
         self.plot.setTitle(f"capsule {digit} along '{label}'")
+        settle(self.plot)
         swing = poses.max(0) - poses.min(0)
         top = np.argsort(swing)[::-1][:3]
         self.summary.setText(
