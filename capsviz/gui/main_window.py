@@ -650,11 +650,10 @@ class MainWindow(QMainWindow):
         # positions: the length maps, the routing parts from ROUTING_STAGE (as _stage_routing), the pose view
         self._stages = {ROUTING_STAGE - 1: primary, **dict(enumerate(routing, start=ROUTING_STAGE)),
                         ROUTING_STAGE + len(routing): pose}
-        views = [self._stages[k] for k in sorted(self._stages)]
         if not staged:
             self._stage_timer.stop()
-            for update in views:
-                update()
+            for key in sorted(self._stages):
+                self._stages[key]()
             self._stages = {}
             self.inferenceUpdated.emit()
         elif not self._stage_timer.isActive():
