@@ -55,10 +55,10 @@ if args.sample is None:
             QApplication.sendEvent(canvas, ev)
 else:
     w.show_sample(args.sample)
-for _ in range(30):
-    app.processEvents()
+w.wait_for_views()  # the forward pass runs on the inference thread, the views follow in turn
 w.routing_view.iteration.setValue(3)
-for _ in range(10):
+w.wait_for_views()
+for _ in range(3):
     app.processEvents()
 args.out.parent.mkdir(parents=True, exist_ok=True)
 w.grab().save(str(args.out))

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QM
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
+from capsviz.gui.inference_thread import InferenceRequest, InferenceThread
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -118,8 +119,9 @@ def _relay(trainer, holder: dict, view_input):
 
 
 class MainWindow(QMainWindow):
-    """Main window. Inference for the single current input runs on the GUI thread (a few
-    ms); training runs in a worker thread and sends events and weight snapshots."""
+    """Main window. Inference for the current input runs on an inference thread (newest
+    input first) and the GUI thread draws its results; training runs in a worker thread
+    and sends events and weight snapshots."""
 
     inferenceUpdated = Signal()
     trainingFinished = Signal()
@@ -154,6 +156,11 @@ class MainWindow(QMainWindow):
         self._snapshot_timer = QTimer(self, singleShot=True, interval=STAGE_MS)
         self._snapshot_timer.timeout.connect(lambda: self.refresh())
         self._closing = False  # set by closeEvent: late training events and timers draw nothing
+        # inference for the current input runs on its own thread; serials order the refreshes
+        self._inference_thread = InferenceThread(self)
+        self._inference_thread.finished.connect(self._on_inferred, Qt.ConnectionType.QueuedConnection)
+        self._latest_serial = 0  # the newest refresh
+        self._shown_serial = 0  # the refresh whose result the views show (or are staged to show)
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -615,30 +622,62 @@ class MainWindow(QMainWindow):
         self._sweep_throttled()
 
     def refresh(self, inference: Inference | None = None, staged: bool = True) -> None:
-        """Recompute the trace for the current input (or take ``inference``, already computed
-        for it) and update every view.
+        """Update every view for the current input: with ``inference`` (already computed for
+        it), at once; otherwise after a forward pass with the routing trace.
 
-        The prediction and the length bars update at once. With ``staged`` (the default)
-        the other views follow one per event-loop turn (``STAGE_MS`` apart while training
-        competes for the CPU), so no single turn blocks the GUI long; ``inferenceUpdated``
+        With ``staged`` (the default) that pass runs on the inference thread and the views
+        update when it is done (:meth:`_on_inferred`); the prediction and the length bars
+        first, the other views one per event-loop turn (``STAGE_MS`` apart while training
+        competes for the CPU), so no single turn blocks the GUI long. ``inferenceUpdated``
         is emitted when no view is left to update (also after the routing view's own
-        controls were redrawn as stages).
+        controls were redrawn as stages). Without ``staged`` the pass and every view run
+        now, on the calling (GUI) thread.
 
         New input while views are still pending replaces what they will show but not
         the round: the next stage is the view after the last one updated, so under a
         stream of input (a stroke being drawn) every view keeps updating, in turn.
         """
         self._snapshot_timer.stop()  # this refresh uses the newest weights
+        self._latest_serial += 1
         image = self.model_input()
         self.input_panel.preview.set_image(image)
-        if image is None:
+        if image is not None and inference is None and staged:
+            self._inference_thread.submit(InferenceRequest(self._latest_serial, self.model, image,
+                                                           self.routing_iterations))
+            return
+        if image is not None and inference is None:
+            inference = infer(self.model, image, self.routing_iterations)
+        self._shown_serial = self._latest_serial  # results of older requests no longer apply
+        self._show(image, inference, staged)
+
+    def _on_inferred(self, request: InferenceRequest, result) -> None:
+        """A pass of the inference thread is done: show it unless something newer is shown.
+
+        A result is shown even when newer input is already waiting for its own pass: under
+        a stream of input every result is one input old, and dropping those would leave
+        the views unchanged until the stream stops."""
+        if self._closing or request.serial <= self._shown_serial:
+            return
+        self._shown_serial = request.serial
+        if isinstance(result, BaseException):
+            self.show_exception("Cannot classify the input", result)
+            return
+        self._show(request.image, result, staged=True)
+
+    @property
+    def inference_pending(self) -> bool:
+        """True while the views wait for a pass of the inference thread."""
+        return self._shown_serial < self._latest_serial
+
+    def _show(self, image: np.ndarray | None, inf: Inference | None, staged: bool) -> None:
+        """Put ``inf`` (for ``image``; both None: no input) in the views."""
+        if image is None or inf is None:
             self.inference = None
             primary = lambda: self.lengths_view.set_primary(None)  # noqa: E731
             routing = self.routing_view.update_parts(None)
             pose = lambda: self.pose_view.set_capsules(None, None, None)  # noqa: E731
             now = [lambda: self.input_panel.set_prediction(None), lambda: self.lengths_view.set_lengths(None)]
         else:
-            inf = inference if inference is not None else infer(self.model, image, self.routing_iterations)
             self.inference = inf
             primary = lambda: self.lengths_view.set_primary(inf.u_lengths)  # noqa: E731
             routing = self.routing_view.update_parts(inf)
@@ -686,9 +725,10 @@ class MainWindow(QMainWindow):
             self.inferenceUpdated.emit()
 
     def wait_for_views(self, timeout_s: float = 5.0) -> None:
-        """Run the event loop until every view shows the current inference (tools and tests)."""
+        """Run the event loop until every view shows the inference for the current input
+        (tools and tests)."""
         end = time.monotonic() + timeout_s
-        while self._stages and time.monotonic() < end:
+        while (self._stages or self.inference_pending) and time.monotonic() < end:
             QApplication.processEvents()
         QApplication.processEvents()  # one more turn: the last view lays out what it was given
 
@@ -795,6 +835,7 @@ class MainWindow(QMainWindow):
         self._stages = {}
         self._stage_timer.stop()
         self._snapshot_timer.stop()
+        self._inference_thread.stop()
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

@@ -23,6 +23,7 @@ def paper_digit(window, index: int, side: int = 300) -> tuple[np.ndarray, int]:
 
 def test_an_mnist_digit_is_the_input_exactly(window):
     window.show_sample(5)
+    window.wait_for_views()  # the forward pass runs on the inference thread
     np.testing.assert_array_equal(window.input_panel.current, window.sample.images[5] / np.float32(255))
     assert window.inference.prediction == window.sample.labels[5]
     assert "MNIST test image 5" in window.input_panel.source.text()
@@ -34,12 +35,14 @@ def test_open_image_file_classifies_it(window, tmp_path):
     assert window.open_image(tmp_path / "two.png")
     expected = preprocess_ink(load_ink(tmp_path / "two.png"))  # what `capsviz classify` feeds the model
     np.testing.assert_array_equal(window.input_panel.current, expected)
+    window.wait_for_views()
     assert window.inference.prediction == label
     assert window.input_panel.source.text() == "image: two.png"
 
 
 def test_a_bad_file_gives_a_message_and_keeps_the_input(window, qtbot, tmp_path):
     window.show_sample(3)
+    window.wait_for_views()
     before = window.input_panel.current.copy()
     prediction = window.inference.prediction
     (tmp_path / "fake.png").write_text("this is text")
@@ -66,6 +69,7 @@ def test_drop_an_image_file_on_the_window(window, qtbot, tmp_path):
                       Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, drop)
     assert window.input_panel.source.text() == "image: seven.jpg"
+    window.wait_for_views()
     assert window.inference.prediction == label == 7
 
 
@@ -78,6 +82,7 @@ def test_paste_an_image_with_ctrl_v(window, qtbot):
     window.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.input_panel.source.text() == "image: pasted image", timeout=3000)
+    window.wait_for_views()
     assert window.inference.prediction == label
 
 
@@ -86,6 +91,7 @@ def test_ink_polarity_override_reloads_the_image(window, tmp_path):
     Image.fromarray(paper).save(tmp_path / "d.png")
     window.open_image(tmp_path / "d.png")
     auto = window.input_panel.current.copy()
+    window.wait_for_views()
     assert window.inference.prediction == label
     combo = window.input_panel.polarity
     combo.setCurrentIndex(combo.findData(False))  # "light on dark": the white paper becomes the ink
@@ -128,6 +134,7 @@ def test_browser_confusion_matrix_and_mistakes(window, qtbot):
         qtbot.mouseClick(browser.next_button, Qt.MouseButton.LeftButton)
         assert browser.index == wrong[k + 1]
         np.testing.assert_array_equal(window.input_panel.current, data.images[browser.index] / np.float32(255))
+        window.wait_for_views()
         assert window.inference.prediction == preds[browser.index] != data.labels[browser.index]
     # clicking a confusion-matrix cell browses its digits
     r, c = np.unravel_index(np.argmax(cm - np.diag(np.diag(cm))), cm.shape)
@@ -155,6 +162,7 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     from capsviz.model.inference import infer
 
     window.show_sample(0)  # a 7
+    window.wait_for_views()
     base = window.input_panel.current.copy()
     window.docks["transforms"].show()
     window.docks["transforms"].raise_()
@@ -165,6 +173,7 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     assert angle > 3
     assert window.transform == InputTransform(rotation=angle)
     expected = apply_transform(base, window.transform)
+    window.wait_for_views()
     np.testing.assert_allclose(window.inference.input, expected)
     np.testing.assert_allclose(window.input_panel.preview.image, expected)
     assert not np.allclose(window.inference.input, base)
@@ -184,4 +193,5 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     assert np.ptp(sweep["poses"], axis=0).max() > 0.1
     assert sweep["lengths"][8:13].min() > 0.5
     view.reset_button.click()
+    window.wait_for_views()
     np.testing.assert_allclose(window.inference.input, base)

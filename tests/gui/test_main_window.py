@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,7 @@ def test_more_routing_iterations_at_inference(window, qtbot):
     spin.setFocus()
     for _ in range(2):
         qtbot.keyClick(spin, Qt.Key.Key_Up)
+    window.wait_for_views()
     assert window.inference.iterations == 5 and window.routing_view.iteration.maximum() == 5
     np.testing.assert_allclose(window.inference.c.sum(-1), 1.0, atol=1e-5)
 
@@ -236,9 +238,10 @@ def test_predicted_entries_name_the_prediction(window, qtbot):
 
 
 def test_views_keep_updating_under_a_stream_of_input(window):
-    """Input arriving faster than the views redraw (a stroke, the soak's driver): the
-    prediction and the length bars follow every input at once; the other views update
-    one per event-loop turn, in turn, so none starves; one chain of stages only."""
+    """Input arriving faster than the views redraw (a stroke, the soak's driver): each
+    result of the inference thread goes to the prediction and the length bars at once,
+    even while newer input waits; the other views update one per event-loop turn, in
+    turn, so none starves; one chain of stages only. At the end all show the last input."""
     from PySide6.QtWidgets import QApplication
 
     views = {
@@ -248,22 +251,67 @@ def test_views_keep_updating_under_a_stream_of_input(window):
     }
     updated = {name: 0 for name in views}
     last = {name: get() for name, get in views.items()}
-    for k in range(15):
-        window.show_sample(k)
-        inf = window.inference
-        assert window.input_panel.prediction.text().startswith(str(inf.prediction))
-        np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
+    results = set()
+    end = time.monotonic() + 30
+    k = 0
+    while min(updated.values()) < 2 and time.monotonic() < end:
+        window.show_sample(k % 15)  # a new input every turn: always one waiting for the thread
+        k += 1
         before = len(window._stages)
         QApplication.processEvents()
-        assert len(window._stages) >= before - 1  # at most one view per turn
+        inf = window.inference
+        results.add(id(inf))
+        assert window.input_panel.prediction.text().startswith(str(inf.prediction))
+        np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
+        if window.inference is inf and before:
+            assert len(window._stages) >= before - 1  # at most one view per turn
         for name, get in views.items():
             if get() is not last[name]:
                 updated[name] += 1
                 last[name] = get()
+        time.sleep(0.002)
     assert min(updated.values()) >= 2, updated  # each view redrew during the stream
+    assert len(results) >= 3
     window.wait_for_views()
+    np.testing.assert_array_equal(window.inference.input, window.model_input())
     assert window.routing_view.inference is window.inference
     np.testing.assert_allclose(window.pose_view.v, window.inference.v[-1])
+
+
+def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(window, qtbot, monkeypatch):
+    import capsviz.gui.inference_thread as inference_thread
+
+    threads = []
+    infer = inference_thread.infer
+    monkeypatch.setattr(inference_thread, "infer", lambda *a: (threads.append(threading.current_thread()),
+                                                                time.sleep(0.1), infer(*a))[-1])
+    window.show_sample(3)
+    assert window.inference_pending
+    window.wait_for_views()
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    assert window.inference.prediction == window.sample.labels[3]
+    # the canvas is cleared while a pass for a digit runs: its result must not come back
+    window.show_sample(4)
+    qtbot.waitUntil(lambda: len(threads) == 2, timeout=2000)
+    window.input_panel.canvas.clear()
+    assert window.inference is None and not window.inference_pending
+    qtbot.wait(300)
+    assert window.inference is None and window.input_panel.prediction.text() == "no digit"
+
+
+def test_a_failed_forward_pass_is_shown_in_a_dialog(window, qtbot, monkeypatch):
+    import capsviz.gui.inference_thread as inference_thread
+
+    def broken(*args):
+        raise RuntimeError("out of memory in conv1")
+
+    monkeypatch.setattr(inference_thread, "infer", broken)
+    before = window.inference
+    window.show_sample(6)
+    qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible(), timeout=3000)
+    assert "out of memory in conv1" in window.error_box.text()
+    assert window.inference is before and not window.inference_pending
+    window.error_box.close()
 
 
 class PaintCounter(QObject):
@@ -325,14 +373,16 @@ def test_a_weight_snapshot_for_an_older_input_redraws_once_after_a_delay(window,
     # new input first: it draws with the new weights, and the delayed redraw is dropped
     window._on_training_event(WeightsSnapshot(CapsNet().eval(), older))
     window.show_sample(5)
-    shown = window.inference
     window.wait_for_views()
+    shown = window.inference
     qtbot.wait(200)
-    assert window.inference is shown
+    assert window.inference is shown and refreshes == [(), ()]
 
 
 def test_a_routing_control_change_while_views_are_pending_loses_none(window):
-    window.show_sample(3)  # its views follow as stages
+    window.show_sample(3)  # its views follow as stages, once the forward pass is done
+    while window.inference_pending:
+        QApplication.processEvents()
     pending = set(window._stages)
     assert len(pending) == 5
     window.routing_view.iteration.setValue(1)  # the routing parts are staged again, in their places
