@@ -1,6 +1,7 @@
 """Soak test: the app offscreen for N minutes, training in the background while a driver
 draws, drags pose sliders, changes routing iterations, moves transform sliders, browses
-MNIST and opens images (good and bad) every few milliseconds.
+MNIST, opens images (good and bad) and now and then switches between the Pose and
+Transforms tabs (the transform sweep runs while its tab is up), every few milliseconds.
 
 Usage: QT_QPA_PLATFORM=offscreen python benchmarks/soak.py [--minutes 10] [--data-root DIR]
 
@@ -63,6 +64,7 @@ class Driver:
         self.rng = np.random.default_rng(0)
         self.k = 0
         self.stroke: list[tuple[float, float]] = []
+        self.tab = "pose"  # the dock raised of the two that share a tab
 
     def mouse(self, kind, x, y, button, buttons):
         canvas = self.w.input_panel.canvas
@@ -74,7 +76,7 @@ class Driver:
         self.k += 1
         r = self.rng
         w = self.w
-        kind = ["draw"] * 6 + ["pose", "pose", "iterations", "transform", "image", "browse", "undo", "clear"]
+        kind = ["draw"] * 6 + ["pose", "pose", "iterations", "transform", "image", "browse", "undo", "clear", "tab"]
         what = kind[self.k % len(kind)]
         left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
         if what == "draw":
@@ -112,6 +114,9 @@ class Driver:
             w.input_panel.canvas.undo()
         elif what == "clear":
             w.input_panel.canvas.clear()
+        elif what == "tab" and r.random() < 0.1:  # about every 2 s, as a user switches tabs
+            self.tab = "transforms" if self.tab == "pose" else "pose"
+            w.docks[self.tab].raise_()
         return what
 
 

@@ -2,9 +2,10 @@
 
 While the user draws, the input changes every few tens of milliseconds and each change
 needs a forward pass with a routing trace (:func:`capsviz.model.inference.infer`, 5-50 ms
-on a CPU shared with training). Run on the GUI thread, that pass and the repaints it
-causes land in the same event-loop turn. Here it runs on its own thread, newest input
-first, and the GUI thread only draws the results.
+on a CPU shared with training); a transform sweep needs one pass per step of the sweep.
+Run on the GUI thread, such passes and the repaints they cause land in the same
+event-loop turn. Here they run on their own thread, newest input first, and the GUI
+thread only draws the results.
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+from capsviz.data.transforms import InputTransform, apply_transforms
 from capsviz.model import CapsNet
-from capsviz.model.inference import infer
+from capsviz.model.inference import digit_capsules, infer
 
 
 @dataclass(frozen=True, eq=False)
 class InferenceRequest:
-    """One input to classify with the routing trace.
+    """A forward pass with the routing trace for one input.
 
-    ``serial`` orders requests (larger is newer); ``image`` is (28, 28) float32 in
-    [0, 1]; ``iterations`` is the number of routing iterations (>= 1).
+    ``serial`` orders requests of a kind (larger is newer); ``image`` is (28, 28) float32
+    in [0, 1]; ``iterations`` is the number of routing iterations (>= 1). :meth:`run`
+    returns an :class:`~capsviz.model.inference.Inference`.
     """
 
     serial: int
@@ -32,16 +35,43 @@ class InferenceRequest:
     image: np.ndarray
     iterations: int
 
+    def run(self):
+        return infer(self.model, self.image, self.iterations)
+
+
+@dataclass(frozen=True, eq=False)
+class SweepRequest:
+    """The digit capsules of one input under each transform of a sweep.
+
+    ``image`` is (28, 28) float32 in [0, 1], ``transforms`` the K transforms, ``values``
+    (K,) the swept parameter's value in each. :meth:`run` returns v, (K, 10, 16) float32.
+    """
+
+    serial: int
+    model: CapsNet
+    image: np.ndarray
+    iterations: int
+    transforms: list[InputTransform]
+    values: np.ndarray
+
+    def run(self) -> np.ndarray:
+        return digit_capsules(self.model, apply_transforms(self.image, self.transforms), self.iterations)
+
+
+# the kinds of request, in the order the thread serves them
+KINDS = (InferenceRequest, SweepRequest)
+
 
 class InferenceThread(QObject):
-    """Runs :func:`~capsviz.model.inference.infer` for the newest request on a worker thread.
+    """Runs requests (:class:`InferenceRequest`, :class:`SweepRequest`) on a worker thread.
 
     :meth:`submit` never blocks. A request that has not started yet is replaced by a newer
-    one, so under a stream of input the thread works back to back on the latest input
-    while the GUI thread stays free to paint. Each request that runs ends in
-    ``finished(request, result)``, delivered on the receiver's (GUI) thread in the order
-    the requests ran; ``result`` is an :class:`~capsviz.model.inference.Inference`, or the
-    exception ``infer`` raised. The thread starts with the first request.
+    one of its kind, so under a stream of input the thread works back to back on the
+    latest input while the GUI thread stays free to paint; a pending forward pass goes
+    before a pending sweep. Each request that runs ends in ``finished(request, result)``,
+    delivered on the receiver's (GUI) thread in the order the requests ran; ``result`` is
+    what ``request.run()`` returned, or the exception it raised. The thread starts with
+    the first request.
     """
 
     finished = Signal(object, object)
@@ -49,27 +79,27 @@ class InferenceThread(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._cond = threading.Condition()
-        self._next: InferenceRequest | None = None
+        self._next: dict[type, object] = {}  # kind -> the newest request not yet started
         self._stopped = False
         self._thread: threading.Thread | None = None
 
-    def submit(self, request: InferenceRequest) -> None:
-        """Queue ``request`` in place of any request not yet started (ignored after :meth:`stop`)."""
+    def submit(self, request) -> None:
+        """Queue ``request`` in place of any of its kind not yet started (ignored after :meth:`stop`)."""
         with self._cond:
             if self._stopped:
                 return
-            self._next = request
+            self._next[type(request)] = request
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="capsviz-inference", daemon=True)
                 self._thread.start()
             self._cond.notify()
 
     def stop(self, timeout_s: float = 2.0) -> None:
-        """Drop the queued request and end the thread, waiting up to ``timeout_s`` for the
+        """Drop the queued requests and end the thread, waiting up to ``timeout_s`` for the
         pass that is running (its result is not delivered)."""
         with self._cond:
             self._stopped = True
-            self._next = None
+            self._next.clear()
             self._cond.notify()
             thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -78,13 +108,13 @@ class InferenceThread(QObject):
     def _run(self) -> None:
         while True:
             with self._cond:
-                while self._next is None and not self._stopped:
+                while not self._next and not self._stopped:
                     self._cond.wait()
                 if self._stopped:
                     return
-                request, self._next = self._next, None
+                request = self._next.pop(min(self._next, key=lambda kind: KINDS.index(kind) if kind in KINDS else len(KINDS)))
             try:
-                result = infer(request.model, request.image, request.iterations)
+                result = request.run()
             except Exception as exc:  # delivered to the window, which shows it
                 result = exc
             with self._cond:

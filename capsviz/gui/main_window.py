@@ -22,8 +22,8 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QM
 
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
-from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
-from capsviz.gui.inference_thread import InferenceRequest, InferenceThread
+from capsviz.data.transforms import InputTransform, apply_transform
+from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, SweepRequest
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -33,7 +33,7 @@ from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, digit_capsules, infer, perturbation_grid, reconstruct, save_trace
+from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, read_info, save_checkpoint
 from capsviz.train.loop import (
     BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, evaluate_model, select_device,
@@ -161,6 +161,7 @@ class MainWindow(QMainWindow):
         self._inference_thread.finished.connect(self._on_inferred, Qt.ConnectionType.QueuedConnection)
         self._latest_serial = 0  # the newest refresh
         self._shown_serial = 0  # the refresh whose result the views show (or are staged to show)
+        self._latest_sweep = self._shown_sweep = 0  # the same for the transforms view's sweep
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -601,15 +602,28 @@ class MainWindow(QMainWindow):
         base = self.input_panel.current
         if base is None or not self.dock_shown("transforms"):
             if base is None:
+                self._shown_sweep = self._latest_sweep  # a sweep still running is for an older input
                 view.set_sweep(None)
             return
-        name, values, transforms = view.sweep_transforms()
-        v = digit_capsules(self.model, apply_transforms(base, transforms), self.routing_iterations)  # (K, 10, 16)
+        _, values, transforms = view.sweep_transforms()
+        self._latest_sweep += 1
+        self._inference_thread.submit(SweepRequest(self._latest_sweep, self.model, base, self.routing_iterations,
+                                                   transforms, values))
+
+    def _on_sweep(self, request: SweepRequest, v) -> None:
+        """Show a sweep the inference thread computed: ``v`` (K, 10, 16) or the exception."""
+        if request.serial <= self._shown_sweep:
+            return
+        self._shown_sweep = request.serial
+        if isinstance(v, BaseException):
+            self.show_exception("Cannot compute the transform sweep", v)
+            return
+        view = self.transform_view
         digit = view.capsule.currentData()
         if digit == -1:
             digit = self.inference.prediction if self.inference is not None else int(
                 np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
-        view.set_sweep(values, v[:, digit], digit)
+        view.set_sweep(request.values, v[:, digit], digit)
 
     def _on_input(self, image) -> None:
         self.statusBar().clearMessage()
@@ -656,7 +670,12 @@ class MainWindow(QMainWindow):
         A result is shown even when newer input is already waiting for its own pass: under
         a stream of input every result is one input old, and dropping those would leave
         the views unchanged until the stream stops."""
-        if self._closing or request.serial <= self._shown_serial:
+        if self._closing:
+            return
+        if isinstance(request, SweepRequest):
+            self._on_sweep(request, result)
+            return
+        if request.serial <= self._shown_serial:
             return
         self._shown_serial = request.serial
         if isinstance(result, BaseException):

@@ -157,9 +157,17 @@ def test_browser_goto_and_previous(window, qtbot):
     assert f"label {browser.data.labels[41]}" in browser.current_label.text()
 
 
-def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qtbot):
+def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qtbot, monkeypatch):
+    import threading
+
+    import capsviz.gui.inference_thread as inference_thread
     from capsviz.data.transforms import InputTransform, apply_transform
     from capsviz.model.inference import infer
+
+    sweep_threads = []  # the sweep's forward passes (one per step) run on the inference thread
+    digit_capsules = inference_thread.digit_capsules
+    monkeypatch.setattr(inference_thread, "digit_capsules",
+                        lambda *a: (sweep_threads.append(threading.current_thread()), digit_capsules(*a))[-1])
 
     window.show_sample(0)  # a 7
     window.wait_for_views()
@@ -192,6 +200,7 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     # equivariance, not invariance: the pose moves along the sweep while the 7 stays recognised near 0
     assert np.ptp(sweep["poses"], axis=0).max() > 0.1
     assert sweep["lengths"][8:13].min() > 0.5
+    assert sweep_threads and threading.main_thread() not in sweep_threads
     view.reset_button.click()
     window.wait_for_views()
     np.testing.assert_allclose(window.inference.input, base)

@@ -1,0 +1,52 @@
+"""The inference thread: newest request first, results delivered on the GUI thread."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+import capsviz.gui.inference_thread as inference_thread
+from capsviz.data.mnist import load_sample
+from capsviz.data.transforms import InputTransform
+from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, SweepRequest
+from capsviz.model import CapsNet
+from capsviz.model.inference import infer
+
+
+def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, monkeypatch):
+    gate = threading.Event()
+    real_infer = inference_thread.infer
+    monkeypatch.setattr(inference_thread, "infer", lambda *a: (gate.wait(10), real_infer(*a))[-1])
+    model = CapsNet().eval()
+    sample = load_sample()
+    images = [sample.images[k].astype(np.float32) / 255 for k in range(3)]
+    worker = InferenceThread()
+    got = []
+    worker.finished.connect(lambda request, result: got.append((request, result, threading.current_thread())),
+                            Qt.ConnectionType.QueuedConnection)
+    first = InferenceRequest(1, model, images[0], 3)
+    worker.submit(first)
+    qtbot.waitUntil(lambda: not worker._next, timeout=2000)  # the first pass has started (it waits on the gate)
+    rotations = [InputTransform(rotation=a) for a in (-30.0, 0.0, 30.0)]
+    sweep = SweepRequest(1, model, images[2], 3, rotations, np.array([-30.0, 0.0, 30.0], np.float32))
+    worker.submit(sweep)
+    worker.submit(InferenceRequest(2, model, images[1], 3))  # replaced before it starts
+    last = InferenceRequest(3, model, images[2], 2)
+    worker.submit(last)
+    gate.set()
+    qtbot.waitUntil(lambda: len(got) == 3, timeout=10000)
+    assert [r for r, _, _ in got] == [first, last, sweep]
+    assert all(t is threading.main_thread() for _, _, t in got)  # delivered on the GUI thread
+    expected = infer(model, images[2], 2)
+    np.testing.assert_array_equal(got[1][1].input, images[2])
+    np.testing.assert_allclose(got[1][1].lengths, expected.lengths, atol=1e-6)
+    v = got[2][1]
+    assert v.shape == (3, 10, 16) and (np.linalg.norm(v, axis=-1) < 1).all()
+    np.testing.assert_allclose(v[1], infer(model, images[2], 3).v[-1], atol=1e-5)  # rotation 0: the input itself
+    worker.stop()
+    assert not worker._thread.is_alive()
+    worker.submit(InferenceRequest(4, model, images[0], 3))  # after stop: ignored
+    qtbot.wait(100)
+    assert len(got) == 3
