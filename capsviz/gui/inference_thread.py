@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from PySide6.QtCore import QObject, Signal
 
 from capsviz.data.transforms import InputTransform, apply_transforms
@@ -62,6 +63,22 @@ class SweepRequest:
 KINDS = (InferenceRequest, SweepRequest)
 
 
+def use_intra_op_threads(n: int) -> None:
+    """Run the calling thread's torch operations on ``n`` >= 1 intra-op threads, leaving
+    the count that threads using torch for the first time later start with as it was.
+
+    ``torch.set_num_threads`` sets both: the caller's own count (OpenMP keeps one per
+    thread) and the default that each thread takes when it first runs a parallel
+    operation. The default is put back from a short-lived thread, whose own count does
+    not matter. (With a thread pool that is not per thread, this leaves the default.)
+    """
+    default = torch.get_num_threads()  # this thread's first use takes the current default
+    torch.set_num_threads(n)
+    restore = threading.Thread(target=torch.set_num_threads, args=(default,), name="capsviz-threads")
+    restore.start()
+    restore.join()
+
+
 class InferenceThread(QObject):
     """Runs requests (:class:`InferenceRequest`, :class:`SweepRequest`) on a worker thread.
 
@@ -72,6 +89,10 @@ class InferenceThread(QObject):
     delivered on the receiver's (GUI) thread in the order the requests ran; ``result`` is
     what ``request.run()`` returned, or the exception it raised. The thread starts with
     the first request.
+
+    The thread computes with one intra-op thread fewer than the default (at least one):
+    while the user draws it is busy most of the time, and with every core asked of each
+    of its operations the GUI thread waited for a core to paint on.
     """
 
     finished = Signal(object, object)
@@ -106,6 +127,7 @@ class InferenceThread(QObject):
             thread.join(timeout_s)
 
     def _run(self) -> None:
+        use_intra_op_threads(max(1, torch.get_num_threads() - 1))
         while True:
             with self._cond:
                 while not self._next and not self._stopped:

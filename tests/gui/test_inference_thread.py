@@ -50,3 +50,29 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     worker.submit(InferenceRequest(4, model, images[0], 3))  # after stop: ignored
     qtbot.wait(100)
     assert len(got) == 3
+
+
+def test_the_thread_leaves_a_core_to_the_gui_and_the_default_as_it_was(qtbot, monkeypatch):
+    import torch
+
+    def count_in_new_thread() -> int:
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        return seen[0]
+
+    default = torch.get_num_threads()  # the GUI (main) thread's count
+    assert count_in_new_thread() == default  # what a thread that starts now gets
+    counts = []
+    real_infer = inference_thread.infer
+    monkeypatch.setattr(inference_thread, "infer", lambda *a: (counts.append(torch.get_num_threads()),
+                                                                real_infer(*a))[-1])
+    worker = InferenceThread()
+    got = []
+    worker.finished.connect(lambda request, result: got.append(result), Qt.ConnectionType.QueuedConnection)
+    worker.submit(InferenceRequest(1, CapsNet().eval(), load_sample().images[0].astype(np.float32) / 255, 3))
+    qtbot.waitUntil(lambda: len(got) == 1, timeout=10000)
+    worker.stop()
+    assert counts == [max(1, default - 1)]
+    assert count_in_new_thread() == default  # threads that start later still get the default
