@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         self._latest_serial = 0  # the newest refresh
         self._shown_serial = 0  # the refresh whose result the views show (or are staged to show)
         self._latest_sweep = self._shown_sweep = 0  # the same for the transforms view's sweep
+        self._present_throttled = qthrottled(self._present, timeout=STAGE_MS, parent=self)
 
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
@@ -665,7 +666,7 @@ class MainWindow(QMainWindow):
         self._show(image, inference, staged)
 
     def _on_inferred(self, request: InferenceRequest, result) -> None:
-        """A pass of the inference thread is done: show it unless something newer is shown.
+        """A request of the inference thread is done: show its result.
 
         A result is shown even when newer input is already waiting for its own pass: under
         a stream of input every result is one input old, and dropping those would leave
@@ -675,7 +676,15 @@ class MainWindow(QMainWindow):
         if isinstance(request, SweepRequest):
             self._on_sweep(request, result)
             return
-        if request.serial <= self._shown_serial:
+        self._present_throttled(request, result)
+
+    def _present(self, request: InferenceRequest, result) -> None:
+        """Show a result of the inference thread (or its error), unless something newer is
+        shown. Called through ``_present_throttled``: at most once per ``STAGE_MS``, with
+        the newest result. Under a stream of input the thread delivers one every 10-15 ms,
+        and each redraws the prediction and the length bars; more often than the staged
+        views follow is more than the eye needs and left the GUI thread less to paint with."""
+        if self._closing or request.serial <= self._shown_serial:
             return
         self._shown_serial = request.serial
         if isinstance(result, BaseException):
