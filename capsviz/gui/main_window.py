@@ -737,7 +737,7 @@ class MainWindow(QMainWindow):
             self._stage_timer.start(self._stage_interval())
 
     def _stage_interval(self) -> int:
-        return STAGE_MS if self.is_training else 0
+        return STAGE_MS if self.is_training or self.inference_pending else 0
 
     def _run_stage(self) -> None:
         if not self._stages:
