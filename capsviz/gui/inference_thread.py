@@ -44,8 +44,9 @@ class InferenceRequest:
 class SweepRequest:
     """The digit capsules of one input under each transform of a sweep.
 
-    ``image`` is (28, 28) float32 in [0, 1], ``transforms`` the K transforms, ``values``
-    (K,) the swept parameter's value in each. :meth:`run` returns v, (K, 10, 16) float32.
+    ``image`` is (28, 28) float32 in [0, 1], ``transforms`` the K transforms, ``name``
+    the swept parameter and ``values`` (K,) its value in each. :meth:`run` returns v,
+    (K, 10, 16) float32.
     """
 
     serial: int
@@ -53,6 +54,7 @@ class SweepRequest:
     image: np.ndarray
     iterations: int
     transforms: list[InputTransform]
+    name: str
     values: np.ndarray
 
     def run(self) -> np.ndarray:
@@ -90,7 +92,8 @@ class InferenceThread(QObject):
     what ``request.run()`` returned, or the exception it raised. The thread starts with
     the first request.
 
-    The thread computes with one intra-op thread fewer than the default (at least one):
+    The thread computes with one intra-op thread fewer than the default (at least one;
+    where torch's thread pool is not per thread, with the default):
     while the user draws it is busy most of the time, and with every core asked of each
     of its operations the GUI thread waited for a core to paint on.
     """
@@ -117,7 +120,8 @@ class InferenceThread(QObject):
 
     def stop(self, timeout_s: float = 2.0) -> None:
         """Drop the queued requests and end the thread, waiting up to ``timeout_s`` for the
-        pass that is running (its result is not delivered)."""
+        pass that is running (its result is not emitted; results emitted before are still
+        delivered, so a receiver that is going away must ignore them)."""
         with self._cond:
             self._stopped = True
             self._next.clear()
@@ -127,6 +131,13 @@ class InferenceThread(QObject):
             thread.join(timeout_s)
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:  # whatever ended it, a later submit starts a new thread
+            with self._cond:
+                self._thread = None
+
+    def _serve(self) -> None:
         use_intra_op_threads(max(1, torch.get_num_threads() - 1))
         while True:
             with self._cond:

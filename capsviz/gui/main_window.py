@@ -606,23 +606,25 @@ class MainWindow(QMainWindow):
                 self._shown_sweep = self._latest_sweep  # a sweep still running is for an older input
                 view.set_sweep(None)
             return
-        _, values, transforms = view.sweep_transforms()
+        name, values, transforms = view.sweep_transforms()
         self._latest_sweep += 1
         self._inference_thread.submit(SweepRequest(self._latest_sweep, self.model, base, self.routing_iterations,
-                                                   transforms, values))
+                                                   transforms, name, values))
 
     def _on_sweep(self, request: SweepRequest, v) -> None:
         """Show a sweep the inference thread computed: ``v`` (K, 10, 16) or the exception."""
         if request.serial <= self._shown_sweep:
             return
         self._shown_sweep = request.serial
+        if request.name != self.transform_view.parameter.currentData():
+            return  # swept another parameter: the change asked for a new sweep
         if isinstance(v, BaseException):
             self.show_exception("Cannot compute the transform sweep", v)
             return
         view = self.transform_view
         digit = view.capsule.currentData()
         if digit == -1:
-            digit = self.inference.prediction if self.inference is not None else int(
+            digit = self.inference.prediction if self.inference is not None and not self.inference_pending else int(
                 np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
         view.set_sweep(request.values, v[:, digit], digit)
 
@@ -686,16 +688,20 @@ class MainWindow(QMainWindow):
         views follow is more than the eye needs and left the GUI thread less to paint with."""
         if self._closing or request.serial <= self._shown_serial:
             return
+        if request.model is not self.model:
+            return  # the model changed while it ran: a request with the new one follows
         self._shown_serial = request.serial
         if isinstance(result, BaseException):
-            self.show_exception("Cannot classify the input", result)
+            box = self.error_box
+            if box is None or not box.isVisible() or not box.text().endswith(str(result)):
+                self.show_exception("Cannot classify the input", result)  # once, not once per input
             return
         self._show(request.image, result, staged=True)
 
     @property
     def inference_pending(self) -> bool:
-        """True while the views wait for a pass of the inference thread."""
-        return self._shown_serial < self._latest_serial
+        """True while the views wait for a pass of the inference thread (never after close)."""
+        return self._shown_serial < self._latest_serial and not self._closing
 
     def _show(self, image: np.ndarray | None, inf: Inference | None, staged: bool) -> None:
         """Put ``inf`` (for ``image``; both None: no input) in the views."""
@@ -754,10 +760,13 @@ class MainWindow(QMainWindow):
 
     def wait_for_views(self, timeout_s: float = 5.0) -> None:
         """Run the event loop until every view shows the inference for the current input
-        (tools and tests)."""
+        and a transform sweep asked for has come (tools and tests). A sweep not yet asked
+        for (it is throttled) is not waited for."""
         end = time.monotonic() + timeout_s
-        while (self._stages or self.inference_pending) and time.monotonic() < end:
+        while (self._stages or self.inference_pending or (self._shown_sweep < self._latest_sweep and not self._closing)
+               ) and time.monotonic() < end:
             QApplication.processEvents()
+            time.sleep(0.0005)  # a busy loop would hold the GIL the inference thread needs
         QApplication.processEvents()  # one more turn: the last view lays out what it was given
 
     # -- training -----------------------------------------------------------------------

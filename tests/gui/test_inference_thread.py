@@ -30,7 +30,7 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     worker.submit(first)
     qtbot.waitUntil(lambda: not worker._next, timeout=2000)  # the first pass has started (it waits on the gate)
     rotations = [InputTransform(rotation=a) for a in (-30.0, 0.0, 30.0)]
-    sweep = SweepRequest(1, model, images[2], 3, rotations, np.array([-30.0, 0.0, 30.0], np.float32))
+    sweep = SweepRequest(1, model, images[2], 3, rotations, "rotation", np.array([-30.0, 0.0, 30.0], np.float32))
     worker.submit(sweep)
     worker.submit(InferenceRequest(2, model, images[1], 3))  # replaced before it starts
     last = InferenceRequest(3, model, images[2], 2)
@@ -45,8 +45,9 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     v = got[2][1]
     assert v.shape == (3, 10, 16) and (np.linalg.norm(v, axis=-1) < 1).all()
     np.testing.assert_allclose(v[1], infer(model, images[2], 3).v[-1], atol=1e-5)  # rotation 0: the input itself
+    thread = worker._thread
     worker.stop()
-    assert not worker._thread.is_alive()
+    assert not thread.is_alive() and worker._thread is None
     worker.submit(InferenceRequest(4, model, images[0], 3))  # after stop: ignored
     qtbot.wait(100)
     assert len(got) == 3
