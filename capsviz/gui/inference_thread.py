@@ -65,6 +65,37 @@ class SweepRequest:
 KINDS = (InferenceRequest, SweepRequest)
 
 
+class Serials:
+    """Serial numbers of one kind of request, against what the views show.
+
+    ``latest`` is the newest request's, ``shown`` that of the one the views show (or the
+    newest change made at once, which voids results of older requests)."""
+
+    def __init__(self) -> None:
+        self.latest = self.shown = 0
+
+    def next(self) -> int:
+        """The serial of a new request."""
+        self.latest += 1
+        return self.latest
+
+    def show_all(self) -> None:
+        """The views show the newest state already: results of earlier requests no longer apply."""
+        self.shown = self.latest
+
+    def take(self, serial: int) -> bool:
+        """Whether a result of request ``serial`` is newer than what is shown (then it is)."""
+        if serial <= self.shown:
+            return False
+        self.shown = serial
+        return True
+
+    @property
+    def pending(self) -> bool:
+        """A result newer than what is shown is still to come."""
+        return self.shown < self.latest
+
+
 def use_intra_op_threads(n: int) -> None:
     """Run the calling thread's torch operations on ``n`` >= 1 intra-op threads, leaving
     the count that threads using torch for the first time later start with as it was.
@@ -108,7 +139,11 @@ class InferenceThread(QObject):
         self._thread: threading.Thread | None = None
 
     def submit(self, request) -> None:
-        """Queue ``request`` in place of any of its kind not yet started (ignored after :meth:`stop`)."""
+        """Queue ``request`` in place of any of its kind not yet started (ignored after :meth:`stop`).
+
+        Raises ``TypeError`` for a request of a kind not in ``KINDS``."""
+        if type(request) not in KINDS:
+            raise TypeError(f"not a request the inference thread runs: {type(request).__name__}")
         with self._cond:
             if self._stopped:
                 return
@@ -145,7 +180,7 @@ class InferenceThread(QObject):
                     self._cond.wait()
                 if self._stopped:
                     return
-                request = self._next.pop(min(self._next, key=lambda kind: KINDS.index(kind) if kind in KINDS else len(KINDS)))
+                request = self._next.pop(next(kind for kind in KINDS if kind in self._next))
             try:
                 result = request.run()
             except Exception as exc:  # delivered to the window, which shows it

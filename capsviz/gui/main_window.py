@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QM
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
-from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, SweepRequest
+from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -159,9 +159,8 @@ class MainWindow(QMainWindow):
         # inference for the current input runs on its own thread; serials order the refreshes
         self._inference_thread = InferenceThread(self)
         self._inference_thread.finished.connect(self._on_inferred, Qt.ConnectionType.QueuedConnection)
-        self._latest_serial = 0  # the newest refresh
-        self._shown_serial = 0  # the refresh whose result the views show (or are staged to show)
-        self._latest_sweep = self._shown_sweep = 0  # the same for the transforms view's sweep
+        self._serials = Serials()  # of the refreshes; shown: what the views show (or are staged to show)
+        self._sweep_serials = Serials()  # the same for the transforms view's sweep
         self._present_throttled = qthrottled(self._present, timeout=STAGE_MS, parent=self)
 
         self.input_panel = InputPanel()
@@ -603,19 +602,17 @@ class MainWindow(QMainWindow):
         base = self.input_panel.current
         if base is None or not self.dock_shown("transforms"):
             if base is None:
-                self._shown_sweep = self._latest_sweep  # a sweep still running is for an older input
+                self._sweep_serials.show_all()  # a sweep still running is for an older input
                 view.set_sweep(None)
             return
         name, values, transforms = view.sweep_transforms()
-        self._latest_sweep += 1
-        self._inference_thread.submit(SweepRequest(self._latest_sweep, self.model, base, self.routing_iterations,
-                                                   transforms, name, values))
+        self._inference_thread.submit(SweepRequest(self._sweep_serials.next(), self.model, base,
+                                                   self.routing_iterations, transforms, name, values))
 
     def _on_sweep(self, request: SweepRequest, v) -> None:
         """Show a sweep the inference thread computed: ``v`` (K, 10, 16) or the exception."""
-        if request.serial <= self._shown_sweep:
+        if not self._sweep_serials.take(request.serial):
             return
-        self._shown_sweep = request.serial
         if request.name != self.transform_view.parameter.currentData():
             return  # swept another parameter: the change asked for a new sweep
         if isinstance(v, BaseException):
@@ -655,16 +652,15 @@ class MainWindow(QMainWindow):
         stream of input (a stroke being drawn) every view keeps updating, in turn.
         """
         self._snapshot_timer.stop()  # this refresh uses the newest weights
-        self._latest_serial += 1
+        serial = self._serials.next()
         image = self.model_input()
         self.input_panel.preview.set_image(image)
-        if image is not None and inference is None and staged:
-            self._inference_thread.submit(InferenceRequest(self._latest_serial, self.model, image,
-                                                           self.routing_iterations))
-            return
         if image is not None and inference is None:
+            if staged:
+                self._inference_thread.submit(InferenceRequest(serial, self.model, image, self.routing_iterations))
+                return
             inference = infer(self.model, image, self.routing_iterations)
-        self._shown_serial = self._latest_serial  # results of older requests no longer apply
+        self._serials.show_all()  # results of older requests no longer apply
         self._show(image, inference, staged)
 
     def _on_inferred(self, request: InferenceRequest, result) -> None:
@@ -686,11 +682,10 @@ class MainWindow(QMainWindow):
         the newest result. Under a stream of input the thread delivers one every 10-15 ms,
         and each redraws the prediction and the length bars; more often than the staged
         views follow is more than the eye needs and left the GUI thread less to paint with."""
-        if self._closing or request.serial <= self._shown_serial:
+        if self._closing or request.model is not self.model:  # a model change was followed by a new request
             return
-        if request.model is not self.model:
-            return  # the model changed while it ran: a request with the new one follows
-        self._shown_serial = request.serial
+        if not self._serials.take(request.serial):
+            return
         if isinstance(result, BaseException):
             box = self.error_box
             if box is None or not box.isVisible() or not box.text().endswith(str(result)):
@@ -701,7 +696,7 @@ class MainWindow(QMainWindow):
     @property
     def inference_pending(self) -> bool:
         """True while the views wait for a pass of the inference thread (never after close)."""
-        return self._shown_serial < self._latest_serial and not self._closing
+        return self._serials.pending and not self._closing
 
     def _show(self, image: np.ndarray | None, inf: Inference | None, staged: bool) -> None:
         """Put ``inf`` (for ``image``; both None: no input) in the views."""
@@ -763,7 +758,7 @@ class MainWindow(QMainWindow):
         and a transform sweep asked for has come (tools and tests). A sweep not yet asked
         for (it is throttled) is not waited for."""
         end = time.monotonic() + timeout_s
-        while (self._stages or self.inference_pending or (self._shown_sweep < self._latest_sweep and not self._closing)
+        while (self._stages or self.inference_pending or self._sweep_serials.pending and not self._closing
                ) and time.monotonic() < end:
             QApplication.processEvents()
             time.sleep(0.0005)  # a busy loop would hold the GIL the inference thread needs
