@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import sys
 import threading
 import time
@@ -23,7 +22,13 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QM
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
-from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
+from capsviz.gui.inference_thread import (
+    InferenceRequest,
+    InferenceThread,
+    Serials,
+    SweepRequest,
+    lower_thread_priority,
+)
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -56,20 +61,6 @@ class WeightsSnapshot:
     def __init__(self, model: CapsNet, inference: Inference | None) -> None:
         self.model = model
         self.inference = inference
-
-
-def lower_thread_priority(niceness: int = 10) -> bool:
-    """Give the calling thread, and the compute threads it starts later (they inherit it),
-    a lower CPU priority, so the GUI thread wins the cores whenever it has work to do
-    while training keeps the idle time. Linux only (there ``setpriority`` takes a thread
-    id); returns False where it is not available."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
-    except OSError:
-        return False
-    return True
 
 
 def training_events(trainer_factory, stop_event: threading.Event, holder: dict, view_input):

@@ -352,6 +352,55 @@ def test_plots_whose_range_follows_the_data_paint_once_per_update(window):
     assert counters["mass"].count == 4 and counters["lengths"].count == 4
 
 
+def test_set_y_extent_rounds_out_to_steps_and_sets_a_range_only_when_it_changes(qtbot, monkeypatch):
+    import pyqtgraph as pg
+
+    from capsviz.gui.widgets.common import set_y_extent
+
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    calls = []
+    set_range = plot.setYRange
+    monkeypatch.setattr(plot, "setYRange", lambda *a, **k: (calls.append(a), set_range(*a, **k)))
+    assert set_y_extent(plot, -0.3, 0.9, 0.25, limits=(-1, 1)) == (-0.5, 1.0)
+    low, high = plot.getViewBox().viewRange()[1]
+    assert low <= -0.5 and high >= 1.0 and high - low < 1.6  # the range shown, with a little padding
+    assert set_y_extent(plot, -0.26, 0.76, 0.25, limits=(-1, 1)) == (-0.5, 1.0)
+    assert len(calls) == 1  # the same rounded range is not set again
+    assert set_y_extent(plot, -0.2, 0.7, 0.25, limits=(-1, 1)) == (-0.25, 0.75)
+    assert len(calls) == 2
+    assert set_y_extent(plot, -3.0, 3.0, 0.25, limits=(-1, 1)) == (-1.0, 1.0)  # kept within the limits
+    assert set_y_extent(plot, 0.3, 0.3, 0.25) == (0.25, 0.5)  # flat data: the step around it
+    assert set_y_extent(plot, 1.0, 1.0, 0.25, limits=(-1, 1)) == (0.75, 1.0)  # flat at the top limit
+
+
+def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(window, qtbot, monkeypatch):
+    if QGuiApplication.platformName() != "offscreen":
+        pytest.skip("exact paint counts: a windowing system may add expose paints")
+    view = window.transform_view
+    window.docks["transforms"].show()
+    window.docks["transforms"].raise_()
+    window.show_sample(0)
+    qtbot.waitUntil(lambda: view.sweep is not None, timeout=5000)
+    for _ in range(3):
+        QApplication.processEvents()
+    counter = PaintCounter(view.plot.viewport())
+    shown = []
+    set_sweep = view.set_sweep
+    monkeypatch.setattr(view, "set_sweep", lambda *a: (shown.append(a), set_sweep(*a)))
+    for index in (1, 2, 3, 4):  # other digits: other poses and lengths, and so other ranges
+        window.show_sample(index)
+        qtbot.waitUntil(lambda: len(shown) == index, timeout=5000)
+        for _ in range(3):
+            QApplication.processEvents()
+        poses = view.sweep["poses"]
+        low, high = view.plot.getViewBox().viewRange()[1]
+        assert low <= poses.min() and max(poses.max(), view.sweep["lengths"].max()) <= high
+        assert -1.05 <= low and high <= 1.05  # |v_jd| <= ‖v_j‖ < 1
+    # before, the y axis's tick labels changed width with the range and each sweep was painted three times
+    assert counter.count == len(shown) == 4
+
+
 def test_a_weight_snapshot_for_an_older_input_redraws_once_after_a_delay(window, qtbot, monkeypatch):
     from capsviz.gui.main_window import WeightsSnapshot
     from capsviz.model.capsnet import CapsNet

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 
@@ -68,3 +70,22 @@ def settle(view: pg.GraphicsView) -> None:
     paint, as pyqtgraph would."""
     if view.isVisible():
         view.scene().prepareForPaint()
+
+
+def set_y_extent(plot: pg.PlotWidget, low: float, high: float, step: float,
+                 limits: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float]:
+    """Show ``plot``'s y axis from ``low`` to ``high`` (data units) rounded out to
+    multiples of ``step`` and kept within ``limits``; returns the range shown.
+
+    Auto-ranging follows every update, and each new range lays the axis out and
+    paints the plot again; a range that changes only when the data crosses a step
+    is set again only then. Turns y auto-ranging off."""
+    lo = max(limits[0], math.floor(low / step) * step)
+    hi = min(limits[1], math.ceil(high / step) * step)
+    if hi - lo < step:  # flat data: one step around it
+        lo, hi = (lo, lo + step) if lo + step <= limits[1] else (hi - step, hi)
+    shown = (lo, hi)
+    if getattr(plot, "_capsviz_y_extent", None) != shown:
+        plot.setYRange(lo, hi, padding=0.02)
+        plot._capsviz_y_extent = shown
+    return shown

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPush
 from superqt import QLabeledDoubleSlider
 
 from capsviz.data.transforms import PARAMETERS, InputTransform
-from capsviz.gui.widgets.common import settle
+from capsviz.gui.widgets.common import set_y_extent, settle
 
 INFO = (
     "Transform the input and watch the capsules respond. Capsules aim at equivariance: "
@@ -22,6 +22,8 @@ INFO = (
     "chosen capsule's 16 pose dimensions (thin lines) and its length (thick white line)."
 )
 SWEEP_STEPS = 21
+AXIS_WIDTH = 58  # pixels for the y axis label and tick labels ("-0.75")
+Y_STEP = 0.25  # the y range grows and shrinks in these steps, within [-1, 1] (|v_jd| <= ‖v_j‖ < 1)
 
 
 class TransformView(QWidget):
@@ -69,6 +71,9 @@ class TransformView(QWidget):
         self.plot = pg.PlotWidget(title="pose of the capsule along the sweep")
         self.plot.setMouseEnabled(False, False)
         self.plot.setLabel("left", "v_j dimension / length")
+        # a fixed width: tick labels of another width would lay the plot out and paint it
+        # again on each sweep
+        self.plot.getAxis("left").setWidth(AXIS_WIDTH)
         self.pose_curves = [self.plot.plot(pen=pg.mkPen(pg.intColor(d, 16, alpha=200), width=1)) for d in range(16)]
         self.length_curve = self.plot.plot(pen=pg.mkPen("w", width=3))
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
@@ -90,6 +95,7 @@ class TransformView(QWidget):
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.summary)
         self.sweep: dict | None = None
+        self._titles: tuple[str, str] | None = None
 
     # -- transform -------------------------------------------------------------------------
     def transform(self) -> InputTransform:
@@ -133,9 +139,15 @@ class TransformView(QWidget):
             curve.setData(values, poses[:, d])
         self.length_curve.setData(values, lengths)
         self.marker.setValue(float(getattr(self.transform(), name)))
-        label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
-        self.plot.setLabel("bottom", label)
-        self.plot.setTitle(f"capsule {digit} along '{label}'")
+        label, low, high = next((lbl, lo, hi) for n, lbl, lo, hi, _ in PARAMETERS if n == name)
+        set_y_extent(self.plot, min(float(poses.min()), 0.0), max(float(poses.max()), float(lengths.max())), Y_STEP,
+                     limits=(-1.0, 1.0))
+        titles = (label, f"capsule {digit} along '{label}'")
+        if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
+            self._titles = titles
+            self.plot.setLabel("bottom", label)
+            self.plot.setTitle(titles[1])
+            self.plot.setXRange(low, high, padding=0.02)
         settle(self.plot)
         swing = poses.max(0) - poses.min(0)
         top = np.argsort(swing)[::-1][:3]
