@@ -129,6 +129,8 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--interval-ms", type=int, default=8, help="time between driver actions")
     parser.add_argument("--data-root", default=None)
+    parser.add_argument("--rss-log", type=Path, default=None,
+                        help="also write the resident-size samples to this CSV file (seconds, MB)")
     args = parser.parse_args()
 
     exceptions: list[str] = []
@@ -261,6 +263,8 @@ def main() -> None:
         "epochs_ended_s": epochs_ended_s,
         "slowest_action_ms": {k: round(v, 1) for k, v in sorted(slowest.items(), key=lambda kv: -kv[1])},
     }
+    if args.rss_log is not None:
+        args.rss_log.write_text("seconds,rss_mb\n" + "".join(f"{t:.2f},{mb:.1f}\n" for t, mb in rss_samples))
     for e in exceptions[:10]:
         print("exception:", e)
     print(json.dumps(result))

@@ -429,7 +429,9 @@ def test_a_weight_snapshot_for_an_older_input_redraws_once_after_a_delay(window,
     assert window.inference is shown and refreshes == [(), ()]
 
 
-def test_a_routing_control_change_while_views_are_pending_loses_none(window):
+def test_a_routing_control_change_while_views_are_pending_loses_none(window, monkeypatch):
+    # the stages wait (a long interval) until the control has changed, however fast the machine
+    monkeypatch.setattr(window, "_stage_interval", lambda: 60_000)
     window.show_sample(3)  # its views follow as stages, once the forward pass is done
     end = time.monotonic() + 10
     while window.inference_pending and time.monotonic() < end:
@@ -438,6 +440,8 @@ def test_a_routing_control_change_while_views_are_pending_loses_none(window):
     assert len(pending) == 5
     window.routing_view.iteration.setValue(1)  # the routing parts are staged again, in their places
     assert set(window._stages) == pending
+    monkeypatch.undo()
+    window._stage_timer.start(0)
     window.wait_for_views()
     inf = window.inference
     assert window.pose_view.prediction == inf.prediction
