@@ -60,7 +60,11 @@ def test_about_box_names_versions_device_and_model(window, qtbot):
     text = window.about_box.text()
     assert f"torch {torch.__version__}" in text and "Qt 6." in text and "device cpu" in text
     assert "99." in text and "capsviz.log" in text
-    window.about_box.close()
+    box = window.about_box
+    box.close()
+    window.actions["about"].trigger()  # the same box again, not one more
+    assert window.about_box is box and box.isVisible() and box.text() == text
+    box.close()
 
 
 def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_path):

@@ -55,6 +55,22 @@ def test_a_bad_file_gives_a_message_and_keeps_the_input(window, qtbot, tmp_path)
     box.close()
 
 
+def test_closed_error_boxes_are_deleted_not_kept(window, qtbot, tmp_path):
+    from PySide6.QtWidgets import QMessageBox
+
+    (tmp_path / "fake.png").write_text("this is text")
+    for k in range(5):  # each unreadable file: a box, closed by the user
+        assert not window.open_image(tmp_path / "fake.png")
+        assert window.error_box.isVisible()
+        window.error_box.close()
+    # before, every closed box stayed a hidden child of the window (0.2 MB each)
+    qtbot.waitUntil(lambda: not window.findChildren(QMessageBox), timeout=3000)
+    assert window.error_box is None
+    assert not window.open_image(tmp_path / "fake.png")  # and a new one still comes
+    assert window.error_box.isVisible() and "not an image file" in window.error_box.text()
+    window.error_box.close()
+
+
 def test_drop_an_image_file_on_the_window(window, qtbot, tmp_path):
     paper, label = paper_digit(window, 0)
     Image.fromarray(paper).save(tmp_path / "seven.jpg")
