@@ -139,7 +139,7 @@ class TransformView(QWidget):
             curve.setData(values, poses[:, d])
         self.length_curve.setData(values, lengths)
         self.marker.setValue(float(getattr(self.transform(), name)))
-        label, low, high = next((lbl, lo, hi) for n, lbl, lo, hi, _ in PARAMETERS if n == name)
+        label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
         set_y_extent(self.plot, min(float(poses.min()), 0.0), max(float(poses.max()), float(lengths.max())), Y_STEP,
                      limits=(-1.0, 1.0))
         titles = (label, f"capsule {digit} along '{label}'")
@@ -147,7 +147,7 @@ class TransformView(QWidget):
             self._titles = titles
             self.plot.setLabel("bottom", label)
             self.plot.setTitle(titles[1])
-            self.plot.setXRange(low, high, padding=0.02)
+            self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
         swing = poses.max(0) - poses.min(0)
         top = np.argsort(swing)[::-1][:3]
