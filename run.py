@@ -5,14 +5,23 @@
     python3 run.py test       run the test suite (extra arguments go to pytest)
     python3 run.py ARGS...    any capsviz command, e.g. `python3 run.py eval`
 
-Needs only Python 3.10+. The environment lives in .venv/ and is reinstalled when
-pyproject.toml changes.
+Needs only Python 3.10+. The environment lives in .venv/ beside this file and is
+reinstalled when pyproject.toml changes; `run.py test` adds the test tools (pytest,
+pytest-qt, hypothesis). Paths on the command line are read from the folder you run
+it in, and run.py hands its process over to capsviz (exec), so Ctrl+C and signals
+sent to it reach capsviz.
+
+PyTorch: by default pip takes the build PyPI serves, which on Linux is the CUDA build
+(about 4 GB of NVIDIA libraries; the whole .venv is about 6 GB). On a machine without
+an NVIDIA GPU, set CAPSVIZ_TORCH=cpu before the first run to install PyTorch's
+CPU-only wheels from its own index instead (.venv about 1.5 GB).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -23,31 +32,92 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".capsviz-installed"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_VARIANTS = ("default", "cpu")
 
 
-def ensure_env() -> None:
+def torch_variant(installed_words: set[str]) -> str:
+    """``CAPSVIZ_TORCH``: ``cpu`` for PyTorch's CPU-only wheels, ``default`` for PyPI's build;
+    unset: the variant already installed, else ``default``."""
+    value = os.environ.get("CAPSVIZ_TORCH", "").strip().lower()
+    if not value:
+        return next((v for v in TORCH_VARIANTS if v in installed_words), "default")
+    if value not in TORCH_VARIANTS:
+        sys.exit(f"CAPSVIZ_TORCH={value!r}: use 'cpu' (CPU-only PyTorch), 'default', or leave it unset")
+    return value
+
+
+def has_nvidia_gpu() -> bool:
+    """Whether an NVIDIA driver is present (Linux: /proc/driver/nvidia; elsewhere nvidia-smi)."""
+    return Path("/proc/driver/nvidia").is_dir() or shutil.which("nvidia-smi") is not None
+
+
+def install_steps(python: Path, extras: tuple[str, ...], variant: str) -> list[tuple[str, list[str]]]:
+    """The pip commands that install capsviz into the environment of ``python``, each with
+    the line printed before it: for ``variant`` "cpu", first torch and torchvision from
+    PyTorch's CPU-only index; then capsviz itself (editable) with ``extras``."""
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
+    steps = []
+    if variant == "cpu":
+        steps.append(("PyTorch, CPU-only build (about 200 MB to download)",
+                      [*pip, "--index-url", CPU_INDEX, "torch", "torchvision"]))
+    size = "" if variant == "cpu" else " (PyTorch with CUDA: about 2.6 GB to download, 6 GB on disk; minutes)"
+    spec = f"{ROOT}[{','.join(extras)}]" if extras else str(ROOT)
+    steps.append((f"capsviz and its dependencies: PyTorch, Qt, pyqtgraph{size}", [*pip, "-e", spec]))
+    return steps
+
+
+def stamp_for(extras: tuple[str, ...], variant: str) -> str:
+    """What the stamp file holds once this set-up is installed: the hash of pyproject.toml,
+    the extras and the PyTorch variant."""
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    return " ".join([digest, variant, *sorted(extras)])
+
+
+def installed() -> set[str]:
+    """The words of the stamp file (empty when nothing is installed)."""
+    if not (STAMP.is_file() and PYTHON.exists()):
+        return set()
+    return set(STAMP.read_text().split())
+
+
+def ensure_env(extras: tuple[str, ...] = ()) -> None:
+    """Create .venv and install capsviz (with ``extras``) unless that is already done."""
     if sys.version_info < (3, 10):
         sys.exit(f"capsviz needs Python 3.10 or newer; this is {sys.version.split()[0]}")
-    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.is_file() and STAMP.read_text().strip() == want and PYTHON.exists():
+    have = installed()
+    variant = torch_variant(have)
+    want = stamp_for(extras, variant)
+    if set(want.split()) <= have:
         return
     if not PYTHON.exists():
-        print(f"creating virtual environment in {VENV}", flush=True)
+        print(f"creating a virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("installing capsviz and its dependencies into .venv (first run only; torch is large, "
-          "this takes a few minutes)", flush=True)
-    subprocess.check_call([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check",
-                           "--progress-bar", "on", "-e", f"{ROOT}[test]"])
+    if variant == "default" and sys.platform.startswith("linux") and not has_nvidia_gpu():
+        print("no NVIDIA GPU found: pip takes PyTorch's CUDA build all the same; set CAPSVIZ_TORCH=cpu "
+              "(and delete .venv) for the much smaller CPU-only build", flush=True)
+    steps = install_steps(PYTHON, extras, variant)
+    for k, (what, cmd) in enumerate(steps, start=1):
+        print(f"[{k}/{len(steps)}] installing {what} into {VENV}", flush=True)
+        subprocess.check_call(cmd)
     STAMP.write_text(want)
 
 
-def main(argv: list[str]) -> int:
-    ensure_env()
+def command(argv: list[str]) -> list[str]:
+    """The command that runs ``argv``: pytest on tests/ for ``test``, else capsviz."""
     if argv[:1] == ["test"]:
-        cmd = [str(PYTHON), "-m", "pytest", str(ROOT / "tests"), *argv[1:]]
-    else:
-        cmd = [str(PYTHON), "-m", "capsviz", *argv]
-    return subprocess.call(cmd, cwd=ROOT)
+        return [str(PYTHON), "-m", "pytest", str(ROOT / "tests"), *argv[1:]]
+    return [str(PYTHON), "-m", "capsviz", *argv]
+
+
+def main(argv: list[str]) -> int:
+    ensure_env(("test",) if argv[:1] == ["test"] else ())
+    cmd = command(argv)
+    if os.name == "posix":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(cmd[0], cmd)  # this process becomes capsviz: signals reach it, no orphan is left
+    return subprocess.call(cmd)
 
 
 if __name__ == "__main__":

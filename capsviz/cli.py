@@ -29,10 +29,6 @@ class CliError(Exception):
     """A user-facing error: printed as ``error: ...`` with exit code 2."""
 
 
-def _default_out() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / "capsnet.safetensors"
 
 
 TRAIN_HELP = {
@@ -51,19 +47,49 @@ TRAIN_HELP = {
 }
 
 
-def _add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None) -> None:
+def _checked(name: str):
+    """An argparse ``type`` that parses a number and checks it against ``TRAIN_LIMITS[name]``
+    (or the limits of the other numeric flags), so that argparse refuses a bad value at parse
+    time, naming the flag and its range."""
+    from capsviz.train.loop import TRAIN_LIMITS, Limit
+
+    limit = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000)}[name]
+
+    def parse(text: str):
+        try:
+            value = limit.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {limit.describe()} (got {text!r})") from None
+        problem = limit.problem(value)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+
+    return parse
+
+
+ROUTING_HELP = "routing iterations at inference, 1 to 100 (default: the number the model was trained with)"
+
+
+def _add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, data: bool = True) -> None:
     """Options accepted both before and after the subcommand (``capsviz --device cpu eval`` or
-    ``capsviz eval --device cpu``)."""
-    p.add_argument("--data-root", type=Path, default=None, dest="data_root_sub", metavar="DIR",
-                   help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)")
+    ``capsviz eval --device cpu``); ``--data-root`` only where the command reads MNIST."""
+    if data:
+        p.add_argument("--data-root", type=Path, default=None, dest="data_root_sub", metavar="DIR",
+                       help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)")
     p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=TRAIN_HELP["device"])
     if checkpoint_help:
         p.add_argument("--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE",
                        help=checkpoint_help)
 
 
+def _add_routing(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--routing-iterations", type=_checked("routing_iterations"),
+                   default=None, metavar="N", help=ROUTING_HELP)
+
+
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
-    from capsviz.train.loop import TrainConfig
+    from capsviz.train.loop import TRAIN_LIMITS, TrainConfig
 
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
@@ -71,8 +97,8 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
             continue  # in _add_common
         value = getattr(defaults, f.name)
         flag = "--" + f.name.replace("_", "-")
-        p.add_argument(flag, type=type(value), default=None, metavar=type(value).__name__.upper(),
-                       help=f"{TRAIN_HELP[f.name]} (default: {value})")
+        p.add_argument(flag, type=_checked(f.name), default=None, metavar=type(value).__name__.upper(),
+                       help=f"{TRAIN_HELP[f.name]}; {TRAIN_LIMITS[f.name].describe()} (default: {value})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="checkpoint to load (default: the shipped model)")
     parser.add_argument("--data-root", type=Path, default=None, metavar="DIR", help="folder holding MNIST/raw/")
     parser.add_argument("--device", default=None, metavar="DEVICE", help=TRAIN_HELP["device"])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                help="a headless command (without one, capsviz opens the app)")
 
     t = sub.add_parser("train", help="train headless with a progress bar",
                        description="Train a CapsNet on MNIST with the paper's recipe; autosaves after every "
@@ -92,27 +119,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train_flags(t)
     t.add_argument("--out", type=Path, default=None, metavar="FILE",
                    help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
-                        "--resume, else <user data folder>/checkpoints/capsnet.safetensors)")
+                        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors); an "
+                        "existing file is refused unless --overwrite is given")
+    t.add_argument("--overwrite", action="store_true",
+                   help="allow --out to replace an existing checkpoint and its .best file")
     t.add_argument("--resume", type=Path, default=None, metavar="FILE",
-                   help="continue exactly from a training checkpoint (an autosave, with optimizer state)")
+                   help="continue exactly from a training checkpoint (an autosave, with optimizer state), "
+                        "writing into FILE unless --out is given")
     t.add_argument("--init", type=Path, default=None, metavar="FILE",
-                   help="continue from a weights-only checkpoint (e.g. the shipped one): same weights, step and "
-                        "epochs, fresh optimizer moments")
+                   help="continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
+                        "the weights, the step (so the learning rate), the completed epochs and the recipe "
+                        "(every setting above but --device); flags given here replace the recipe's values; Adam "
+                        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs")
     _add_common(t)
 
     e = sub.add_parser("eval", help="print the test accuracy of a checkpoint",
-                       description="Evaluate a checkpoint on all 10,000 MNIST test images.")
+                       description="Evaluate a checkpoint on all 10,000 MNIST test images (only the test "
+                                   "files t10k-* are needed).")
     _add_common(e, checkpoint_help="checkpoint to evaluate (default: the shipped model)")
-    e.add_argument("--routing-iterations", type=int, default=None, metavar="N",
-                   help="routing iterations at inference (default: the number the model was trained with)")
-    e.add_argument("--batch-size", type=int, default=500, metavar="N", help="images per forward pass")
+    _add_routing(e)
+    e.add_argument("--batch-size", type=_checked("eval_batch_size"), default=500, metavar="N",
+                   help="images per forward pass, 1 to 100,000 (default: 500)")
     tr = sub.add_parser("trace", help="export the routing trace of one image as .npz",
                         description="Classify one image file (preprocessed like a drawing) and save its routing "
                                     "trace: u, u_lengths, b, c, v, lengths, input, prediction.")
     tr.add_argument("image", type=Path, help="image file (PNG, JPEG, ...)")
-    tr.add_argument("--out", type=Path, required=True, metavar="FILE", help="the .npz file to write")
-    tr.add_argument("--routing-iterations", type=int, default=None, metavar="N")
-    _add_common(tr, checkpoint_help="checkpoint to use (default: the shipped model)")
+    tr.add_argument("--out", type=Path, required=True, metavar="FILE",
+                    help="the .npz file to write (.npz is added to a name without it)")
+    _add_routing(tr)
+    _add_common(tr, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
     c = sub.add_parser("classify", help="print the predicted digit and capsule lengths of image files",
                        description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
                                    "fit into 20x20, centre by mass). One line per file; a file that cannot be "
@@ -120,17 +155,45 @@ def build_parser() -> argparse.ArgumentParser:
                                    "file failed.")
     c.add_argument("images", type=Path, nargs="+", metavar="FILE", help="image files (PNG, JPEG, ...)")
     c.add_argument("--json", action="store_true",
-                   help='one JSON object per line: {"file", "prediction", "lengths"} or {"file", "error"}')
+                   help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} or '
+                        '{"file", "error"}')
     c.add_argument("--ink", choices=("auto", "light", "dark"), default="auto",
                    help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
                         "decide from the image's border (default)")
-    c.add_argument("--routing-iterations", type=int, default=None, metavar="N")
-    _add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)")
+    _add_routing(c)
+    _add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
     return parser
 
 
 def _resolve(args: argparse.Namespace, name: str):
     return getattr(args, name + "_sub", None) or getattr(args, name, None)
+
+
+def _train_destination(args: argparse.Namespace) -> Path:
+    """Where ``capsviz train`` writes: ``--out``, else the ``--resume`` file, else a new file
+    in the user data folder. An existing ``--out`` (other than the run being resumed) is
+    refused without ``--overwrite``; the destination is checked to be writable before MNIST is
+    read."""
+    from capsviz.train.checkpoint import best_path, check_destination, fresh_path, user_checkpoint_dir
+
+    if args.out is None:
+        out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / "capsnet.safetensors")
+    else:
+        out = args.out
+        same_run = args.resume is not None and Path(args.resume).resolve() == Path(out).resolve()
+        taken = [p for p in (Path(out), best_path(out)) if p.is_file()]
+        if taken and not same_run and not args.overwrite:
+            raise CliError(f"{taken[0]} exists (a model of an earlier run); pass --overwrite to replace it, "
+                           "or give another --out")
+    return check_destination(out)
+
+
+def _nothing_to_train(trainer, source: Path) -> str | None:
+    """The message when ``trainer`` already has ``--epochs`` completed epochs, else None."""
+    if trainer.epoch < trainer.config.epochs:
+        return None
+    return (f"{source} has {trainer.epoch} completed epochs and --epochs is {trainer.config.epochs}: nothing to "
+            f"train; --epochs is the total to reach, e.g. --epochs {trainer.epoch + 1} for one more epoch")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -142,10 +205,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer
 
     retain_freed_memory()
+    if args.resume and args.init:
+        raise CliError("use either --resume (a training checkpoint) or --init (weights only), not both")
     data_root = _resolve(args, "data_root")
     for given in (args.resume, args.init):
         if given is not None:
             load_checkpoint(given)  # refuse a bad file before spending time on the data
+    out = _train_destination(args)
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
@@ -153,15 +219,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     device = _resolve(args, "device")
     if device is not None:
         overrides["device"] = device
-    if args.resume and args.init:
-        raise CliError("use either --resume (a training checkpoint) or --init (weights only), not both")
     if args.resume:
-        trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=args.out)
+        trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=out)
     elif args.init:
         trainer = Trainer.continue_from_weights(args.init, train_data, test_data, overrides=overrides,
-                                                checkpoint_path=args.out or _default_out())
+                                                checkpoint_path=out)
     else:
-        trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=args.out or _default_out())
+        trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=out)
+    source = args.resume or args.init
+    if source is not None:
+        message = _nothing_to_train(trainer, source)
+        if message:
+            raise CliError(message)
+    if args.init:
+        given = sorted(k for k in overrides if k != "device")
+        print(f"from {args.init}: its weights, step {trainer.step:,} (lr {trainer.config.lr_at(trainer.step):.2e}), "
+              f"{trainer.epoch} completed epochs and its recipe"
+              + (f", with {', '.join(given)} from the command line" if given else "")
+              + "; fresh Adam moments", flush=True)
     cfg = trainer.config
     print(f"training on {trainer.device}: {dataclasses.asdict(cfg)}", flush=True)
     print(f"checkpoint: {trainer.checkpoint_path}", flush=True)
@@ -195,6 +270,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from capsviz.data.mnist import load_mnist
     from capsviz.train.allocator import retain_freed_memory
     from capsviz.train.loop import confusion_matrix, evaluate_model
@@ -205,7 +282,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
     iterations = args.routing_iterations if args.routing_iterations is not None else (
         info.model_config.routing_iterations)
-    preds = evaluate_model(model, test, routing_iterations=iterations, batch_size=args.batch_size)
+    with tqdm(total=len(test), unit="image", desc="evaluating", dynamic_ncols=True, leave=False) as bar:
+        preds = evaluate_model(model, test, routing_iterations=iterations, batch_size=args.batch_size,
+                               after_batch=bar.update)
     correct = int((preds == test.labels).sum())
     n = len(test)
     print(f"checkpoint: {path}")
@@ -233,18 +312,36 @@ def _load_model(args: argparse.Namespace):
     return model, info
 
 
-def cmd_trace(args: argparse.Namespace) -> int:
-    import numpy as np
+def _lengths_text(lengths) -> str:
+    """Capsule lengths as ``classify`` and ``trace`` print them: three decimals each."""
+    return " ".join(f"{x:.3f}" for x in lengths)
 
+
+def _prediction_text(lengths) -> str:
+    """``7 (0.940)``, or ``nothing recognised (longest: 8, 0.310)`` below the threshold of
+    :func:`capsviz.model.inference.recognised`."""
+    from capsviz.model.inference import recognised
+
+    pred = int(lengths.argmax())
+    if recognised(lengths):
+        return f"{pred} ({lengths[pred]:.3f})"
+    return f"nothing recognised (longest: {pred}, {lengths[pred]:.3f})"
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
     from capsviz.data.images import load_input
     from capsviz.model.inference import infer, save_trace
 
+    out = args.out if args.out.suffix == ".npz" else args.out.with_name(args.out.name + ".npz")
+    for given in dict.fromkeys((args.out, out)):
+        if given.is_dir():
+            raise CliError(f"{given}: is a folder; give the .npz file to write, e.g. {given / 'trace.npz'}")
     model, _ = _load_model(args)
     image, _ = load_input(args.image)
     inference = infer(model, image, args.routing_iterations)
-    save_trace(inference, args.out)
-    lengths = np.round(inference.lengths[-1], 3).tolist()
-    print(f"{args.image}: prediction {inference.prediction}, lengths {lengths}; trace saved to {args.out}")
+    save_trace(inference, out)
+    lengths = inference.lengths[-1]
+    print(f"{args.image}: {_prediction_text(lengths)}  lengths {_lengths_text(lengths)}; trace saved to {out}")
     return 0
 
 
@@ -257,7 +354,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
     import numpy as np
 
     from capsviz.data.images import ImageReadError, load_input
-    from capsviz.model.inference import capsule_lengths
+    from capsviz.model.inference import capsule_lengths, recognised
 
     model, _ = _load_model(args)
     inputs, errors = {}, {}
@@ -278,11 +375,11 @@ def cmd_classify(args: argparse.Namespace) -> int:
                 print(f"error: {errors[k]}", file=sys.stderr, flush=True)
             continue
         v = results[k]
-        pred = int(v.argmax())
         if args.json:
-            print(json.dumps({"file": str(path), "prediction": pred, "lengths": [round(float(x), 6) for x in v]}))
+            print(json.dumps({"file": str(path), "prediction": int(v.argmax()), "recognised": recognised(v),
+                              "lengths": [round(float(x), 6) for x in v]}))
         else:
-            print(f"{path}: {pred} ({v[pred]:.3f})  lengths " + " ".join(f"{x:.3f}" for x in v))
+            print(f"{path}: {_prediction_text(v)}  lengths {_lengths_text(v)}")
     return 1 if errors else 0
 
 

@@ -128,13 +128,23 @@ def _writable(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK)
 
 
-def prepare_mnist(data_root: str | os.PathLike | None = None) -> Path:
-    """Make sure the four extracted MNIST files exist and return the root to read them from.
+def split_files(train: bool | None = None) -> dict[str, tuple[int, int]]:
+    """The entries of ``MNIST_FILES`` of one split (``train`` True or False), or all four (None)."""
+    if train is None:
+        return dict(MNIST_FILES)
+    prefix = "train" if train else "t10k"
+    return {name: spec for name, spec in MNIST_FILES.items() if name.startswith(prefix)}
+
+
+def prepare_mnist(data_root: str | os.PathLike | None = None, train: bool | None = None) -> Path:
+    """Make sure the extracted MNIST files exist and return the root to read them from.
+
+    ``train``: True for the two training files, False for the two test files, None for all four.
 
     Returns
     -------
     Path
-        A folder ``root`` such that ``root/MNIST/raw/<name>`` holds the four IDX files.
+        A folder ``root`` such that ``root/MNIST/raw/<name>`` holds the IDX files asked for.
         It is the data root itself, or the user cache folder when the data root is
         read-only and holds only ``.gz`` archives.
 
@@ -150,7 +160,8 @@ def prepare_mnist(data_root: str | os.PathLike | None = None) -> Path:
     cache_raw = cache_root / "MNIST" / "raw"
     use_cache = False
     missing = []
-    for name, (count, size) in MNIST_FILES.items():
+    files = split_files(train)
+    for name, (count, size) in files.items():
         plain, archive = raw / name, raw / (name + ".gz")
         if plain.is_file() and plain.stat().st_size == size:
             continue
@@ -166,13 +177,13 @@ def prepare_mnist(data_root: str | os.PathLike | None = None) -> Path:
     if missing:
         raise MnistNotFoundError(
             f"MNIST not found in {raw}: missing {', '.join(missing)} (or the .gz archives). "
-            f"Put the four MNIST files there, or point --data-root / CAPSVIZ_DATA at a folder "
+            f"Put the MNIST files there, or point --data-root / CAPSVIZ_DATA at a folder "
             f"that contains MNIST/raw/."
         )
     if not use_cache:
         return root
     # A read-only folder with archives: give torchvision an extracted copy in the cache.
-    for name, (_, size) in MNIST_FILES.items():
+    for name, (_, size) in files.items():
         cached = cache_raw / name
         if cached.is_file() and cached.stat().st_size == size:
             continue
@@ -214,17 +225,19 @@ def load_mnist(train: bool, data_root: str | os.PathLike | None = None) -> Mnist
     MnistDataError
         If a file is there but is not what it should be (see :func:`check_idx`).
     """
-    from torchvision.datasets import MNIST
+    from torchvision.datasets.mnist import read_image_file, read_label_file
 
-    root = prepare_mnist(data_root)
-    for name, (count, _) in MNIST_FILES.items():
-        if name.startswith("train" if train else "t10k"):
-            check_idx(root / "MNIST" / "raw" / name, count)
-    try:
-        ds = MNIST(str(root), train=train, download=False)
+    root = prepare_mnist(data_root, train=train)
+    raw = root / "MNIST" / "raw"
+    files = split_files(train)
+    for name, (count, _) in files.items():
+        check_idx(raw / name, count)
+    images_file, labels_file = sorted(files, key=lambda name: "labels" in name)
+    try:  # torchvision's IDX readers, on this split's two files only
+        images, labels = read_image_file(str(raw / images_file)), read_label_file(str(raw / labels_file))
     except (RuntimeError, ValueError, AssertionError) as exc:
-        raise MnistDataError(f"cannot read MNIST in {root / 'MNIST' / 'raw'}: {exc}") from None
-    return MnistSplit(images=ds.data.numpy().astype(np.uint8), labels=ds.targets.numpy().astype(np.int64))
+        raise MnistDataError(f"cannot read MNIST in {raw}: {exc}") from None
+    return MnistSplit(images=images.numpy().astype(np.uint8), labels=labels.numpy().astype(np.int64))
 
 
 SAMPLE_PATH = Path(__file__).resolve().parents[2] / "assets" / "mnist_test_sample.npz"

@@ -11,7 +11,6 @@ import traceback
 from pathlib import Path
 
 import numpy as np
-import platformdirs
 import pyqtgraph as pg
 import torch
 from superqt.utils import qthrottled
@@ -39,7 +38,9 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
 from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
-from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, load_checkpoint, read_info, save_checkpoint
+from capsviz.train.checkpoint import (
+    CheckpointError, CheckpointInfo, fresh_path, load_checkpoint, read_info, save_checkpoint, user_checkpoint_dir,
+)
 from capsviz.train.loop import (
     BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, evaluate_model, select_device,
 )
@@ -496,7 +497,7 @@ class MainWindow(QMainWindow):
         def on_event(ev) -> None:
             if ev[0] == "data":
                 self.browser.set_data(ev[1], ev[2])
-                self.browser.show_index(0)
+                self.browser.select(0)  # the input stays what the user gave until they pick a digit here
             elif ev[0] == "progress":
                 self.browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
             elif ev[0] == "done" and ev[1] is self.model and ev[2] is self.browser.data:
@@ -714,7 +715,8 @@ class MainWindow(QMainWindow):
             primary = lambda: self.lengths_view.set_primary(inf.u_lengths)  # noqa: E731
             routing = self.routing_view.update_parts(inf)
             pose = lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)  # noqa: E731
-            now = [lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction])),
+            now = [lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]),
+                                                           inf.recognised),
                    lambda: self.lengths_view.set_lengths(inf.lengths)]
         for update in now:
             update()
@@ -782,7 +784,7 @@ class MainWindow(QMainWindow):
         self._train_config = config
         data_root = self.data_root
         init_model = None if from_scratch else copy.deepcopy(self.model).cpu()
-        ckpt = Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / "gui-training.safetensors"
+        ckpt = fresh_path(user_checkpoint_dir() / "gui-training.safetensors")  # never an earlier run's file
         stop = threading.Event()
 
         def factory() -> Trainer:
@@ -798,7 +800,7 @@ class MainWindow(QMainWindow):
         self._train_holder = {}
         self.training_panel.reset_curves()
         self.training_panel.set_running(True)
-        self.training_panel.status.setText("loading MNIST…")
+        self.training_panel.status.setText(f"loading MNIST…; the run will be saved to {ckpt}")
         worker = create_worker(training_events, factory, stop, self._train_holder, self._view_input,
                                _start_thread=False, _connect={"yielded": self._on_training_event,
                                                               "errored": self._on_training_error,

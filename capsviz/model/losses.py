@@ -9,6 +9,10 @@ M_PLUS = 0.9
 M_MINUS = 0.1
 LAMBDA = 0.5
 RECONSTRUCTION_WEIGHT = 0.0005
+# A digit capsule counts as present (the digit is recognised) when its length is at least
+# halfway between the margin loss's two targets: nearer m+ (trained for a digit that is
+# there) than m- (trained for every digit that is not).
+RECOGNITION_THRESHOLD = (M_PLUS + M_MINUS) / 2
 
 
 def margin_loss(

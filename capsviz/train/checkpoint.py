@@ -16,6 +16,7 @@ Loading never unpickles. Writes are atomic: a temporary file in the same folder,
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import glob
 import json
 import os
@@ -86,7 +87,11 @@ def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], pat
                 stale.unlink()
         except OSError:
             pass
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    check_destination(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _named(exc, path) from None
     os.close(fd)
     try:
         save_file(tensors, tmp, metadata=metadata)
@@ -96,9 +101,70 @@ def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], pat
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from None  # the user's file, not the temporary one
         raise
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` as an OSError about ``path`` (its errno and reason kept)."""
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def check_destination(path: str | os.PathLike) -> Path:
+    """Check that a checkpoint can be written at ``path`` (before any training is spent on it).
+
+    Creates the missing parent folders and writes and removes a small probe file beside
+    ``path``; an existing ``path`` is left untouched.
+
+    Returns the path. Raises ``OSError`` naming ``path`` when it is a folder or another
+    non-regular file (a device, a pipe), or when its folder cannot be created or written.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OSError(errno.EISDIR, "is a folder; give a file name such as run.safetensors", str(path))
+    if path.exists() and not path.is_file():
+        raise OSError(errno.EINVAL, "is not a regular file (a device, pipe or socket)", str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write a checkpoint there ({exc.strerror or exc})", str(path)) from None
+    return path
+
+
+def user_checkpoint_dir() -> Path:
+    """The folder training runs write to by default: ``<user data folder>/checkpoints``
+    (platformdirs; e.g. ``~/.local/share/capsviz/checkpoints`` on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints"
+
+
+def best_path(path: str | os.PathLike) -> Path:
+    """Where a training run keeps its epoch with the best test accuracy:
+    ``run.safetensors`` -> ``run.best.safetensors``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".best" + path.suffix)
+
+
+def fresh_path(path: str | os.PathLike) -> Path:
+    """``path`` if neither it nor its best-epoch file exists, else the first free numbered
+    name beside it: ``capsnet.safetensors`` -> ``capsnet-2.safetensors``, ``-3``, ...
+
+    A new training run writes there, so an earlier run's files are never replaced.
+    """
+    path = Path(path)
+
+    candidate, k = path, 1
+    while candidate.exists() or best_path(candidate).exists():
+        k += 1
+        candidate = path.with_name(f"{path.stem}-{k}{path.suffix}")
+    return candidate
 
 
 def save_checkpoint(

@@ -23,7 +23,54 @@ from torchvision.transforms import v2
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
-from capsviz.train.checkpoint import CheckpointError, load_checkpoint, read_info, restore_optimizer, save_checkpoint
+from capsviz.train.checkpoint import (
+    CheckpointError, best_path, check_destination, load_checkpoint, read_info, restore_optimizer, save_checkpoint,
+)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The allowed range of a numeric setting: ``low`` <= x (or < x when ``low_open``) <= ``high``.
+
+    ``high`` None: no upper bound. ``kind`` is ``int`` or ``float``.
+    """
+
+    kind: type
+    low: float
+    high: float | None = None
+    low_open: bool = False
+
+    def describe(self) -> str:
+        """E.g. ``an integer >= 1``, ``a number > 0``, ``a number in (0, 1]``."""
+        noun = "an integer" if self.kind is int else "a number"
+        if self.high is None:
+            return f"{noun} {'>' if self.low_open else '>='} {self.low:g}"
+        return f"{noun} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+
+    def problem(self, value) -> str | None:
+        """None when ``value`` is allowed, else what is wrong, e.g. ``must be an integer >= 1 (got 0)``."""
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and (
+            self.kind is float or float(value).is_integer())
+        if ok:
+            ok = (value > self.low if self.low_open else value >= self.low) and (
+                self.high is None or value <= self.high)
+        return None if ok else f"must be {self.describe()} (got {value!r})"
+
+
+# The range of every numeric training setting (the CLI checks its flags against these).
+TRAIN_LIMITS = {
+    "epochs": Limit(int, 1),
+    "batch_size": Limit(int, 1),
+    "lr": Limit(float, 0, low_open=True),
+    "lr_decay": Limit(float, 0, 1, low_open=True),
+    "lr_decay_steps": Limit(int, 1),
+    "routing_iterations": Limit(int, 1, 100),
+    "reconstruction_weight": Limit(float, 0),
+    "max_shift": Limit(int, 0, 27),
+    "seed": Limit(int, 0, 2**31 - 1),
+    "train_subset": Limit(int, 0),
+    "test_subset": Limit(int, 0),
+}
 
 
 @dataclass
@@ -52,14 +99,10 @@ class TrainConfig:
     test_subset: int = 0
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.routing_iterations < 1:
-            raise ValueError("epochs, batch_size and routing_iterations must be >= 1")
-        if not (self.lr > 0 and 0 < self.lr_decay <= 1 and self.lr_decay_steps >= 1):
-            raise ValueError("lr must be > 0, lr_decay in (0, 1], lr_decay_steps >= 1")
-        if self.reconstruction_weight < 0 or self.max_shift < 0:
-            raise ValueError("reconstruction_weight and max_shift must be >= 0")
-        if self.train_subset < 0 or self.test_subset < 0:
-            raise ValueError("train_subset and test_subset must be >= 0 (0 means all)")
+        for name, limit in TRAIN_LIMITS.items():
+            problem = limit.problem(getattr(self, name))
+            if problem:
+                raise ValueError(f"{name} {problem}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -159,13 +202,6 @@ class _StopRequested(Exception):
     pass
 
 
-def best_path(path: Path) -> Path:
-    """Where the epoch with the best test accuracy is kept: ``run.safetensors`` ->
-    ``run.best.safetensors``."""
-    path = Path(path)
-    return path.with_name(path.stem + ".best" + path.suffix)
-
-
 def _training_position(path, info) -> tuple[dict, int, int]:
     """The saved recipe (as a dict), completed epochs and batch within the epoch of a checkpoint.
 
@@ -186,6 +222,9 @@ class Trainer:
 
     Use :meth:`run` to iterate over events; :meth:`request_stop` (thread-safe) ends the
     run within about a second, discarding the unfinished step, and autosaves.
+
+    Raises ``OSError`` (naming the file) when ``checkpoint_path`` cannot be written, before
+    any step is taken (see :func:`~capsviz.train.checkpoint.check_destination`).
     """
 
     config: TrainConfig
@@ -197,6 +236,7 @@ class Trainer:
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
+        self.checkpoint_path = check_destination(self.checkpoint_path) if self.checkpoint_path else None
         self.device = select_device(self.config.device)
         if self.model is None:
             with torch.random.fork_rng(devices=[]):
@@ -215,7 +255,6 @@ class Trainer:
         self.last_test_images: int | None = None
         self._stop = self.stop_event
         self._lock = threading.Lock()
-        self.checkpoint_path = Path(self.checkpoint_path) if self.checkpoint_path else None
         n = len(self.train_data)
         if self.config.train_subset:
             n = min(n, self.config.train_subset)
@@ -457,12 +496,13 @@ class Trainer:
 
 def evaluate_model(
     model: CapsNet, data: MnistSplit, routing_iterations: int | None = None, batch_size: int = 500,
-    device: torch.device | None = None, before_batch=None,
+    device: torch.device | None = None, before_batch=None, after_batch=None,
 ) -> np.ndarray:
     """Predicted classes for all images of ``data``: int64 numpy array (N,).
 
     ``data.images``: (N, 28, 28) uint8 in 0..255, or float in [0, 1] (e.g. preprocessed).
-    ``before_batch()``, if given, is called before each batch (it may raise to stop).
+    ``before_batch()``, if given, is called before each batch (it may raise to stop);
+    ``after_batch(n)`` after each, with the number of images the batch held (a progress bar).
     Leaves ``model`` in eval mode.
     """
     device = device or next(model.parameters()).device
@@ -477,6 +517,8 @@ def evaluate_model(
                 x = x / 255.0
             out = model(x, routing_iterations=routing_iterations, reconstruct=False)
             preds.append(out.lengths.argmax(1).cpu().numpy())
+            if after_batch is not None:
+                after_batch(len(x))
     return np.concatenate(preds) if preds else np.zeros(0, dtype=np.int64)
 
 

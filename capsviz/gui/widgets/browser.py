@@ -136,8 +136,8 @@ class MnistBrowser(QWidget):
         return np.flatnonzero(keep)
 
     # -- navigation ---------------------------------------------------------------------------
-    def show_index(self, index: int) -> None:
-        """Select test image ``index`` and ask for it to be shown."""
+    def select(self, index: int) -> None:
+        """Make test image ``index`` the browser's current one, without showing it as the input."""
         if self.data is None:
             return
         self.index = int(np.clip(index, 0, len(self.data) - 1))
@@ -145,6 +145,12 @@ class MnistBrowser(QWidget):
         self.goto.setValue(self.index)
         self.goto.blockSignals(False)
         self._describe()
+
+    def show_index(self, index: int) -> None:
+        """Select test image ``index`` and ask for it to be shown (the user's choice)."""
+        if self.data is None:
+            return
+        self.select(index)
         self.showRequested.emit(self.index)
 
     def go_to(self, index: int) -> None:
@@ -192,7 +198,8 @@ class MnistBrowser(QWidget):
             parts.append(f"true {self.cell[0]}, predicted {self.cell[1]}")
         if self.errors_only.isChecked():
             parts.append("mistakes only")
-        self.filter_label.setText(f"{n:,} digits" + (f" ({'; '.join(parts)})" if parts else ""))
+        # the count of all digits is in the source line above: here only a filter's count
+        self.filter_label.setText(f"browsing {n:,} digits ({'; '.join(parts)})" if parts else "browsing all digits")
         self.show_all.setVisible(self.cell is not None)
 
     def _describe(self) -> None:

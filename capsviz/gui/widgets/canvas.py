@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 from superqt.utils import qthrottled
 
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.widgets.common import ImagePanel
+from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 CANVAS_SIZE = 280
 DEFAULT_BRUSH = 22
@@ -226,6 +227,13 @@ class InputPanel(QWidget):
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
 
+    def minimumSizeHint(self) -> QSize:
+        """At least the height the panel needs at its narrowest. QMainWindow sizes its central
+        widget by this hint alone, and the plain hint assumes the wrapped text under the canvas
+        gets a wider line than it has there: squeezed to it, the canvas covered the buttons."""
+        hint = super().minimumSizeHint()
+        return QSize(hint.width(), max(hint.height(), self.heightForWidth(hint.width())))
+
     def invert_choice(self) -> bool | None:
         """The polarity for image files: None (auto), False (light ink), True (dark ink: invert)."""
         return self.polarity.currentData()
@@ -248,5 +256,16 @@ class InputPanel(QWidget):
             self.prediction.setText("no digit")
         self.inputChanged.emit(self.current)
 
-    def set_prediction(self, digit: int | None, length: float | None = None) -> None:
-        self.prediction.setText("no digit" if digit is None else f"{digit}   ({length:.2f})")
+    def set_prediction(self, digit: int | None, length: float | None = None, recognised: bool = True) -> None:
+        """Show the predicted ``digit`` and its capsule's ``length``; when not ``recognised``
+        (no capsule reaches the threshold of :func:`capsviz.model.inference.recognised`),
+        say so instead, with the longest capsule in smaller print."""
+        if digit is None:
+            text = "no digit"
+        elif recognised:
+            text = f"{digit}   ({length:.2f})"
+        else:
+            text = f"nothing recognised<br><span style='font-size: 10pt; font-weight: normal;'>longest: {digit} " \
+                   f"({length:.2f} &lt; {RECOGNITION_THRESHOLD:.1f})</span>"
+        if text != self.prediction.text():
+            self.prediction.setText(text)

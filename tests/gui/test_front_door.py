@@ -1,0 +1,73 @@
+"""The app's side of a new user's first hour: training runs that keep each other, a browser
+that leaves the input alone, and a prediction that says when nothing is recognised."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from PySide6.QtCore import Qt
+
+from capsviz.data.preprocess import preprocess_ink
+from capsviz.model.losses import RECOGNITION_THRESHOLD
+from capsviz.train.checkpoint import read_info
+
+from ..conftest import mnist_root
+
+
+def _train_briefly(window, qtbot) -> str:
+    """Start training in the panel, stop it after two steps; returns the panel's final status."""
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(64)
+    panel.test_subset.setValue(32)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+    with qtbot.waitSignal(window.trainingFinished, timeout=30000):
+        qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    return panel.status.text()
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_a_second_training_run_in_the_app_keeps_the_first_runs_file(window, qtbot):
+    folder = Path(os.environ["XDG_DATA_HOME"]) / "capsviz" / "checkpoints"
+    first, second = folder / "gui-training.safetensors", folder / "gui-training-2.safetensors"
+    assert str(first) in _train_briefly(window, qtbot)
+    saved = first.read_bytes()
+    assert str(second) in _train_briefly(window, qtbot)
+    assert first.read_bytes() == saved and read_info(second).step >= 2
+
+
+def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, tmp_path):
+    digit = window.sample.images[1]  # a 2
+    Image.fromarray(255 - np.asarray(Image.fromarray(digit).resize((200, 200)))).save(tmp_path / "two.png")
+    assert window.open_image(tmp_path / "two.png")
+    window.wait_for_views()
+    before = window.input_panel.current.copy()
+    window.docks["browser"].show()
+    window.docks["browser"].raise_()
+    qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=180000)
+    window.wait_for_views()
+    assert window.input_panel.source.text() == "image: two.png"
+    np.testing.assert_array_equal(window.input_panel.current, before)
+    assert window.browser.index == 0 and "test image 0" in window.browser.current_label.text()
+    qtbot.mouseClick(window.browser.next_button, Qt.MouseButton.LeftButton)  # the user's choice does change it
+    np.testing.assert_array_equal(window.input_panel.current, window.browser.data.images[1] / np.float32(255))
+
+
+def test_the_prediction_says_when_nothing_is_recognised(window, qtbot):
+    page = np.zeros((200, 200), np.float32)
+    page[::8] = 1.0  # a ruled page: ink, but no digit
+    window.input_panel.set_input(preprocess_ink(page), source="ruled page")
+    window.wait_for_views()
+    inf = window.inference
+    assert inf is not None and inf.lengths[-1].max() < RECOGNITION_THRESHOLD and not inf.recognised
+    text = window.input_panel.prediction.text()
+    assert text.startswith("nothing recognised") and f"longest: {inf.prediction} " in text
+    assert window.lengths_view.lengths.argmax() == inf.prediction  # the views still show the numbers
+    window.show_sample(0)
+    window.wait_for_views()
+    assert window.inference.recognised and window.input_panel.prediction.text().startswith("7")

@@ -1,0 +1,319 @@
+"""What a new user meets first: runs that never overwrite each other, destinations and flags
+checked before any work, run.py as a faithful launcher, and messages that say what happened."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from capsviz.cli import build_parser
+from capsviz.data.mnist import load_mnist, load_sample
+from capsviz.model.inference import recognised
+from capsviz.model.losses import M_MINUS, M_PLUS, RECOGNITION_THRESHOLD
+from capsviz.train.checkpoint import best_path, check_destination, fresh_path, load_checkpoint, read_info
+from capsviz.train.loop import TRAIN_LIMITS, TrainConfig
+
+from ..conftest import ROOT, mnist_root
+from .test_cli import capsviz
+
+needs_mnist = pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+TINY = ["--epochs", "1", "--batch-size", "32", "--train-subset", "64", "--test-subset", "64"]
+
+
+def _digit_png(path: Path, index: int = 0) -> Path:
+    """MNIST sample digit ``index`` as dark ink on white, five times larger."""
+    Image.fromarray(255 - load_sample().images[index]).resize((140, 140)).save(path)
+    return path
+
+
+# -- 1. a second run never replaces the first ------------------------------------------------------
+def test_fresh_path_numbers_past_a_run_and_its_best_file(tmp_path):
+    first = tmp_path / "capsnet.safetensors"
+    assert fresh_path(first) == first
+    first.write_bytes(b"x")
+    assert fresh_path(first) == tmp_path / "capsnet-2.safetensors"
+    best_path(tmp_path / "capsnet-2.safetensors").write_bytes(b"x")  # only the best file of run 2 is left
+    assert fresh_path(first) == tmp_path / "capsnet-3.safetensors"
+
+
+@needs_mnist
+def test_a_second_default_train_writes_a_new_file_and_keeps_the_first(tmp_path):
+    folder = Path(os.environ["XDG_DATA_HOME"]) / "capsviz" / "checkpoints"  # the isolated user data folder
+    r1 = capsviz("train", *TINY, "--seed", "1")
+    assert r1.returncode == 0, r1.stderr[-2000:]
+    first = folder / "capsnet.safetensors"
+    assert f"checkpoint: {first}" in r1.stdout
+    saved = first.read_bytes(), best_path(first).read_bytes()
+    r2 = capsviz("train", *TINY, "--seed", "2")
+    assert r2.returncode == 0, r2.stderr[-2000:]
+    second = folder / "capsnet-2.safetensors"
+    assert f"checkpoint: {second}" in r2.stdout
+    assert (first.read_bytes(), best_path(first).read_bytes()) == saved
+    assert read_info(second).train_config["seed"] == 2 and best_path(second).is_file()
+
+
+def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoint):
+    out = tmp_path / "mine.safetensors"
+    out.write_bytes(b"an earlier model")
+    r = capsviz("train", *TINY, "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (f"error: {out} exists (a model of an earlier run); pass --overwrite to replace "
+                                "it, or give another --out")
+    assert out.read_bytes() == b"an earlier model"
+    best_only = tmp_path / "other.safetensors"
+    best_path(best_only).write_bytes(b"best epoch")
+    r = capsviz("train", *TINY, "--init", str(shipped_checkpoint), "--epochs", "15", "--out", str(best_only))
+    assert r.returncode == 2 and str(best_path(best_only)) in r.stderr and "--overwrite" in r.stderr
+
+
+# -- 2. the destination is checked before any step ------------------------------------------------
+@pytest.mark.parametrize("kind", ["folder", "device", "missing root"])
+def test_a_bad_destination_is_refused_at_once_naming_the_users_path(tmp_path, kind):
+    if kind == "folder":
+        out, reason = tmp_path / "adir", "is a folder"
+        out.mkdir()
+    elif kind == "device":
+        out, reason = Path("/dev/null"), "is not a regular file"
+    else:
+        out, reason = Path("/proc/capsviz-test/x.safetensors"), "cannot write a checkpoint there"
+    with pytest.raises(OSError) as err:
+        check_destination(out)
+    assert err.value.filename == str(out) and reason in err.value.strerror
+    args = ["train", *TINY, "--out", str(out), "--data-root", str(tmp_path / "no-data")]
+    if kind == "device":
+        args.append("--overwrite")  # an existing path passes the overwrite check and is still refused
+    t0 = time.monotonic()
+    r = capsviz(*args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"error: {out}: {reason}") and ".tmp" not in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 60  # refused before MNIST is even looked for (no data root exists)
+
+
+def test_the_trainer_checks_its_checkpoint_path_before_training(tmp_path):
+    from capsviz.train.loop import Trainer
+
+    sample = load_sample()
+    with pytest.raises(OSError, match="is a folder"):
+        Trainer(TrainConfig(epochs=1, train_subset=32), sample, checkpoint_path=tmp_path)
+
+
+def test_a_failed_save_names_the_checkpoint_not_the_temporary_file(tmp_path, monkeypatch):
+    import capsviz.train.checkpoint as checkpoint
+    from capsviz.model import CapsNet
+
+    def full_disk(tensors, filename, metadata=None):
+        raise OSError(28, "No space left on device", filename)
+
+    monkeypatch.setattr(checkpoint, "save_file", full_disk)
+    target = tmp_path / "run.safetensors"
+    with pytest.raises(OSError) as err:
+        checkpoint.save_checkpoint(target, CapsNet())
+    assert err.value.filename == str(target) and err.value.strerror == "No space left on device"
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- 4, 5. run.py ----------------------------------------------------------------------------------
+def _run_py():
+    spec = importlib.util.spec_from_file_location("capsviz_run_py", ROOT / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+uses_run_py_venv = pytest.mark.skipif(Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
+                                      reason="runs run.py, which needs the tests to run in its .venv")
+
+
+@uses_run_py_venv
+def test_run_py_reads_paths_from_the_callers_folder(tmp_path):
+    _digit_png(tmp_path / "digit.png")
+    r = subprocess.run([sys.executable, str(ROOT / "run.py"), "classify", "digit.png", "--json"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    line = json.loads(r.stdout.strip().splitlines()[-1])
+    assert line["file"] == "digit.png" and line["prediction"] == 7
+
+
+@uses_run_py_venv
+@pytest.mark.skipif(os.name != "posix", reason="exec hands the process over on POSIX only")
+def test_run_py_becomes_capsviz_so_a_signal_reaches_it(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    p = subprocess.Popen([sys.executable, str(ROOT / "run.py")], cwd=tmp_path, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cmdline = b""
+        deadline = time.monotonic() + 120
+        while b"capsviz" not in cmdline.replace(b"run.py", b"") and time.monotonic() < deadline:
+            time.sleep(0.2)
+            cmdline = Path(f"/proc/{p.pid}/cmdline").read_bytes()
+        assert cmdline.split(b"\0")[1:3] == [b"-m", b"capsviz"], cmdline  # the same process, now capsviz
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) != 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
+    run_py = _run_py()
+    monkeypatch.setenv("CAPSVIZ_TORCH", "cpu")
+    assert run_py.torch_variant(set()) == "cpu"
+    steps = run_py.install_steps(Path("py"), (), "cpu")
+    assert len(steps) == 2
+    what, cmd = steps[0]
+    assert "CPU-only" in what and cmd[-4:] == ["--index-url", run_py.CPU_INDEX, "torch", "torchvision"]
+    assert run_py.CPU_INDEX == "https://download.pytorch.org/whl/cpu"
+    assert steps[1][1][-2:] == ["-e", str(ROOT)]  # running needs no test extras
+    assert run_py.install_steps(Path("py"), ("test",), "default")[0][1][-1] == f"{ROOT}[test]"
+    monkeypatch.delenv("CAPSVIZ_TORCH")
+    assert run_py.torch_variant({"abc", "cpu"}) == "cpu"  # an installed CPU build is kept
+    assert run_py.torch_variant(set()) == "default"
+    monkeypatch.setenv("CAPSVIZ_TORCH", "rocm")
+    with pytest.raises(SystemExit, match="CAPSVIZ_TORCH='rocm'"):
+        run_py.torch_variant(set())
+
+
+# -- 6. numeric flags checked at parse time, one flag each -----------------------------------------
+@pytest.mark.parametrize(("args", "message"), [
+    (["eval", "--batch-size", "-5"], "argument --batch-size: must be an integer in [1, 100000] (got -5)"),
+    (["eval", "--batch-size", "0"], "argument --batch-size: must be an integer in [1, 100000] (got 0)"),
+    (["train", "--routing-iterations", "0"], "argument --routing-iterations: must be an integer in [1, 100] (got 0)"),
+    (["train", "--batch-size", "0"], "argument --batch-size: must be an integer >= 1 (got 0)"),
+    (["train", "--epochs", "0"], "argument --epochs: must be an integer >= 1 (got 0)"),
+    (["train", "--lr", "nan"], "argument --lr: must be a number > 0 (got nan)"),
+    (["train", "--lr-decay", "1.5"], "argument --lr-decay: must be a number in (0, 1] (got 1.5)"),
+    (["train", "--max-shift", "-1"], "argument --max-shift: must be an integer in [0, 27] (got -1)"),
+    (["train", "--epochs", "two"], "argument --epochs: must be an integer >= 1 (got 'two')"),
+    (["trace", "x.png", "--out", "t", "--routing-iterations", "101"],
+     "argument --routing-iterations: must be an integer in [1, 100] (got 101)"),
+    (["classify", "x.png", "--routing-iterations", "-1"],
+     "argument --routing-iterations: must be an integer in [1, 100] (got -1)"),
+])
+def test_numeric_flags_are_checked_at_parse_time_naming_the_flag(args, message, capsys):
+    with pytest.raises(SystemExit) as done:
+        build_parser().parse_args(args)
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith(message), err
+
+
+def test_every_numeric_training_flag_has_a_limit_and_the_config_names_one_field():
+    numeric = [name for name, value in TrainConfig().to_dict().items() if isinstance(value, (int, float))]
+    assert sorted(numeric) == sorted(TRAIN_LIMITS)
+    with pytest.raises(ValueError) as err:
+        TrainConfig(epochs=0, batch_size=0, routing_iterations=0)
+    assert str(err.value) == "epochs must be an integer >= 1 (got 0)"
+
+
+# -- 7. trace says what it wrote -------------------------------------------------------------------
+def test_trace_names_the_file_written_refuses_a_folder_and_rounds_the_lengths(tmp_path):
+    image = _digit_png(tmp_path / "seven.png")
+    r = capsviz("trace", str(image), "--out", str(tmp_path / "mytrace"))
+    assert r.returncode == 0, r.stderr
+    written = tmp_path / "mytrace.npz"
+    assert r.stdout.strip().endswith(f"trace saved to {written}") and written.is_file()
+    assert not (tmp_path / "mytrace").exists()
+    lengths = r.stdout.split("lengths ")[1].split(";")[0].split()
+    assert len(lengths) == 10 and all(len(x) == 5 and x.startswith("0.") for x in lengths), r.stdout
+    with np.load(written) as t:
+        np.testing.assert_allclose([float(x) for x in lengths], t["lengths"][-1], atol=5e-4)
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    r = capsviz("trace", str(image), "--out", str(folder))
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {folder}: is a folder")
+    assert list(folder.iterdir()) == [] and not (tmp_path / "traces.npz").exists()
+
+
+# -- 8. --init with nothing left to train ----------------------------------------------------------
+@needs_mnist
+def test_init_with_no_epochs_left_says_so_and_writes_nothing(tmp_path, shipped_checkpoint):
+    out = tmp_path / "more.safetensors"
+    r = capsviz("train", "--init", str(shipped_checkpoint), "--epochs", "14", "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "batch" not in r.stderr
+    assert r.stderr.strip() == (f"error: {shipped_checkpoint} has 14 completed epochs and --epochs is 14: nothing "
+                                "to train; --epochs is the total to reach, e.g. --epochs 15 for one more epoch")
+    assert not out.exists() and not best_path(out).exists()
+
+
+def test_init_help_says_what_it_takes_over():
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    text = " ".join(train.format_help().split())
+    assert "Taken over from it: the weights, the step (so the learning rate), the completed epochs and the " \
+           "recipe" in text
+
+
+# -- 9. eval needs only the test files; help lines -------------------------------------------------
+@needs_mnist
+def test_eval_reads_only_the_test_split_and_shows_progress(tmp_path, shipped_checkpoint):
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):  # the test split's archives only
+        (raw / name).symlink_to(mnist_root() / "MNIST" / "raw" / name)
+    test = load_mnist(train=False, data_root=tmp_path)
+    assert len(test) == 10000
+    r = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--data-root", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "test accuracy: 99.64 % (9,964 / 10,000)" in r.stdout
+    assert "evaluating" in r.stderr and "10000/10000" in r.stderr  # tqdm's bar, on stderr
+    with pytest.raises(FileNotFoundError, match="missing train-images-idx3-ubyte, train-labels-idx1-ubyte"):
+        load_mnist(train=True, data_root=tmp_path)
+
+
+def _subcommands():
+    return build_parser()._subparsers._group_actions[0].choices
+
+
+def test_every_option_has_help_and_only_used_options_are_offered():
+    for name, sub in {"capsviz": build_parser(), **_subcommands()}.items():
+        for action in sub._actions:
+            assert action.help and action.help.strip(), f"{name}: {action.option_strings or action.dest} has no help"
+    for name in ("trace", "classify"):
+        options = {o for a in _subcommands()[name]._actions for o in a.option_strings}
+        assert "--data-root" not in options, name
+        assert {"--routing-iterations", "--checkpoint", "--device"} <= options
+    assert "--data-root" in {o for a in _subcommands()["eval"]._actions for o in a.option_strings}
+
+
+# -- 12. nothing recognised ------------------------------------------------------------------------
+def test_the_recognition_rule_is_halfway_between_the_margins():
+    assert RECOGNITION_THRESHOLD == pytest.approx((M_PLUS + M_MINUS) / 2) == pytest.approx(0.5)
+    lengths = np.array([[0.1] * 9 + [0.49], [0.05] * 9 + [0.5], [0.9] + [0.0] * 9])
+    assert recognised(lengths).tolist() == [False, True, True]
+    assert recognised(lengths[0]) is False and recognised(lengths[2]) is True
+
+
+def test_classify_says_when_nothing_is_recognised(tmp_path):
+    seven = _digit_png(tmp_path / "seven.png")
+    blob = tmp_path / "blob.png"
+    lines = np.zeros((200, 200), np.uint8)
+    lines[::8] = 255  # ruled lines: ink, but no digit
+    Image.fromarray(lines).save(blob)
+    r = capsviz("classify", str(seven), str(blob), "--json")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    assert [row["recognised"] for row in rows] == [True, False]
+    assert rows[0]["prediction"] == 7 and max(rows[1]["lengths"]) < RECOGNITION_THRESHOLD
+    r = capsviz("classify", str(seven), str(blob))
+    first, second = r.stdout.strip().splitlines()
+    assert first.startswith(f"{seven}: 7 (0.9") and "nothing recognised" not in first
+    assert second.startswith(f"{blob}: nothing recognised (longest: ")
+
+
+def test_the_shipped_model_recognises_nearly_every_mnist_digit(shipped_checkpoint):
+    from capsviz.model.inference import capsule_lengths
+
+    model, _, _ = load_checkpoint(shipped_checkpoint)
+    sample = load_sample()
+    flagged = ~recognised(capsule_lengths(model, sample.images[:1000].astype(np.float32) / 255))
+    assert flagged.sum() <= 5, flagged.sum()
