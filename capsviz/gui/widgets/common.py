@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetricsF
 
 from capsviz.model.analysis import mosaic_capsule
 
@@ -19,6 +20,37 @@ def mosaic_hit(view: pg.ViewBox, scene_pos) -> tuple[int, int, int] | None:
         return None
     p = view.mapSceneToView(scene_pos)
     return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
+
+
+def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
+    """Keep the labelled ticks of a vertical ``axis`` at least ``gap`` label heights apart;
+    returns ``axis``.
+
+    pyqtgraph spaces the major ticks by the axis length alone (at least 2.25 intervals)
+    and labels every one, so on an axis a few text lines tall the labels run into each
+    other. Where its major spacing is closer than ``gap`` label heights, the axis uses the
+    next 1-2-5 step that is not; only the major ticks are labelled. Works on any
+    AxisItem, also the one inside a ColorBarItem.
+    """
+    default = axis.tickSpacing
+
+    def spacing(minVal: float, maxVal: float, size: float):
+        levels = default(minVal, maxVal, size)
+        span = abs(maxVal - minVal)
+        if not levels or size <= 0 or span == 0:
+            return levels
+        font = axis.style["tickFont"] or axis.font()
+        least = gap * QFontMetricsF(font).height() * span / size  # data units between labels
+        if levels[0][0] >= least:
+            return levels
+        power = 10.0 ** math.floor(math.log10(least))
+        factor = next(f for f in (1, 2, 5, 10) if f * power >= least)
+        major = factor * power
+        return [(major, 0), (major / (2 if factor == 2 else 5), 0)]
+
+    axis.tickSpacing = spacing
+    axis.setStyle(maxTextLevel=0)
+    return axis
 
 
 class ImagePanel(pg.GraphicsLayoutWidget):

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, settle
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, settle, sparse_ticks
 from capsviz.model.analysis import type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -28,17 +28,24 @@ class LengthsView(QWidget):
         super().__init__(parent)
         self.setToolTip(INFO)
         self.bars_plot = pg.PlotWidget(title="capsule lengths ‖v_j‖")
+        sparse_ticks(self.bars_plot.getAxis("left"))
         self.bars_plot.setYRange(0, 1, padding=0)
         self.bars_plot.setXRange(-0.6, 9.6, padding=0)
         self.bars_plot.setMouseEnabled(False, False)
         self.bars_plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(10)]])
         self.bars = pg.BarGraphItem(x=np.arange(10), height=np.zeros(10), width=0.7, brushes=[BAR] * 10)
         self.bars_plot.addItem(self.bars)
-        for y, name in ((M_PLUS, "m⁺"), (M_MINUS, "m⁻")):
+        # the labels end at the right edge, inside the band between the lines (m⁺ under its
+        # line, m⁻ over it), so they are never clipped by the plot's edge
+        for y, name, anchor in ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1))):
             line = pg.InfiniteLine(pos=y, angle=0, pen=pg.mkPen((200, 80, 80), style=pg.QtCore.Qt.PenStyle.DashLine),
-                                   label=name, labelOpts={"position": 0.97, "color": (200, 80, 80)})
+                                   label=name, labelOpts={"position": 1.0, "color": (200, 80, 80),
+                                                          "anchors": [anchor, anchor]})
             self.bars_plot.addItem(line)
-        self.iter_plot = pg.PlotWidget(title="length per routing iteration")
+        # labelled ticks far enough apart for the plot's small height (0, 0.5, 1 there)
+        self.iter_plot = pg.PlotWidget()
+        sparse_ticks(self.iter_plot.getAxis("left"))
+        self.iter_plot.setTitle("length per routing iteration", size="9pt")
         self.iter_plot.setYRange(0, 1, padding=0.02)
         self.iter_plot.setMouseEnabled(False, False)
         self.iter_plot.setLabel("bottom", "iteration r")
@@ -48,7 +55,8 @@ class LengthsView(QWidget):
         ]
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
-        self.primary_title = self.primary.addLabel("primary capsule lengths ‖u_i‖ (32 types × 6×6)", row=0, col=0,
+        # two lines, so the title and the hover readout fit a narrow dock
+        self.primary_title = self.primary.addLabel("primary capsule lengths ‖u_i‖<br>32 types × 6×6", row=0, col=0,
                                                    size="8pt")
         self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.primary_view.setMenuEnabled(False)
@@ -58,6 +66,7 @@ class LengthsView(QWidget):
         self.primary_view.setRange(xRange=(0, 55), yRange=(0, 27), padding=0.0)
         self.primary_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
         self.primary_bar.setImageItem(self.primary_maps)
+        sparse_ticks(self.primary_bar.axis)
         self.primary.addItem(self.primary_bar, row=1, col=1)
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         layout = QVBoxLayout(self)
@@ -85,7 +94,7 @@ class LengthsView(QWidget):
         if hit is not None:
             t, y, x = hit
             i = t * 36 + y * 6 + x
-            self.primary_title.setText(f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {self.u_lengths[i]:.4f}",
+            self.primary_title.setText(f"capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {self.u_lengths[i]:.4f}",
                                        size="8pt")
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:
