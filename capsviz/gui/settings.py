@@ -27,7 +27,7 @@ VIEW_KEYS = {
     "input/brush": (int, 22, lambda v: 4 <= v <= 60),
     "input/ink": (int, 0, lambda v: 0 <= v <= 2),
     "routing/iterations": (int, 3, lambda v: 1 <= v <= 7),
-    "routing/scale": (int, 0, lambda v: 0 <= v <= 1),
+    "routing/scale": (int, 2, lambda v: 0 <= v <= 2),  # an index of routing.SCALES; 2: departure from uniform
     "pose/range": (int, 0, lambda v: 0 <= v <= 2),
     "transforms/parameter": (int, 0, lambda v: 0 <= v <= 5),
 }

@@ -155,11 +155,12 @@ def test_hovering_a_class_map_reads_its_value(window, qtbot):
     inf = window.inference
     r = view.iteration.value() - 1
     expected = class_maps(inf.u_lengths, inf.c[r])[7, 4, 1]
+    departure = class_maps(inf.u_lengths, inf.c[r] - 0.1)[7, 4, 1]  # what the default scale shows
     y0, x0 = class_tile_origin(7)
-    assert view.class_image.image[y0 + 4, x0 + 1] == pytest.approx(expected, rel=1e-6)
+    assert view.class_image.image[y0 + 4, x0 + 1] == pytest.approx(departure, rel=1e-5)
     qtbot.mouseMove(view.graphics.viewport(), view.graphics.mapFromScene(view.class_map_scene_pos(7, 4, 1)))
     qtbot.waitUntil(lambda: "digit 7, grid y=4 x=1" in view.readout.text(), timeout=3000)
-    assert f"= {expected:.4f}" in view.readout.text()
+    assert f"c_ij = {expected:.4f}" in view.readout.text() and f"0.1) = {departure:+.4f}" in view.readout.text()
 
 
 def test_clicking_a_class_map_selects_that_digit(window, qtbot):
@@ -172,7 +173,8 @@ def test_clicking_a_class_map_selects_that_digit(window, qtbot):
     r = view.iteration.value() - 1
     shown = view.mosaic.image
     assert shown.shape == (27, 55)
-    np.testing.assert_allclose(shown[0:6, 0:6], inf.c[r, 0:36, 3].reshape(6, 6), rtol=1e-6)
+    # the default scale shows each c_ij's departure from uniform, c_ij - 0.1
+    np.testing.assert_allclose(shown[0:6, 0:6], inf.c[r, 0:36, 3].reshape(6, 6) - 0.1, rtol=1e-5, atol=1e-7)
 
 
 def test_primary_capsule_length_maps(window, qtbot):

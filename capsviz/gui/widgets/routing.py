@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle
+from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle, sparse_ticks
 from capsviz.model.analysis import (
     class_maps, mean_entropy, receptive_overlay, routed_mass, type_mosaic,
 )
@@ -21,12 +22,24 @@ INFO = (
     "iteration b_ij grows by the agreement û_j|i · v_j, so a capsule whose prediction agrees "
     "with digit j's output sends more of its vote there.\n\n"
     "Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at each of the "
-    "6×6 positions. Mosaic: c_ij of every capsule for the selected digit, one 6×6 tile per "
-    "type. Overlay: the selected digit's map spread over the input pixels each capsule sees. "
-    "Hover over a map to read exact values."
+    "6×6 positions; with the colour scale 'departure from uniform' (the default), "
+    "Σ ‖u_i‖·(c_ij − 0.1) instead: how much more (red) or less (blue) each position sends "
+    "to digit j than an even split would. Mosaic: c_ij (or c_ij − 0.1) of every capsule for "
+    "the selected digit, one 6×6 tile per type. Overlay: the selected digit's map of "
+    "‖u_i‖·c_ij spread over the input pixels each capsule sees. Hover over a map to read "
+    "exact values."
 )
 ITERATION_MS = 700
 AXIS_WIDTH = 48  # pixels for the y tick labels of the mass and entropy plots ("2.3026", "100")
+UNIFORM_ENTROPY = float(np.log(10))  # nats: the entropy of c_i when a capsule splits its vote evenly
+# colour scales of the class maps and the mosaic (the index is what the settings store)
+SCALES = ("scale per iteration", "scale shared by all iterations", "departure from uniform")
+DEPARTURE = SCALES.index("departure from uniform")
+TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
+TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
+DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
+SMALL_PLOT_HEIGHT = 120  # pixels: title, x axis and a plot area with room for three y tick labels
+PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
 TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells
 CLASS_GRID_SHAPE = (2 * (TITLE_ROWS + 6) + GAP, 5 * 6 + 4 * GAP)  # (17, 34)
 
@@ -110,8 +123,12 @@ class RoutingView(QWidget):
             self.digit.addItem(f"digit {k}", k)
         self.digit.setToolTip("Digit j shown in the mosaic and the overlay (or click a class map)")
         self.scale = QComboBox()
-        self.scale.addItems(["scale per iteration", "scale shared by all iterations"])
-        self.scale.setToolTip("Colour scale of the maps: from this iteration's values, or from all iterations'")
+        self.scale.addItems(SCALES)
+        self.scale.setCurrentIndex(DEPARTURE)
+        self.scale.setToolTip(
+            "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
+            "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
+            "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations")
         controls = QHBoxLayout()
         for w in (QLabel("iteration"), self.prev_button, self.iteration, self.next_button, self.iteration_label,
                   self.play_button, QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
@@ -122,34 +139,49 @@ class RoutingView(QWidget):
         # so they share one aspect-locked view, one colour scale and one repaint.
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("k")
-        self.map_view = self.graphics.addViewBox(row=0, col=0, lockAspect=True, enableMouse=False, invertY=True)
+        # what the maps show (two lines: the quantity and iteration, then how to read the colours)
+        self.maps_title = self.graphics.addLabel("class maps<br>", row=0, col=0, colspan=2, size="8pt")
+        self.map_view = self.graphics.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.map_view.setMenuEnabled(False)
         self.class_image = pg.ImageItem(class_grid(np.zeros((10, 6, 6), np.float32)))
         self.class_image.setColorMap(VIRIDIS)
         self.map_view.addItem(self.class_image)
         self.map_view.setRange(xRange=(0, CLASS_GRID_SHAPE[1]), yRange=(0, CLASS_GRID_SHAPE[0]), padding=0.02)
         self.titles: list[pg.TextItem] = []
+        title_font = QFont()
+        title_font.setPointSize(TITLE_POINTS)
         for j in range(10):
             y0, x0 = class_tile_origin(j)
-            title = pg.TextItem(f"{j}", color=(200, 200, 200), anchor=(0.5, 1.0))
+            title = pg.TextItem(f"{j}", color=TITLE, anchor=(0.5, 1.0))
+            title.setFont(title_font)
             title.setPos(x0 + 3, y0 - 0.1)
             self.map_view.addItem(title)
             self.titles.append(title)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
         self.colorbar.setImageItem(self.class_image)
-        self.graphics.addItem(self.colorbar, row=0, col=1)
+        sparse_ticks(self.colorbar.axis)
+        self.graphics.addItem(self.colorbar, row=1, col=1)
+        self._departure_colours = False  # the class maps' and the mosaic's colour map is VIRIDIS
 
         self.detail = pg.GraphicsLayoutWidget()
         self.detail.setBackground("k")
         self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
+        self.detail.setToolTip("c_ij of every primary capsule i for the selected digit j: one 6 × 6 tile per "
+                               "capsule type, 4 rows of 8 types (type 0 top left)")
         self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, (27, 55))
         self.mosaic.setColorMap(VIRIDIS)
         self.mosaic_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
         self.mosaic_bar.setImageItem(self.mosaic)
+        sparse_ticks(self.mosaic_bar.axis)
         self.detail.addItem(self.mosaic_bar, row=1, col=1)
         self.overlay_panel = pg.GraphicsLayoutWidget()
         self.overlay_panel.setBackground("k")
+        self.overlay_panel.ci.setContentsMargins(PANEL_MARGIN, 2, PANEL_MARGIN, 2)
         self.overlay_title = self.overlay_panel.addLabel("map over the input", row=0, col=0, size="8pt")
+        # wide enough for its longest title and the margins
+        self.overlay_title.setText("map of 8 on the input", size="8pt")
+        self.overlay_panel.setMinimumWidth(int(self.overlay_title.item.boundingRect().width()) + 2 * PANEL_MARGIN + 4)
+        self.overlay_title.setText("map over the input", size="8pt")
         self.overlay_view, self.overlay_input = _image_view(self.overlay_panel, 1, 0, (28, 28))
         self.overlay = pg.ImageItem(np.zeros((28, 28), dtype=np.float32))
         self.overlay.setColorMap(pg.colormap.get("inferno"))
@@ -176,19 +208,33 @@ class RoutingView(QWidget):
         for plot in (self.mass_plot, self.entropy_plot):
             # a fixed width: tick labels of another width would lay the plot out again on every update
             plot.getAxis("left").setWidth(AXIS_WIDTH)
-        self.entropy_plot.addItem(pg.InfiniteLine(pos=np.log(10), angle=0, label="uniform",
-                                                  pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
-                                                  labelOpts={"position": 0.15, "color": (150, 150, 150)}))
+            sparse_ticks(plot.getAxis("left"))  # labelled ticks apart also in a short plot
+            plot.getPlotItem().layout.setContentsMargins(2, 2, PANEL_MARGIN, 2)
+            # wide enough for the title over the plot area, tall enough for three tick labels
+            title = plot.getPlotItem().titleLabel.item.boundingRect().width()
+            plot.setMinimumSize(int(AXIS_WIDTH + title + 2 * PANEL_MARGIN), SMALL_PLOT_HEIGHT)
+        # Entropy never exceeds ln 10, so above the 'uniform' line there is no data: the label
+        # sits there, at the right end, and the y range leaves room for it (see _entropy_range).
+        self.uniform_line = pg.InfiniteLine(pos=UNIFORM_ENTROPY, angle=0, label="uniform",
+                                            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
+                                            labelOpts={"position": 1.0, "color": (150, 150, 150),
+                                                       "anchors": [(1, 1), (1, 1)]})
+        self.entropy_plot.addItem(self.uniform_line)
+        self._entropy_y: tuple[float, float] | None = None
+        self.entropy_plot.getViewBox().sigResized.connect(lambda *_: self._entropy_range())
 
         self.readout = QLabel("hover over a map to read its values")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid = QGridLayout()
         grid.addWidget(self.graphics, 0, 0, 2, 1)
-        grid.addWidget(self.detail, 0, 1)
+        # beside the class maps: the selected digit's mosaic and overlay, under them the curves
+        selected = QHBoxLayout()
+        selected.addWidget(self.detail, 3)
+        selected.addWidget(self.overlay_panel, 1)
+        grid.addLayout(selected, 0, 1)
         plots = QHBoxLayout()
-        plots.addWidget(self.mass_plot, 3)
-        plots.addWidget(self.entropy_plot, 3)
-        plots.addWidget(self.overlay_panel, 2)
+        plots.addWidget(self.mass_plot, 1)
+        plots.addWidget(self.entropy_plot, 1)
         grid.addLayout(plots, 1, 1)
         grid.setColumnStretch(0, 5)
         grid.setColumnStretch(1, 6)
@@ -200,7 +246,7 @@ class RoutingView(QWidget):
 
         self.inference = None
         self._schedule = None  # see defer_redraws
-        self.shown: np.ndarray | None = None  # (10, 6, 6) class maps on screen
+        self.shown: np.ndarray | None = None  # (10, 6, 6) class maps Σ ‖u_i‖ c_ij of the iteration on screen
         self.mass: np.ndarray | None = None  # (R, 10)
         self.entropy: np.ndarray | None = None  # (R,)
         self.iteration.valueChanged.connect(self._redraw)
@@ -231,6 +277,9 @@ class RoutingView(QWidget):
             self.mass = routed_mass(inference.u_lengths, inference.c)
             self.entropy = mean_entropy(inference.c)
             self._all_maps = np.stack([class_maps(inference.u_lengths, c) for c in inference.c])  # (R, 10, 6, 6)
+            uniform = 1.0 / inference.c.shape[-1]
+            self._departures = np.stack([class_maps(inference.u_lengths, c - uniform) for c in inference.c])
+            self._uniform = np.array([np.allclose(c, uniform, rtol=0, atol=1e-7) for c in inference.c])  # (R,)
             self.digit.setItemText(0, f"predicted ({inference.prediction})")
         else:
             self.shown = self.mass = self.entropy = None
@@ -250,10 +299,47 @@ class RoutingView(QWidget):
         r = self.iteration.value()
         self.iteration.setValue(1 if r >= self.iteration.maximum() else r + 1)
 
+    def departure(self) -> bool:
+        """Whether the maps show their departure from uniform routing (c_ij − 1/10)."""
+        return self.scale.currentIndex() == DEPARTURE
+
     def _levels(self, current: np.ndarray, every: np.ndarray) -> tuple[float, float]:
+        """Colour levels: from ``current`` (this iteration) or ``every`` (all iterations); for
+        departures symmetric about 0 over all iterations, so 0 is the centre colour."""
+        if self.departure():
+            top = float(np.nanmax(np.abs(every)))
+            top = top if top > 1e-6 else 1e-3
+            return -top, top
         values = every if self.scale.currentIndex() == 1 else current
         low, top = float(np.nanmin(values)), float(np.nanmax(values))
         return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)
+
+    def _use_colours(self) -> None:
+        """The class maps and the mosaic in VIRIDIS, or for departures in DIVERGING."""
+        departure = self.departure()
+        if departure != self._departure_colours:
+            self._departure_colours = departure
+            cmap = DIVERGING if departure else VIRIDIS
+            self.colorbar.setColorMap(cmap)
+            self.mosaic_bar.setColorMap(cmap)
+
+    def maps_caption(self) -> str:
+        """The class maps' title: what they show at the iteration on screen, and how to read it."""
+        inf = self.inference
+        departure = self.departure()
+        quantity = "Σ_type ‖u_i‖ (c_ij − 0.1)" if departure else "Σ_type ‖u_i‖ c_ij"
+        if inf is None:
+            return f"class maps {quantity}<br>"
+        r = self.iteration.value() - 1
+        if self._uniform[r]:
+            note = (f"iteration {r + 1}: every c_ij is 0.1 (uniform), so "
+                    + ("every map is 0" if departure else "the ten maps are the same"))
+        elif departure:
+            note = "red: more than an even split (0.1) sends, blue: less"
+        else:
+            note = "colours from " + ("all iterations' values" if self.scale.currentIndex() == 1
+                                      else "this iteration's values")
+        return f"class maps {quantity}, iteration {r + 1}<br>{note}"
 
     def defer_redraws(self, schedule) -> None:
         """Hand the redraws the view's own controls ask for (iteration r, digit, colour
@@ -273,21 +359,23 @@ class RoutingView(QWidget):
 
     def _draw_maps(self) -> None:
         inf = self.inference
+        self._use_colours()
+        set_label(self.maps_title, self.maps_caption(), size="8pt")
         if inf is None:
             self.class_image.setImage(class_grid(np.zeros((10, 6, 6), np.float32)), autoLevels=False, levels=(0, 1))
             for j, title in enumerate(self.titles):
-                set_label(title, f"{j}")
+                set_label(title, f"{j}", color=TITLE)
             self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
         self.iteration_label.setText(f"r = {r + 1} of {inf.iterations}")
-        maps = self._all_maps[r]
-        self.shown = maps
-        levels = self._levels(maps, self._all_maps)
+        self.shown = self._all_maps[r]
+        every = self._departures if self.departure() else self._all_maps
+        maps = every[r]
+        levels = self._levels(maps, every)
         self.class_image.setImage(class_grid(maps), autoLevels=False, levels=levels)
-        for j, title in enumerate(self.titles):
-            mark = " ◀" if j == inf.prediction else ""
-            set_label(title, f"{j}: {self.mass[r, j]:.1f}{mark}")
+        for j, title in enumerate(self.titles):  # the prediction's title in the bar chart's colour
+            set_label(title, f"{j}: {self.mass[r, j]:.1f}", color=PREDICTED if j == inf.prediction else TITLE)
         self.colorbar.setLevels(levels)
 
     def _draw_detail(self) -> None:
@@ -297,14 +385,17 @@ class RoutingView(QWidget):
             self.overlay_input.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
             self.overlay.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
             return
+        self._use_colours()
         r = self.iteration.value() - 1
         j = self.selected_digit()
-        mosaic = type_mosaic(inf.c[r, :, j])
-        mlevels = self._levels(inf.c[r, :, j], inf.c[:, :, j])
+        c = inf.c[:, :, j]  # (R, 1152)
+        shift, minus = (1.0 / inf.c.shape[-1], " − 0.1") if self.departure() else (0.0, "")
+        mosaic = type_mosaic(c[r] - shift)
+        mlevels = self._levels(c[r] - shift, c - shift)
         self.mosaic.setImage(mosaic, autoLevels=False, levels=mlevels)
         self.mosaic_bar.setLevels(mlevels)
-        set_label(self.mosaic_title, f"c_i{j} of all 1152 capsules, iteration {r + 1} (4 × 8 types, 6 × 6 each)",
-                  size="8pt")
+        # short enough for a narrow dock; the tooltip tells the tiles' order (4 × 8 types of 6 × 6)
+        set_label(self.mosaic_title, f"c_i{j}{minus} of the 1152 capsules, iteration {r + 1}", size="8pt")
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
         spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
@@ -323,6 +414,7 @@ class RoutingView(QWidget):
             curve.setData(rr, self.mass[:, k])
         self.mass_marker.setValue(r + 1)
         self.entropy_curve.setData(rr, self.entropy)
+        self._entropy_range()
         if self._curve_iterations != inf.iterations:
             self._curve_iterations = inf.iterations
             for plot in (self.mass_plot, self.entropy_plot):
@@ -330,6 +422,22 @@ class RoutingView(QWidget):
                 plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in rr]])
         settle(self.mass_plot)
         settle(self.entropy_plot)
+
+    def _entropy_range(self) -> None:
+        """y range of the entropy plot: the curve, and above ln 10 room for the 'uniform' label
+        (its height in pixels, at the plot's present height)."""
+        if self.entropy is None:
+            return
+        low = float(np.min(self.entropy))
+        span = max(UNIFORM_ENTROPY - low, 1e-4)
+        pad = 0.05 * span
+        view_px = self.entropy_plot.getViewBox().height()
+        label_px = self.uniform_line.label.boundingRect().height() + 2
+        share = min(0.5, label_px / view_px) if view_px > 0 else 0.5  # of the height, for the label
+        y = (low - pad, UNIFORM_ENTROPY + share * (span + pad) / (1 - share))
+        if y != self._entropy_y:
+            self._entropy_y = y
+            self.entropy_plot.setYRange(*y, padding=0)
 
     # -- hover and click -------------------------------------------------------------------
     def _map_cell(self, scene_pos) -> tuple[int, int, int] | None:
@@ -364,7 +472,7 @@ class RoutingView(QWidget):
         """Readout for class map j at grid cell (y, x)."""
         r = self.iteration.value() - 1
         return (f"digit {j}, grid y={y} x={x}, iteration {r + 1}: Σ_type ‖u_i‖ c_ij = "
-                f"{self._all_maps[r][j, y, x]:.4f}")
+                f"{self._all_maps[r][j, y, x]:.4f}, Σ_type ‖u_i‖ (c_ij − 0.1) = {self._departures[r][j, y, x]:+.4f}")
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""
