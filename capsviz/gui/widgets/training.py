@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox,
-    QVBoxLayout, QWidget,
+    QApplication, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QProgressBar,
+    QPushButton, QScrollArea, QSizePolicy, QSpinBox, QStyle, QVBoxLayout, QWidget,
 )
 
-from capsviz.gui.widgets.common import settle
+from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig, available_devices
 
 INFO = (
     "Train a CapsNet on MNIST in the background with the paper's recipe (Adam, margin loss + "
     "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
     "current input with the weights as they are being learned."
+)
+AXIS_WIDTH = 52  # pixels for the y axis of the loss and accuracy plots: tick labels and the axis name
+MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
+# The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
+# training and the live views wait while an epoch's test images are classified.
+GUI_TEST_IMAGES = 2000
+TEST_IMAGES_TIP = (
+    "Test accuracy after each epoch is measured on the first N of the 10,000 test images "
+    f"(0: all). {GUI_TEST_IMAGES:,} by default: training and the live views wait while the "
+    "test images are classified, so a subset keeps that pause short. `capsviz train` "
+    "evaluates all 10,000 unless given --test-subset."
 )
 
 
@@ -50,7 +61,8 @@ class TrainingPanel(QWidget):
         self.device.addItems(available_devices())
         self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
-        self.test_subset = QSpinBox(minimum=0, maximum=10000, value=2000, singleStep=500)
+        self.test_subset = QSpinBox(minimum=0, maximum=10000, value=GUI_TEST_IMAGES, singleStep=500,
+                                    suffix=" of 10,000")
         self.test_subset.setSpecialValueText("all 10,000")
         self.from_scratch = QCheckBox("start from fresh weights")
         self.from_scratch.setChecked(True)
@@ -69,11 +81,27 @@ class TrainingPanel(QWidget):
             ("seed", self.seed, "seed of the weights, the batch order and the shifts"),
             ("device", self.device, "where training runs"),
             ("training images", self.train_subset, "use only the first N training images (0: all)"),
-            ("test images", self.test_subset, "test images evaluated after each epoch (0: all)"),
+            ("test images", self.test_subset, TEST_IMAGES_TIP),
         ):
             widget.setToolTip(tip)
             form.addRow(label, widget)
         form.addRow(self.from_scratch)
+        # The form scrolls when the dock is shorter than the form (a 768-pixel-high screen):
+        # Start and Stop below it stay in view, and the dock needs no height that would
+        # push the window past the screen.
+        form_widget = QWidget()
+        form_widget.setLayout(form)
+        self.form_area = QScrollArea()
+        self.form_area.setWidget(form_widget)
+        self.form_area.setWidgetResizable(True)
+        self.form_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.form_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scrollbar = self.form_area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        self.form_area.setMinimumWidth(form_widget.minimumSizeHint().width() + scrollbar)
+        # as tall as the whole form where there is room, no taller
+        self.form_area.setMaximumHeight(form_widget.sizeHint().height())
+        self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        QApplication.instance().focusChanged.connect(self._show_focused_field)
         self._inputs = (self.epochs, self.batch_size, self.lr, self.lr_decay, self.lr_decay_steps, self.routing,
                         self.reconstruction_weight, self.max_shift, self.seed, self.device, self.train_subset,
                         self.test_subset, self.from_scratch)
@@ -86,34 +114,61 @@ class TrainingPanel(QWidget):
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.stop_button)
         self.progress = QProgressBar()
+        self.progress.setVisible(False)  # shown while training runs: idle, it would be an empty box
         self.status = QLabel("idle")
         self.status.setWordWrap(True)
         left = QVBoxLayout()
-        left.addLayout(form)
+        left.addWidget(self.form_area)
         left.addLayout(buttons)
         left.addWidget(self.progress)
         left.addWidget(self.status)
         left.addStretch(1)
 
-        self.loss_plot = pg.PlotWidget(title="loss")
-        self.loss_plot.addLegend(offset=(-5, 5))
+        # The two plots are stacked, each as wide as the panel allows: curves over training
+        # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them.
+        self.loss_plot = pg.PlotWidget()
+        self.loss_plot.setLabel("left", "loss")
+        self.loss_plot.addLegend(offset=(-5, 5), labelTextSize="8pt", verSpacing=-6)
         self.loss_plot.setLabel("bottom", "step")
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name="total")
         self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name="margin")
         self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name="0.0005 × recon")
-        self.acc_plot = pg.PlotWidget(title="accuracy")
-        self.acc_plot.addLegend(offset=(-5, -5))
+        self.acc_plot = pg.PlotWidget()
+        self.acc_plot.setLabel("left", "accuracy")
+        self.acc_plot.addLegend(offset=(-5, -5), labelTextSize="8pt", verSpacing=-6)
         self.acc_plot.setLabel("bottom", "step")
+        self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name="train (batch)")
         self.test_acc_curve = self.acc_plot.plot(pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6,
                                                  symbolBrush=(250, 80, 80), name="test")
+        for plot in (self.loss_plot, self.acc_plot):
+            plot.getAxis("left").setWidth(AXIS_WIDTH)  # the two x axes line up
+            sparse_ticks(plot.getAxis("left"))
+            plot.setMinimumWidth(MIN_PLOT_WIDTH)
+            plot.getAxis("bottom").enableAutoSIPrefix(False)  # steps are counts: no "(x0.001)" on an empty plot
+        plots = QVBoxLayout()
+        plots.setSpacing(2)
+        plots.addWidget(self.loss_plot)
+        plots.addWidget(self.acc_plot)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(left)
-        layout.addWidget(self.loss_plot, 2)
-        layout.addWidget(self.acc_plot, 2)
+        layout.addLayout(plots, 1)
         self.reset_curves()
+
+    def _show_focused_field(self, _old, new) -> None:
+        """Scroll the form so that the whole field with the focus shows (QScrollArea alone,
+        and its ensureWidgetVisible, stop once the text cursor of a spin box shows, which
+        can leave the box cut off)."""
+        form = self.form_area.widget()
+        if new is None or not form.isAncestorOf(new):
+            return
+        field = new
+        while field.parentWidget() is not form:
+            field = field.parentWidget()
+        centre = field.mapTo(form, field.rect().center())
+        self.form_area.ensureVisible(centre.x(), centre.y(), field.width() // 2 + 2, field.height() // 2 + 2)
 
     def config(self) -> TrainConfig:
         return TrainConfig(epochs=self.epochs.value(), batch_size=self.batch_size.value(), lr=self.lr.value(),
@@ -135,6 +190,9 @@ class TrainingPanel(QWidget):
     def set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
+        self.progress.setVisible(running)
+        if running:
+            self.progress.setRange(0, 0)  # busy until the first batch gives the number of steps
         for w in self._inputs:
             w.setEnabled(not running)
 
