@@ -23,8 +23,9 @@ INFO = (
     "The 16 numbers of a digit capsule's output vector v_j are its pose: how the digit is "
     "drawn (stroke width, slant, scale, local parts). The decoder reconstructs the digit from "
     "this vector alone (the other nine capsules are masked to zero). Drag a slider to add an "
-    "offset to one dimension and watch what it encodes; the grey number beside each slider is "
-    "the value the network inferred for this input. 'length ×' scales the whole vector. "
+    "offset to one dimension and watch what it encodes. Column 'inferred': the value the "
+    "network inferred for this input; column 'offset': the slider and the number added to it. "
+    "'length ×' scales the whole vector. "
     "The Fig. 4 grid moves each dimension from -0.25 to +0.25 in steps of 0.05, as in the paper."
 )
 DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(60, 120, 255), (0, 0, 0), (255, 90, 60)])
@@ -98,8 +99,18 @@ class PoseView(QWidget):
         self.grid_button.clicked.connect(self.show_grid)
         self.sliders: list[QLabeledDoubleSlider] = []
         self.inferred_labels: list[QLabel] = []
+        self.headings: list[QLabel] = []  # over each half of the grid: "inferred", "offset"
         grid_layout = QGridLayout()
         grid_layout.setVerticalSpacing(1)
+        for col in (0, 3):
+            for dc, text, align, tip in (
+                    (1, "inferred", Qt.AlignmentFlag.AlignLeft, "the value of each dimension inferred for this input"),
+                    (2, "offset", Qt.AlignmentFlag.AlignRight, "the offset the slider adds to the inferred value")):
+                heading = QLabel(text)
+                heading.setStyleSheet("color: #505050;")
+                heading.setToolTip(tip)
+                grid_layout.addWidget(heading, 0, col + dc, alignment=align)
+                self.headings.append(heading)
         for k in range(16):
             s = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
             s.setRange(-POSE_RANGES[0], POSE_RANGES[0])
@@ -113,7 +124,7 @@ class PoseView(QWidget):
             inferred.setStyleSheet("color: #707070;")
             inferred.setMinimumWidth(48)
             inferred.setToolTip(f"inferred value of dimension {k}")
-            row, col = k % 8, 3 * (k // 8)
+            row, col = 1 + k % 8, 3 * (k // 8)  # row 0: the headings
             grid_layout.addWidget(QLabel(f"d{k}"), row, col)
             grid_layout.addWidget(inferred, row, col + 1)
             grid_layout.addWidget(s, row, col + 2)
