@@ -230,7 +230,8 @@ class InputPanel(QWidget):
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central
         widget by this hint alone, and the plain hint assumes the wrapped text under the canvas
-        gets a wider line than it has there: squeezed to it, the canvas covered the buttons."""
+        gets a wider line than it has there: squeezed to that, the canvas would cover the
+        buttons under it."""
         hint = super().minimumSizeHint()
         return QSize(hint.width(), max(hint.height(), self.heightForWidth(hint.width())))
 

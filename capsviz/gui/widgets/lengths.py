@@ -56,8 +56,8 @@ class LengthsView(QWidget):
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
         # two lines, so the title and the hover readout fit a narrow dock
-        self.primary_title = self.primary.addLabel("primary capsule lengths ‖u_i‖<br>32 types × 6×6", row=0, col=0,
-                                                   size="8pt")
+        self.primary_title = self.primary.addLabel("primary capsule lengths ‖u_i‖<br>32 types × 6×6",
+                                                   row=0, col=0, size="8pt")
         self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.primary_view.setMenuEnabled(False)
         self.primary_maps = pg.ImageItem(np.zeros((27, 55), dtype=np.float32))

@@ -332,8 +332,7 @@ class RoutingView(QWidget):
             return f"class maps {quantity}<br>"
         r = self.iteration.value() - 1
         if self._uniform[r]:
-            note = (f"iteration {r + 1}: every c_ij is 0.1 (uniform), so "
-                    + ("every map is 0" if departure else "the ten maps are the same"))
+            note = "every c_ij is 0.1 (uniform), so " + ("every map is 0" if departure else "the ten maps are the same")
         elif departure:
             note = "red: more than an even split (0.1) sends, blue: less"
         else:
@@ -472,7 +471,8 @@ class RoutingView(QWidget):
         """Readout for class map j at grid cell (y, x)."""
         r = self.iteration.value() - 1
         return (f"digit {j}, grid y={y} x={x}, iteration {r + 1}: Σ_type ‖u_i‖ c_ij = "
-                f"{self._all_maps[r][j, y, x]:.4f}, Σ_type ‖u_i‖ (c_ij − 0.1) = {self._departures[r][j, y, x]:+.4f}")
+                f"{self._all_maps[r][j, y, x]:.4f}, "
+                f"Σ_type ‖u_i‖ (c_ij − 0.1) = {self._departures[r][j, y, x]:+.4f}")
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""

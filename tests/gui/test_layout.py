@@ -1,0 +1,379 @@
+"""What the window shows, measured on the real widgets: text inside its plots and docks,
+tick labels apart, controls on screen at 1600 x 1000 (the default) and 1366 x 768."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import (
+    QAbstractButton, QAbstractSlider, QAbstractSpinBox, QApplication, QComboBox, QGraphicsTextItem, QLabel,
+    QScrollArea,
+)
+
+from capsviz.model.analysis import class_maps
+
+SIZES = [(1600, 1000), (1366, 768)]
+
+
+def resize(window, size) -> None:
+    window.resize(*size)
+    for _ in range(5):
+        QApplication.processEvents()
+    window.wait_for_views()
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+def raise_dock(window, name: str) -> None:
+    window.docks[name].show()
+    window.docks[name].raise_()
+    for _ in range(5):
+        QApplication.processEvents()
+
+
+def small_browser_data(window, n: int = 40) -> None:
+    """A few digits in the browser, so raising its dock classifies them quickly."""
+    from capsviz.data.mnist import MnistSplit
+
+    window.browser.set_data(MnistSplit(window.sample.images[:n], window.sample.labels[:n]), "sample")
+
+
+def shown_views(window) -> list[pg.GraphicsView]:
+    """The pyqtgraph views of the docks on screen (a dock behind another tab is not)."""
+    return [view for name in window.docks if window.dock_shown(name)
+            for view in window.docks[name].widget().findChildren(pg.GraphicsView) if view.isVisible()]
+
+
+def view_box_of(item) -> pg.ViewBox | None:
+    while item is not None:
+        if isinstance(item, pg.ViewBox):
+            return item
+        item = item.parentItem()
+    return None
+
+
+def text_box(item: QGraphicsTextItem) -> QRectF:
+    """The scene rectangle of an item's text, without the margin its document adds around it."""
+    m = item.document().documentMargin()
+    return item.mapRectToScene(item.boundingRect().adjusted(m, m, -m, -m))
+
+
+def clipped_texts(view: pg.GraphicsView) -> list[str]:
+    """Texts of ``view`` (titles, labels, legends, axis names) not wholly inside the view,
+    or inside the ViewBox that clips them."""
+    frame = QRectF(view.mapToScene(view.viewport().rect()).boundingRect())
+    bad = []
+    for item in view.scene().items():
+        if not (isinstance(item, QGraphicsTextItem) and item.isVisible() and item.toPlainText().strip()):
+            continue
+        rect = text_box(item)
+        vb = view_box_of(item)
+        box = frame if vb is None else frame.intersected(vb.sceneBoundingRect())
+        if not box.adjusted(-0.5, -0.5, 0.5, 0.5).contains(rect):
+            bad.append(f"{item.toPlainText()!r} at {rect.getRect()} outside {box.getRect()}")
+    return bad
+
+
+def tick_label_rects(axis: pg.AxisItem) -> list[tuple[QRectF, str]]:
+    """The rectangles and strings of the tick labels ``axis`` draws (pyqtgraph's own layout)."""
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [] if specs is None else [(rect, text) for rect, _, text in specs[2]]
+
+
+def overlapping_tick_labels(axis: pg.AxisItem) -> list[tuple[str, str]]:
+    rects = tick_label_rects(axis)
+    return [(a, b) for (ra, a), (rb, b) in itertools.combinations(rects, 2) if ra.intersects(rb)]
+
+
+def rect_in(widget, ancestor) -> QRect:
+    return QRect(widget.mapTo(ancestor, widget.rect().topLeft()), widget.size())
+
+
+def text_rect_in(view: pg.GraphicsView, item: QGraphicsTextItem, ancestor) -> QRect:
+    """The bounding rectangle of a scene text item in ``ancestor``'s coordinates."""
+    rect = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+    return QRect(view.viewport().mapTo(ancestor, rect.topLeft()), rect.size())
+
+
+# -- a. the lengths per iteration ---------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_length_per_iteration_tick_labels_stand_apart(window, size):
+    resize(window, size)
+    axis = window.lengths_view.iter_plot.getAxis("left")
+    labels = tick_label_rects(axis)
+    assert len(labels) >= 2, labels  # 0 and 1 at least
+    assert overlapping_tick_labels(axis) == []
+    # and so for every axis on screen: the small routing plots, the colour bars, the training plots
+    for view in shown_views(window):
+        for item in view.scene().items():
+            if isinstance(item, pg.AxisItem) and item.isVisible():
+                assert overlapping_tick_labels(item) == [], (type(view.parentWidget()).__name__, item.orientation)
+
+
+# -- b. the 'uniform' label of the entropy plot ---------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_uniform_label_is_off_the_entropy_curve_and_inside_the_plot(window, size):
+    resize(window, size)
+    view = window.routing_view
+    vb = view.entropy_plot.getViewBox()
+    lines = [item for item in view.entropy_plot.getPlotItem().items if isinstance(item, pg.InfiniteLine)]
+    label = next(line.label for line in lines if line.label is not None and line.label.toPlainText() == "uniform")
+    assert label.isVisible()
+    rect = label.sceneBoundingRect()
+    assert vb.sceneBoundingRect().contains(rect), (rect, vb.sceneBoundingRect())
+    x, y = view.entropy_curve.getData()
+    assert len(x) == 3 and y[0] == pytest.approx(np.log(10), abs=1e-6)  # r = 1 is uniform
+    # the curve, its segments sampled finely and its symbols (5 px across), stays off the label
+    symbol = 3.0
+    keep_out = rect.adjusted(-symbol, -symbol, symbol, symbol)
+    for i in range(len(x) - 1):
+        (x0, y0), (x1, y1) = (x[i], y[i]), (x[i + 1], y[i + 1])
+        for t in np.linspace(0, 1, 101):
+            p = vb.mapViewToScene(QPointF(x0 + t * (x1 - x0), y0 + t * (y1 - y0)))
+            assert not keep_out.contains(p), (t, p, rect)
+
+
+# -- c. the overlay title ----------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_overlay_title_keeps_clear_of_the_docks_edge_and_its_neighbour(window, size):
+    resize(window, size)
+    view = window.routing_view
+    dock = window.docks["routing"]
+    panel = view.overlay_panel
+    title = view.overlay_title.item
+    assert title.toPlainText() == f"map of {window.inference.prediction} on the input"
+    rect = text_rect_in(panel, title, dock)
+    inner = dock.rect().adjusted(4, 4, -4, -4)
+    assert inner.contains(rect), (rect, dock.rect())
+    assert rect_in(panel, dock).adjusted(2, 0, -2, 0).contains(rect), (rect, rect_in(panel, dock))
+    assert not rect.intersects(rect_in(view.detail, dock))
+
+
+# -- every text of the plots on screen, and the window at 1366 x 768 -----------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_no_plot_text_is_cut_off(window, qtbot, size):
+    resize(window, size)
+    small_browser_data(window)
+    for tabs in (("pose", "training"), ("transforms", "browser")):
+        for name in tabs:
+            raise_dock(window, name)
+        if "browser" in tabs:
+            qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=60000)
+        window.wait_for_views()
+        views = shown_views(window)
+        assert len(views) >= 8
+        for view in views:
+            assert clipped_texts(view) == [], type(view.parentWidget()).__name__
+
+
+def controls_cut_off(window) -> list[str]:
+    """Controls of the docks on screen not wholly visible, except those in a scroll area."""
+    bad = []
+    for name in window.docks:
+        if not window.dock_shown(name):
+            continue
+        for w in window.docks[name].widget().findChildren(QAbstractButton) + \
+                window.docks[name].widget().findChildren(QAbstractSpinBox) + \
+                window.docks[name].widget().findChildren(QComboBox) + \
+                window.docks[name].widget().findChildren(QAbstractSlider) + \
+                window.docks[name].widget().findChildren(QLabel):
+            if not w.isVisible() or isinstance(w.parentWidget(), QAbstractSpinBox):
+                continue
+            parent = w.parentWidget()
+            while parent is not None and not isinstance(parent, QScrollArea):
+                parent = parent.parentWidget()
+            if parent is not None:
+                continue  # reachable by scrolling: see the training form test
+            if w.visibleRegion().boundingRect() != w.rect():
+                bad.append(f"{name}: {type(w).__name__} {getattr(w, 'text', lambda: '')()!r}")
+    return bad
+
+
+def test_the_window_fits_1366_by_768_with_every_control_on_screen(window):
+    resize(window, (1366, 768))
+    assert (window.width(), window.height()) == (1366, 768)
+    assert window.minimumSizeHint().height() <= 768 and window.minimumSizeHint().width() <= 1366
+    screen = window.rect()
+    for name, dock in window.docks.items():
+        if window.dock_shown(name):
+            assert screen.contains(rect_in(dock, window)), name
+    assert controls_cut_off(window) == []
+    # the canvas keeps clear of the buttons under it (the central panel gets the height it needs)
+    panel = window.input_panel
+    assert rect_in(panel.canvas, panel).bottom() < rect_in(panel.clear_button, panel).top()
+    small_browser_data(window)
+    raise_dock(window, "transforms")
+    raise_dock(window, "browser")
+    assert controls_cut_off(window) == []
+
+
+def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
+    resize(window, (1366, 768))
+    panel = window.training_panel
+    assert window.height() == 768
+    area = panel.epochs.parentWidget()
+    while area is not None and not isinstance(area, QScrollArea):
+        area = area.parentWidget()
+    assert area is not None and area.verticalScrollBar().maximum() > 0  # at this height the form scrolls
+    assert rect_in(panel.start_button, panel).bottom() <= panel.height()  # Start stays in view
+    window.activateWindow()
+    panel.epochs.setFocus()
+    qtbot.waitUntil(lambda: panel.epochs.hasFocus())
+    seen = []
+    for _ in range(40):
+        focus = QApplication.focusWidget()
+        field = next((w for w in panel._inputs if w is focus or w.isAncestorOf(focus)), None)
+        if field is None:
+            break
+        if not seen or seen[-1] is not field:
+            seen.append(field)
+            assert field.visibleRegion().boundingRect() == field.rect(), type(field).__name__
+        qtbot.keyClick(focus, Qt.Key.Key_Tab)
+    assert seen == list(panel._inputs)
+
+
+# -- d. the progress bar ----------------------------------------------------------------------------------
+def test_no_empty_progress_box_while_idle(window):
+    panel = window.training_panel
+    assert not panel.progress.isVisible()
+    assert panel.status.isVisible() and panel.status.text() == "idle"
+    # right under Start and Stop comes the status line
+    gap = rect_in(panel.status, panel).top() - rect_in(panel.start_button, panel).bottom()
+    assert 0 < gap < 12
+    panel.set_running(True)
+    assert panel.progress.isVisible()
+    panel.set_running(False)
+    assert not panel.progress.isVisible()
+
+
+# -- e. test images: the GUI's default and why -----------------------------------------------------------
+def test_test_images_field_says_why_it_is_not_all_10000(window):
+    from capsviz.train.loop import TrainConfig
+
+    field = window.training_panel.test_subset
+    assert TrainConfig().test_subset == 0  # the command line evaluates all 10,000
+    assert field.value() == 2000 and field.text() == "2000 of 10,000"
+    tip = field.toolTip()
+    for words in ("2,000", "10,000", "capsviz train", "pause"):
+        assert words in tip, words
+    field.setValue(0)
+    assert field.text() == "all 10,000"
+
+
+# -- f. the browser's count, once --------------------------------------------------------------------------------
+def test_browser_states_the_number_of_digits_once(qtbot):
+    from capsviz.data.mnist import load_sample
+    from capsviz.gui.widgets.browser import MnistBrowser
+
+    browser = MnistBrowser()
+    qtbot.addWidget(browser)
+    browser.show()
+    data = load_sample()
+    browser.set_data(data, "assets sample")
+    texts = [label.text() for label in browser.findChildren(QLabel)]
+    assert sum(f"{len(data):,}" in t for t in texts) == 1, texts
+    assert browser.source.text() == f"assets sample: {len(data):,} digits"
+    predictions = data.labels.copy()
+    predictions[[3, 5, 8]] = (predictions[[3, 5, 8]] + 1) % 10
+    browser.set_predictions(predictions)
+    qtbot.mouseClick(browser.errors_only, Qt.MouseButton.LeftButton)
+    assert browser.errors_only.isChecked()
+    assert browser.filter_label.text() == "browsing 3 digits (mistakes only)"
+
+
+# -- g. pose headings -----------------------------------------------------------------------------------------------
+def test_pose_columns_have_headings_over_their_numbers(window):
+    pose = window.pose_view
+    raise_dock(window, "pose")
+    headings = sorted((w for w in pose.findChildren(QLabel) if w.text() in ("inferred", "offset")),
+                      key=lambda w: (rect_in(w, pose).left(), w.text()))
+    assert [h.text() for h in headings] == ["inferred", "offset", "inferred", "offset"]
+    for half, first in ((0, 0), (1, 8)):
+        inferred, offset = headings[2 * half], headings[2 * half + 1]
+        value = pose.inferred_labels[first]
+        number = pose.sliders[first]._label  # the slider's offset read-out
+        h, v, n = (rect_in(w, pose) for w in (inferred, value, number))
+        o = rect_in(offset, pose)
+        assert h.bottom() < v.top() and o.bottom() < n.top()  # above the first row
+        assert h.left() == v.left()  # over the inferred values
+        assert o.left() < n.right() and n.left() < o.right()  # over the offset numbers
+        assert inferred.isVisible() and offset.isVisible()
+
+
+# -- h. routing: departure from uniform ------------------------------------------------------------------------------
+def cell_colours(view) -> np.ndarray:
+    """The colours drawn at the centre of every cell of the ten class maps, (10, 6, 6, 3)."""
+    image = view.graphics.viewport().grab().toImage()
+    out = np.zeros((10, 6, 6, 3), dtype=int)
+    for j, y, x in itertools.product(range(10), range(6), range(6)):
+        p = view.graphics.mapFromScene(view.class_map_scene_pos(j, y, x))
+        c = image.pixelColor(p)
+        out[j, y, x] = (c.red(), c.green(), c.blue())
+    return out
+
+
+def test_class_maps_show_departure_from_uniform_by_default(window, qtbot):
+    view = window.routing_view
+    inf = window.inference
+    assert view.scale.currentText() == "departure from uniform"
+    assert window.restored.views["routing/scale"] == view.scale.currentIndex()  # the settings' default
+    colours_of = view.colorbar.colorMap()
+    for r in (3, 1):
+        view.iteration.setFocus()
+        qtbot.keyClick(view.iteration, Qt.Key.Key_End if r == 3 else Qt.Key.Key_Home)
+        window.wait_for_views()
+        for _ in range(3):
+            QApplication.processEvents()
+        departure = class_maps(inf.u_lengths, inf.c[r - 1] - 0.1)  # (10, 6, 6)
+        low, high = view.colorbar.levels()
+        assert low == pytest.approx(-high) and high > 0  # centred on 0
+        colours = cell_colours(view)
+        expected = colours_of.map(np.clip((departure - low) / (high - low), 0, 1).ravel(), mode="byte")[:, :3]
+        np.testing.assert_allclose(colours.reshape(-1, 3), expected, atol=8)
+        caption = view.maps_title.text
+        assert "Σ_type ‖u_i‖ (c_ij − 0.1)" in caption and f"iteration {r}" in caption
+        if r == 1:
+            np.testing.assert_array_equal(departure, 0)  # every c_ij is 0.1
+            assert "every c_ij is 0.1" in caption and "every map is 0" in caption
+            centre = colours_of.map(0.5, mode="byte")[:3]
+            assert min(centre) > 180  # light grey: the maps stand out from the black background
+            assert (np.abs(colours - centre) <= 8).all()
+        else:
+            # the maps differ from each other: the prediction's gains, the others' losses
+            spread = np.abs(colours - colours.mean(axis=(1, 2), keepdims=True)).max()
+            assert spread > 60
+            assert np.abs(colours[inf.prediction].astype(float) - colours[(inf.prediction + 1) % 10]).max() > 60
+
+
+def test_stored_scale_indices_stay_valid(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from capsviz.gui.settings import VIEW_KEYS
+    from capsviz.gui.widgets.routing import RoutingView
+
+    view = RoutingView()
+    qtbot.addWidget(view)
+    SCALES = [view.scale.itemText(i) for i in range(view.scale.count())]
+
+    _, default, check = VIEW_KEYS["routing/scale"]
+    assert [i for i in range(-1, len(SCALES) + 1) if check(i)] == list(range(len(SCALES)))
+    assert SCALES[default] == "departure from uniform"
+    s = QSettings(str(tmp_path / "capsviz.ini"), QSettings.Format.IniFormat)
+    s.setValue("format", 1)
+    s.setValue("routing/scale", 1)  # a scale stored by an earlier run keeps its meaning
+    s.sync()
+    from capsviz.gui.settings import read_settings
+
+    assert read_settings(QSettings(str(tmp_path / "capsviz.ini"), QSettings.Format.IniFormat)).views[
+        "routing/scale"] == 1
+    assert SCALES[1] == "scale shared by all iterations"
