@@ -24,6 +24,8 @@ from capsviz.data.photo import KINDS, kind_rng, render_photo
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import evaluate_model
 
+SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "capsnet_mnist.safetensors"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -31,16 +33,14 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-root", default=None)
-    parser.add_argument("--checkpoint", default=None)
+    parser.add_argument("--checkpoint", default=None, help="default: the shipped assets/capsnet_mnist.safetensors")
     parser.add_argument("--save-dir", type=Path, default=None, help="also write the first 20 files of each kind here")
     args = parser.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     unknown = sorted(set(kinds) - set(KINDS))
     if unknown:
         parser.error(f"unknown kinds {unknown}; choose from {', '.join(KINDS)}")
-    from capsviz.cli import DEFAULT_CHECKPOINT
-
-    model, _, _ = load_checkpoint(args.checkpoint or DEFAULT_CHECKPOINT)
+    model, _, _ = load_checkpoint(args.checkpoint or SHIPPED)
     test, source = load_test_or_sample(args.data_root)
     n = min(args.per_kind, len(test))
     order = np.random.default_rng(args.seed).permutation(len(test))[:n]

@@ -19,8 +19,11 @@ Kinds (ranges are drawn uniformly per image):
 - ``jpeg``: JPEG at quality 30-60.
 - ``perspective``: a small projective warp, each corner moved by up to 6 % of the side.
 - ``ink``: blue, red, green or violet ink, or pencil grey.
-- ``combined``: all of the above at once (one lighting: gradient or shadow, and its
-  strength at half the range's distance from 1), blur 0.8-2 px, sigma 0.02-0.04, JPEG 40-75.
+- ``combined``: all of the above at once (one lighting: gradient or shadow, half as
+  strong), blur 0.8-2 px, sigma 0.02-0.04, JPEG 40-75.
+- ``board``: chalk on a blackboard, light on dark: a dark green, black or grey board
+  (0.10-0.30 of full scale), chalk at 0.75-0.95 and patchy (strokes 60-100 % covered),
+  then the ``combined`` lighting, blur, grain and JPEG.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import io
 import numpy as np
 from PIL import Image
 
-KINDS = ("scan", "tint", "gradient", "shadow", "grain", "blur", "jpeg", "perspective", "ink", "combined")
+KINDS = ("scan", "tint", "gradient", "shadow", "grain", "blur", "jpeg", "perspective", "ink", "combined", "board")
 
 PAPERS = np.array([
     (0.95, 0.94, 0.91),  # off-white
@@ -38,6 +41,11 @@ PAPERS = np.array([
     (0.96, 0.90, 0.70),  # yellowish (notepad)
     (0.86, 0.86, 0.84),  # light grey (recycled)
     (0.74, 0.74, 0.72),  # grey
+])
+BOARDS = np.array([
+    (0.10, 0.20, 0.14),  # green board
+    (0.12, 0.12, 0.13),  # black board
+    (0.26, 0.27, 0.28),  # grey slate
 ])
 INKS = np.array([
     (0.10, 0.14, 0.50),  # blue ballpoint
@@ -69,7 +77,7 @@ def render_photo(digit: np.ndarray, kind: str, rng: np.random.Generator) -> byte
     Returns
     -------
     bytes
-        A PNG (RGB) or, for ``jpeg`` and ``combined``, a JPEG file, 240-400 px a side.
+        A PNG (RGB) or, for ``jpeg``, ``combined`` and ``board``, a JPEG file, 240-400 px a side.
 
     Raises
     ------
@@ -81,7 +89,8 @@ def render_photo(digit: np.ndarray, kind: str, rng: np.random.Generator) -> byte
     digit = np.asarray(digit)
     if digit.shape != (28, 28):
         raise ValueError(f"expected a (28, 28) MNIST digit, got shape {digit.shape}")
-    combined = kind == "combined"
+    board = kind == "board"
+    combined = kind in ("combined", "board")
     width, height = (int(v) for v in rng.integers(240, 401, size=2))
     coverage = _place(digit, width, height, rng)  # (H, W) in [0, 1]
 
@@ -90,8 +99,12 @@ def render_photo(digit: np.ndarray, kind: str, rng: np.random.Generator) -> byte
     if kind == "tint" or combined:
         paper = np.clip(PAPERS[rng.integers(len(PAPERS))] + rng.normal(0, 0.015, 3), 0, 1)
         paper = paper * rng.uniform(0.70, 1.00)
-    if kind == "ink" or combined:
+    if kind == "ink" or kind == "combined":
         ink = np.clip(INKS[rng.integers(len(INKS))] + rng.normal(0, 0.03, 3), 0, 1)
+    if board:
+        paper = np.clip(BOARDS[rng.integers(len(BOARDS))] * rng.uniform(0.8, 1.2), 0, 1)
+        ink = np.full(3, rng.uniform(0.75, 0.95))
+        coverage = coverage * rng.uniform(0.6, 1.0, coverage.shape)  # chalk leaves gaps
     page = paper * (1 - coverage[..., None]) + ink * coverage[..., None]  # (H, W, 3)
 
     if kind == "perspective" or combined:
