@@ -9,6 +9,8 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from capsviz.data import background
+
 MAX_PIXELS = 50_000_000  # larger images are refused: a decompression bomb, or no digit photo
 WORK_SIDE = 1024  # images are downscaled to this longer side before anything else
 
@@ -24,13 +26,20 @@ def _name(source) -> str:
 
 
 def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None,
-             name: str | None = None) -> np.ndarray:
+             name: str | None = None, remove_background: bool = True) -> np.ndarray:
     """Read an image (a file, a binary file object or encoded bytes) as an ink image.
 
     - Colour, palette, CMYK and 16-bit images become grayscale.
     - In an image with transparent pixels, the opaque pixels are the ink.
     - Dark ink on a light background is inverted when ``invert`` is None and the image's
       border is brighter than its middle on average; pass True/False to force it.
+    - A background that would count as ink (paper that is not white, uneven light, a
+      shadow, grain) is taken away when ``remove_background`` is True:
+      :func:`capsviz.data.background.remove_background`, with ``paper`` set when the image
+      is inverted. For such a photo, when ``invert`` is None, the polarity is the strokes'
+      own (:func:`~capsviz.data.background.dark_ink`), not the border's: light falling off
+      towards the edges makes the border of a page darker than its middle. An image whose
+      background is dark comes back as read.
     - Images with more than ``WORK_SIDE`` (1024) pixels on a side are downscaled (box
       filter; JPEGs already while decoding), so a 40-megapixel photo costs little memory.
     - Images of more than ``MAX_PIXELS`` (50 M) pixels are refused before decoding.
@@ -71,15 +80,23 @@ def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None =
         raise ImageReadError(f"{name}: not a readable image ({exc})") from None
     if a.ndim != 2 or a.size == 0:
         raise ImageReadError(f"{name}: not a 2-D image")
+    auto = invert is None and not is_ink
     if invert is None:
         invert = not is_ink and light_background(a)
-    if invert:
-        a = 1.0 - a
-    return np.clip(a, 0.0, 1.0).astype(np.float32)
+    ink = np.clip(1.0 - a if invert else a, 0.0, 1.0).astype(np.float32)
+    if not remove_background:
+        return ink
+    cleaned = background.remove_background(ink, paper=invert)
+    if cleaned is not ink and auto and background.dark_ink(a) != invert:
+        # a photo: the strokes' own contrast decides the polarity (uneven light fools the border)
+        invert = not invert
+        ink = np.clip(1.0 - a if invert else a, 0.0, 1.0).astype(np.float32)
+        cleaned = background.remove_background(ink, paper=invert)
+    return cleaned
 
 
 def load_input(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None,
-               name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+               name: str | None = None, remove_background: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """An image file as the model's input: :func:`load_ink`, then MNIST-style
     :func:`~capsviz.data.preprocess.preprocess_ink` (the app, ``classify`` and ``trace``).
 
@@ -93,7 +110,7 @@ def load_input(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None
     """
     from capsviz.data.preprocess import preprocess_ink
 
-    ink = load_ink(source, invert=invert, name=name)
+    ink = load_ink(source, invert=invert, name=name, remove_background=remove_background)
     image = preprocess_ink(ink)
     if image is None:
         raise ImageReadError(f"{name or _name(source)}: no ink found (an empty image)")

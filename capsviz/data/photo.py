@@ -221,7 +221,7 @@ def _perspective_coeffs(source: np.ndarray, target: np.ndarray) -> tuple[float, 
     """Pillow's 8 PERSPECTIVE coefficients that map output points ``target`` (4, 2) to
     input points ``source`` (4, 2): x_in = (a x + b y + c) / (g x + h y + 1), likewise y."""
     rows, rhs = [], []
-    for (xs, ys), (xt, yt) in zip(source, target):
+    for (xs, ys), (xt, yt) in zip(source, target, strict=True):
         rows.append([xt, yt, 1, 0, 0, 0, -xs * xt, -xs * yt])
         rows.append([0, 0, 0, xt, yt, 1, -ys * xt, -ys * yt])
         rhs += [xs, ys]
