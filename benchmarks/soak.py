@@ -142,10 +142,10 @@ def main() -> None:
 
     sys.excepthook = hook
     app = QApplication.instance() or QApplication([])
-    from capsviz.gui.app import configure_pyqtgraph, freeze_startup_objects
-    from capsviz.train.allocator import release_freed_memory
+    from capsviz.gui.app import configure_pyqtgraph
+    from capsviz.runtime import after_startup, tune_process
 
-    release_freed_memory()  # as run_app does
+    tune_process("app")  # as run_app does
     configure_pyqtgraph()
     from capsviz.data.mnist import MnistNotFoundError, prepare_mnist
     from capsviz.gui.main_window import MainWindow
@@ -186,7 +186,7 @@ def main() -> None:
         panel.epochs.setValue(1000)
         window.start_training(panel.config(), from_scratch=True)
 
-    freeze_startup_objects()  # as run_app does after showing the window
+    after_startup()  # as run_app does after showing the window
     driver = Driver(window, images)
     ticks: list[float] = []
     tick_timer = QTimer(interval=5)

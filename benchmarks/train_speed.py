@@ -19,7 +19,7 @@ Measures, in one run and side by side:
   0.41 GFLOP per image actually computed instead.
 
 Both networks run in one process with the same allocator settings: by default those
-of ``capsviz train`` (:func:`capsviz.train.allocator.retain_freed_memory`);
+of ``capsviz train`` (:func:`capsviz.runtime.retain_freed_memory`);
 ``--default-allocator`` leaves glibc's defaults, to show what that setting is worth.
 
 The last line printed is a JSON object with these figures, ``device`` and ``allocator``.
@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from capsviz.model import CapsNet, total_loss
-from capsviz.train.allocator import retain_freed_memory
+from capsviz.runtime import retain_freed_memory
 from capsviz.train.loop import select_device
 
 GFLOP_PER_TRAIN_IMAGE = 1.214

@@ -11,8 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
-
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "assets" / "capsnet_mnist.safetensors"
+from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
 
 
 class _VersionAction(argparse.Action):
@@ -174,7 +173,7 @@ def _train_destination(args: argparse.Namespace) -> Path:
     in the user data folder. An existing ``--out`` (other than the run being resumed) is
     refused without ``--overwrite``; the destination is checked to be writable before MNIST is
     read."""
-    from capsviz.train.checkpoint import best_path, check_destination, fresh_path, user_checkpoint_dir
+    from capsviz.train.checkpoint import best_path, check_destination, fresh_path
 
     if args.out is None:
         out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / "capsnet.safetensors")
@@ -200,11 +199,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capsviz.data.mnist import load_mnist
-    from capsviz.train.allocator import retain_freed_memory
+    from capsviz.runtime import tune_process
     from capsviz.train.checkpoint import load_checkpoint
     from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer
 
-    retain_freed_memory()
+    tune_process("train")
     if args.resume and args.init:
         raise CliError("use either --resume (a training checkpoint) or --init (weights only), not both")
     data_root = _resolve(args, "data_root")
@@ -273,11 +272,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capsviz.data.mnist import load_mnist
-    from capsviz.train.allocator import retain_freed_memory
+    from capsviz.runtime import tune_process
     from capsviz.train.loop import confusion_matrix, evaluate_model
 
-    retain_freed_memory()
-    path = _resolve(args, "checkpoint") or DEFAULT_CHECKPOINT
+    tune_process("eval")
+    path = _resolve(args, "checkpoint") or shipped_checkpoint()
     model, info = _load_model(args)
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
     iterations = args.routing_iterations if args.routing_iterations is not None else (
@@ -308,7 +307,7 @@ def _load_model(args: argparse.Namespace):
     if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
         raise CliError("--routing-iterations must be between 1 and 100")
     device = select_device(_resolve(args, "device"))
-    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or DEFAULT_CHECKPOINT, device=device)
+    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or shipped_checkpoint(), device=device)
     return model, info
 
 

@@ -17,9 +17,9 @@ BACKUPS = 3
 
 
 def log_path() -> Path:
-    import platformdirs
+    from capsviz.paths import user_log_dir
 
-    return Path(platformdirs.user_log_dir("capsviz", appauthor=False)) / "capsviz.log"
+    return user_log_dir() / "capsviz.log"
 
 
 def setup_logging() -> logging.Logger:

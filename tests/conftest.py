@@ -9,12 +9,13 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from capsviz.train.allocator import retain_freed_memory  # noqa: E402
+from capsviz.paths import shipped_checkpoint  # noqa: E402
+from capsviz.runtime import retain_freed_memory  # noqa: E402
 
 retain_freed_memory()  # as capsviz train and eval do (faster tests; the app releases instead)
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "assets" / "capsnet_mnist.safetensors"
+SHIPPED = shipped_checkpoint()
 
 
 @pytest.fixture(autouse=True)

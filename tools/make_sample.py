@@ -8,7 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from capsviz.data.mnist import SAMPLE_PATH, load_mnist
+from capsviz.data.mnist import load_mnist
+from capsviz.paths import MNIST_SAMPLE_NAME, SOURCE_ASSETS
+
+SAMPLE_PATH = SOURCE_ASSETS / MNIST_SAMPLE_NAME
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--n", type=int, default=2000)

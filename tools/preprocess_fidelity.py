@@ -16,6 +16,7 @@ import json
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.preprocess import preprocess_split
+from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import evaluate_model
 
@@ -26,9 +27,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=None)
     parser.add_argument("--limit", type=int, default=0, help="first N test images only (0: all)")
     args = parser.parse_args()
-    from capsviz.cli import DEFAULT_CHECKPOINT
-
-    model, _, _ = load_checkpoint(args.checkpoint or DEFAULT_CHECKPOINT)
+    model, _, _ = load_checkpoint(args.checkpoint or shipped_checkpoint())
     test, source = load_test_or_sample(args.data_root)
     n = len(test) if args.limit <= 0 else min(args.limit, len(test))
     raw = MnistSplit(test.images[:n], test.labels[:n])

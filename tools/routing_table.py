@@ -7,13 +7,13 @@ Each row is what `capsviz eval --routing-iterations N` reports, computed in one 
 import argparse
 from pathlib import Path
 
-from capsviz.cli import DEFAULT_CHECKPOINT
 from capsviz.data.mnist import load_mnist
+from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import evaluate_model
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT)
+parser.add_argument("--checkpoint", type=Path, default=shipped_checkpoint())
 parser.add_argument("--max", type=int, default=5)
 parser.add_argument("--data-root", type=Path, default=None)
 args = parser.parse_args()

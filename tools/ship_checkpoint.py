@@ -8,12 +8,12 @@ The metadata (recipe, epochs, step, measured test accuracy, creation time) is ke
 import argparse
 from pathlib import Path
 
-from capsviz.cli import DEFAULT_CHECKPOINT
+from capsviz.paths import SHIPPED_CHECKPOINT_NAME, SOURCE_ASSETS
 from capsviz.train.checkpoint import load_checkpoint, save_checkpoint
 
 parser = argparse.ArgumentParser()
 parser.add_argument("checkpoint", type=Path)
-parser.add_argument("--out", type=Path, default=DEFAULT_CHECKPOINT)
+parser.add_argument("--out", type=Path, default=SOURCE_ASSETS / SHIPPED_CHECKPOINT_NAME)
 args = parser.parse_args()
 model, info, _ = load_checkpoint(args.checkpoint)
 keep = {k: v for k, v in info.metadata.items() if k in ("completed_epochs", "created")}

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import platformdirs
 import torch
 
-APP_NAME = "capsviz"
+from capsviz.paths import mnist_sample, user_cache_dir, user_data_dir
+
 
 # name -> (number of items, uncompressed size in bytes)
 MNIST_FILES = {
@@ -35,8 +35,8 @@ class MnistNotFoundError(FileNotFoundError):
 
 
 def default_data_root() -> Path:
-    """The user data folder for capsviz (platformdirs)."""
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    """The user data folder for capsviz (:func:`capsviz.paths.user_data_dir`)."""
+    return user_data_dir()
 
 
 def resolve_data_root(data_root: str | os.PathLike | None = None) -> Path:
@@ -156,7 +156,7 @@ def prepare_mnist(data_root: str | os.PathLike | None = None, train: bool | None
     """
     root = resolve_data_root(data_root)
     raw = root / "MNIST" / "raw"
-    cache_root = Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+    cache_root = user_cache_dir()
     cache_raw = cache_root / "MNIST" / "raw"
     use_cache = False
     missing = []
@@ -240,12 +240,10 @@ def load_mnist(train: bool, data_root: str | os.PathLike | None = None) -> Mnist
     return MnistSplit(images=images.numpy().astype(np.uint8), labels=labels.numpy().astype(np.int64))
 
 
-SAMPLE_PATH = Path(__file__).resolve().parents[2] / "assets" / "mnist_test_sample.npz"
-
-
 def load_sample(path: str | os.PathLike | None = None) -> MnistSplit:
-    """The MNIST test-set sample shipped in ``assets/`` (first images of the test split)."""
-    with np.load(path or SAMPLE_PATH, allow_pickle=False) as data:
+    """The MNIST test-set sample shipped with capsviz (the first 2,000 images of the test
+    split; :func:`capsviz.paths.mnist_sample`), or the ``.npz`` file at ``path``."""
+    with np.load(path or mnist_sample(), allow_pickle=False) as data:
         return MnistSplit(images=data["images"].astype(np.uint8), labels=data["labels"].astype(np.int64))
 
 

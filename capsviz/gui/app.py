@@ -10,9 +10,9 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
     """Open the main window and run the event loop; returns the exit code."""
     from PySide6.QtWidgets import QApplication
 
-    from capsviz.train.allocator import release_freed_memory
+    from capsviz.runtime import after_startup, tune_process
 
-    release_freed_memory()  # steady resident memory over hours of use
+    tune_process("app")  # steady resident memory over hours of use
     app = QApplication.instance() or QApplication(sys.argv)
     app.setOrganizationName("capsviz")
     app.setApplicationName("capsviz")
@@ -22,24 +22,8 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
     window = MainWindow(checkpoint=checkpoint, data_root=data_root, device=device)
     install_excepthook(window)
     window.show()
-    freeze_startup_objects()
+    after_startup()
     return app.exec()
-
-
-def freeze_startup_objects() -> None:
-    """Exempt everything alive after start-up (torch, numpy, Qt and pyqtgraph modules, the
-    window's widgets) from Python's cyclic garbage collector (``gc.freeze``).
-
-    A full (generation-2) collection walks every tracked object: with the ~400,000 objects
-    these libraries leave, one took 150-226 ms (measured in ``benchmarks/soak.py`` during
-    start-up), and it stops every thread. Frozen objects are still freed normally by
-    reference counting; only cycles among them would stay, and start-up objects live as
-    long as the app.
-    """
-    import gc
-
-    gc.collect()
-    gc.freeze()
 
 
 def install_excepthook(window) -> None:

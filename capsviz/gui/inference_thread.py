@@ -10,26 +10,16 @@ thread only draws the results.
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 from PySide6.QtCore import QObject, Signal
 
 from capsviz.data.transforms import InputTransform, apply_transforms
 from capsviz.model import CapsNet
 from capsviz.model.inference import digit_capsules, infer
-
-
-# CPU priorities (nice values) of the threads that compute while the GUI thread paints:
-# training takes what the others leave; the inference thread yields to the GUI thread
-# when both want the same core (Linux's scheduler shares a core by weight, about 3 : 1
-# for nice 5 against 0), and its results come a little later instead of the paint.
-TRAINING_NICENESS = 10
-INFERENCE_NICENESS = 5
+from capsviz.runtime import worker_thread
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,38 +96,6 @@ class Serials:
         return self.shown < self.latest
 
 
-def use_intra_op_threads(n: int) -> None:
-    """Run the calling thread's torch operations on ``n`` >= 1 intra-op threads, leaving
-    the count that threads using torch for the first time later start with as it was.
-
-    ``torch.set_num_threads`` sets both: the caller's own count (OpenMP keeps one per
-    thread) and the default that each thread takes when it first runs a parallel
-    operation. The default is put back from a short-lived thread, whose own count does
-    not matter. (With a thread pool that is not per thread, this leaves the default.)
-    """
-    default = torch.get_num_threads()  # this thread's first use takes the current default
-    torch.set_num_threads(n)
-    restore = threading.Thread(target=torch.set_num_threads, args=(default,), name="capsviz-threads")
-    restore.start()
-    restore.join()
-
-
-def lower_thread_priority(niceness: int = TRAINING_NICENESS) -> bool:
-    """Lower the CPU priority of the calling thread, and of the compute threads it starts
-    later (they inherit it), by ``niceness`` (nice values; at most to 19), so the GUI
-    thread wins a core whenever it has work to do while this thread keeps the idle time.
-    Linux only (there ``setpriority`` takes a thread id); returns False where it is not
-    available or not allowed."""
-    if not sys.platform.startswith("linux"):
-        return False
-    tid = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + niceness))
-    except OSError:
-        return False
-    return True
-
-
 class InferenceThread(QObject):
     """Runs requests (:class:`InferenceRequest`, :class:`SweepRequest`) on a worker thread.
 
@@ -151,7 +109,7 @@ class InferenceThread(QObject):
 
     The thread computes with one intra-op thread fewer than the default (at least one;
     where torch's thread pool is not per thread, with the default) and at a lower CPU
-    priority than the GUI thread (``INFERENCE_NICENESS``): while the user draws it is
+    priority than the GUI thread (:data:`capsviz.runtime.INFERENCE_NICENESS`): while the user draws it is
     busy most of the time, and with every core asked of each of its operations, or an
     equal share of the core it shares with the GUI thread, the GUI thread waited for a
     core to paint on.
@@ -201,8 +159,10 @@ class InferenceThread(QObject):
                 self._thread = None
 
     def _serve(self) -> None:
-        lower_thread_priority(INFERENCE_NICENESS)
-        use_intra_op_threads(max(1, torch.get_num_threads() - 1))
+        with worker_thread("inference"):
+            self._serve_requests()
+
+    def _serve_requests(self) -> None:
         while True:
             with self._cond:
                 while not self._next and not self._stopped:

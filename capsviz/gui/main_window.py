@@ -21,13 +21,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QM
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
-from capsviz.gui.inference_thread import (
-    InferenceRequest,
-    InferenceThread,
-    Serials,
-    SweepRequest,
-    lower_thread_priority,
-)
+from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -37,9 +31,11 @@ from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.model import CapsNet
+from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
+from capsviz.runtime import lower_thread_priority, worker_thread
 from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import (
-    CheckpointError, CheckpointInfo, fresh_path, load_checkpoint, read_info, save_checkpoint, user_checkpoint_dir,
+    CheckpointError, CheckpointInfo, fresh_path, load_checkpoint, read_info, save_checkpoint,
 )
 from capsviz.train.loop import (
     BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, evaluate_model, select_device,
@@ -70,22 +66,13 @@ def training_events(trainer_factory, stop_event: threading.Event, holder: dict, 
 
     ``view_input()`` returns the current (image (28, 28) or None, routing iterations).
 
-    On the CPU, training takes one intra-op thread fewer than the machine has (at least
-    one) until it ends, leaving a core to the GUI: with both cores asked of every
-    operation, the GUI's own operations waited on threads the training kept busy (in
-    ``benchmarks/soak.py`` on 2 cores: longest stall 133 -> 110 ms, 99th percentile
-    88 -> 74 ms, and training itself made more steps, 117 against 96 in 2 minutes).
+    The thread runs as a background worker (:func:`capsviz.runtime.worker_thread`): a lower
+    CPU priority and one intra-op thread fewer than the machine has, for this thread only.
     """
-    lower_thread_priority()
-    threads = torch.get_num_threads()
-    try:
+    with worker_thread("background"):
         trainer = trainer_factory()
         holder["trainer"] = trainer
-        if trainer.device.type == "cpu":
-            torch.set_num_threads(max(1, threads - 1))
         yield from _relay(trainer, holder, view_input)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _relay(trainer, holder: dict, view_input):
@@ -207,10 +194,10 @@ class MainWindow(QMainWindow):
 
         self._apply_view_settings(self.restored.views)
         if checkpoint is None and self.restored.checkpoint is not None:
-            if not self.load_model(self.restored.checkpoint, quiet_default=True):
-                self.load_model(None, quiet_default=True)
+            if not self.load_model(self.restored.checkpoint):
+                self.load_model(None)
         else:
-            self.load_model(checkpoint, quiet_default=True)
+            self.load_model(checkpoint)
         if self.restored.geometry is not None:
             self.restoreGeometry(self.restored.geometry)
         self.settings_notice = ""
@@ -315,17 +302,19 @@ class MainWindow(QMainWindow):
         self.actions["about"] = about
 
     # -- model ----------------------------------------------------------------------
-    def load_model(self, path: Path | None, quiet_default: bool = False) -> bool:
-        """Load a checkpoint; on failure show the message and keep the current model."""
-        from capsviz.cli import DEFAULT_CHECKPOINT
-
-        target = Path(path) if path else DEFAULT_CHECKPOINT
+    def load_model(self, path: Path | None) -> bool:
+        """Load a checkpoint (None: the shipped model); on failure show the message and keep
+        the current model (at start-up, an untrained CapsNet, which the message and the
+        status bar then say)."""
+        target = Path(path) if path else shipped_checkpoint()
         try:
             model, info, _ = load_checkpoint(target, device=self.device)
         except CheckpointError as exc:
-            if quiet_default and path is None:
-                self.statusBar().showMessage(f"No shipped model ({exc}); using untrained weights", 10000)
-                self.model_label.setText("model: untrained")
+            if self.info is None and self.checkpoint_path is None and path is None:
+                self.model_label.setText("model: untrained (the shipped model is missing)")
+                self.show_error("No model", f"The shipped model cannot be loaded: {exc}\n\nThe views show an "
+                                "untrained CapsNet. Open a checkpoint (File → Open checkpoint…) or train one "
+                                "in the Training panel.")
             else:
                 self.show_error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
             return False
@@ -482,7 +471,7 @@ class MainWindow(QMainWindow):
         data_root = self.data_root
 
         def work():
-            lower_thread_priority()
+            lower_thread_priority()  # all cores, at the background workers' priority
             data = self.browser.data
             if data is None:
                 data, description = load_test_or_sample(data_root)

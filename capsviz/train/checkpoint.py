@@ -137,14 +137,6 @@ def check_destination(path: str | os.PathLike) -> Path:
     return path
 
 
-def user_checkpoint_dir() -> Path:
-    """The folder training runs write to by default: ``<user data folder>/checkpoints``
-    (platformdirs; e.g. ``~/.local/share/capsviz/checkpoints`` on Linux)."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints"
-
-
 def best_path(path: str | os.PathLike) -> Path:
     """Where a training run keeps its epoch with the best test accuracy:
     ``run.safetensors`` -> ``run.best.safetensors``."""

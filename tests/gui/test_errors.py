@@ -90,12 +90,10 @@ def test_closing_while_training_asks_then_stops_saves_and_exits_within_5_s(windo
     import time
     from pathlib import Path
 
-    import platformdirs
-
+    from capsviz.paths import user_checkpoint_dir
     from capsviz.train.checkpoint import load_checkpoint
 
-    autosave = Path(platformdirs.user_data_dir("capsviz", appauthor=False)) / "checkpoints" / \
-        "gui-training.safetensors"
+    autosave = user_checkpoint_dir() / "gui-training.safetensors"
     panel = window.training_panel
     panel.batch_size.setValue(16)
     panel.train_subset.setValue(3200)
@@ -115,3 +113,21 @@ def test_closing_while_training_asks_then_stops_saves_and_exits_within_5_s(windo
     qtbot.waitUntil(lambda: not window.is_training, timeout=5000)
     _, info, state = load_checkpoint(autosave)
     assert info.step >= 2 and "rng.torch" in state
+
+
+def test_a_missing_shipped_model_is_said_plainly(qtbot, tmp_path, monkeypatch):
+    from capsviz.gui import main_window
+    from capsviz.gui.app import configure_pyqtgraph
+
+    from .conftest import temp_settings
+
+    configure_pyqtgraph()
+    missing = tmp_path / "capsnet_mnist.safetensors"
+    monkeypatch.setattr(main_window, "shipped_checkpoint", lambda: missing)
+    w = main_window.MainWindow(checkpoint=None, device="cpu", settings=temp_settings(tmp_path))
+    qtbot.addWidget(w)
+    assert w.info is None and w.model_label.text() == "model: untrained (the shipped model is missing)"
+    box = w.error_box
+    assert box is not None and box.windowTitle() == "No model"
+    assert box.text().startswith(f"The shipped model cannot be loaded: {missing}: no such file")
+    assert "untrained CapsNet" in box.text()

@@ -77,6 +77,8 @@ def test_the_thread_leaves_a_core_to_the_gui_and_the_default_as_it_was(qtbot, mo
             nice.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
         return real_infer(*a)
 
+    from capsviz.runtime import INFERENCE_NICENESS
+
     monkeypatch.setattr(inference_thread, "infer", infer_and_note)
     worker = InferenceThread()
     got = []
@@ -88,31 +90,4 @@ def test_the_thread_leaves_a_core_to_the_gui_and_the_default_as_it_was(qtbot, mo
     assert count_in_new_thread() == default  # threads that start later still get the default
     if sys.platform.startswith("linux"):  # the GUI thread has the higher priority (lower nice value)
         gui_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        assert nice == [min(19, gui_nice + inference_thread.INFERENCE_NICENESS)]
-
-
-def test_lower_thread_priority_lowers_only_the_calling_thread():
-    import os
-    import sys
-
-    import pytest
-
-    from capsviz.gui.inference_thread import lower_thread_priority
-
-    if not sys.platform.startswith("linux"):
-        pytest.skip("per-thread priorities are set on Linux only")
-    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    seen = []
-
-    def lower_twice() -> None:
-        tid = threading.get_native_id()
-        seen.append(lower_thread_priority(3))
-        seen.append(os.getpriority(os.PRIO_PROCESS, tid))
-        seen.append(lower_thread_priority(30))  # capped at the lowest priority, 19
-        seen.append(os.getpriority(os.PRIO_PROCESS, tid))
-
-    t = threading.Thread(target=lower_twice)
-    t.start()
-    t.join()
-    assert seen == [True, min(19, own + 3), True, 19]
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own  # the caller's thread only
+        assert nice == [min(19, gui_nice + INFERENCE_NICENESS)]

@@ -15,3 +15,22 @@ def test_core_imports_no_qt():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_gui_never_imports_the_cli():
+    code = (
+        "import sys, capsviz.gui.app, capsviz.gui.main_window\n"
+        "sys.exit(1 if 'capsviz.cli' in sys.modules else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, "capsviz.gui imports capsviz.cli" + r.stderr
+
+
+def test_the_shipped_files_are_package_data():
+    from importlib import resources
+
+    from capsviz.paths import mnist_sample, shipped_checkpoint
+
+    folder = resources.files("capsviz.assets")
+    assert shipped_checkpoint() == folder / "capsnet_mnist.safetensors" and shipped_checkpoint().is_file()
+    assert mnist_sample() == folder / "mnist_test_sample.npz" and mnist_sample().is_file()

@@ -20,10 +20,10 @@ from .test_cli import capsviz
 
 @pytest.fixture(scope="module")
 def model():
-    from capsviz.cli import DEFAULT_CHECKPOINT
+    from capsviz.paths import shipped_checkpoint
     from capsviz.train.checkpoint import load_checkpoint
 
-    return load_checkpoint(DEFAULT_CHECKPOINT)[0]
+    return load_checkpoint(shipped_checkpoint())[0]
 
 
 @pytest.fixture(scope="module")

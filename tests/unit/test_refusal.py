@@ -14,7 +14,8 @@ import torch
 from PIL import Image
 from safetensors.torch import load_file, save_file
 
-from capsviz.cli import DEFAULT_CHECKPOINT, main
+from capsviz.cli import main
+from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import read_info
 
 from .test_cli import capsviz
@@ -35,8 +36,8 @@ class _CreatesAFile:
 def bad_checkpoints(folder):
     """The ten kinds of bad checkpoint of the robustness issue, as files in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    data = DEFAULT_CHECKPOINT.read_bytes()
-    tensors, meta = load_file(str(DEFAULT_CHECKPOINT)), read_info(DEFAULT_CHECKPOINT).metadata
+    data = shipped_checkpoint().read_bytes()
+    tensors, meta = load_file(str(shipped_checkpoint())), read_info(shipped_checkpoint()).metadata
     files = {}
 
     def raw(name, content):

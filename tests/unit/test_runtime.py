@@ -1,17 +1,18 @@
-"""glibc malloc settings for training (capsviz.train.allocator)."""
+"""Process tuning (capsviz.runtime): malloc settings, worker-thread priorities and thread counts."""
 
 from __future__ import annotations
 
 import platform
 import subprocess
 import sys
+import threading
 
 import pytest
 
 STEP_FAULTS = """
 import resource, sys, torch
 from capsviz.model import CapsNet, total_loss
-from capsviz.train.allocator import retain_freed_memory
+from capsviz.runtime import retain_freed_memory
 if sys.argv[1] == "retain":
     assert retain_freed_memory() and retain_freed_memory()  # applied, idempotent
 torch.manual_seed(0)
@@ -48,7 +49,7 @@ def test_retain_freed_memory_stops_page_faults_in_training_steps():
 
 RSS_RETURNED = """
 import sys, torch
-from capsviz.train.allocator import release_freed_memory
+from capsviz.runtime import release_freed_memory
 def rss_mb():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096 / 2**20
@@ -75,3 +76,74 @@ def test_release_freed_memory_returns_freed_blocks():
         returned[mode] = float(out.stdout)
     assert returned["default"] < 5, returned
     assert returned["release"] > 15, returned
+
+
+def test_lower_thread_priority_lowers_only_the_calling_thread():
+    import os
+    import sys
+
+    import pytest
+
+    from capsviz.runtime import lower_thread_priority
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread priorities are set on Linux only")
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def lower_twice() -> None:
+        tid = threading.get_native_id()
+        seen.append(lower_thread_priority(3))
+        seen.append(os.getpriority(os.PRIO_PROCESS, tid))
+        seen.append(lower_thread_priority(30))  # capped at the lowest priority, 19
+        seen.append(os.getpriority(os.PRIO_PROCESS, tid))
+
+    t = threading.Thread(target=lower_twice)
+    t.start()
+    t.join()
+    assert seen == [True, min(19, own + 3), True, 19]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own  # the caller's thread only
+
+
+def _count_in_new_thread() -> int:
+    import torch
+
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    t.start()
+    t.join()
+    return seen[0]
+
+
+def test_a_background_worker_spares_a_core_for_itself_only():
+    """Training's thread computes on one intra-op thread fewer; threads that start
+    meanwhile (the inference thread) and the worker's own count afterwards are as before."""
+    import torch
+
+    from capsviz.runtime import worker_thread
+
+    default = torch.get_num_threads()
+    seen = {}
+
+    def work() -> None:
+        seen["before"] = torch.get_num_threads()
+        with worker_thread("background"):
+            seen["inside"] = torch.get_num_threads()
+            seen["new thread"] = _count_in_new_thread()
+        seen["after"] = torch.get_num_threads()
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen == {"before": default, "inside": max(1, default - 1), "new thread": default, "after": default}
+    assert torch.get_num_threads() == default == _count_in_new_thread()
+
+
+def test_unknown_kinds_are_refused():
+    from capsviz.runtime import tune_process, worker_thread
+
+    with pytest.raises(ValueError, match="unknown process kind 'gui'"):
+        tune_process("gui")
+    with pytest.raises(ValueError, match="unknown worker kind 'training'"):
+        with worker_thread("training"):
+            pass

@@ -1,0 +1,214 @@
+"""Process tuning in one place: one call per kind of process, one per worker thread.
+
+- :func:`tune_process` (``"app"``, ``"train"``, ``"eval"``) sets glibc's malloc for the
+  process: ``train`` and ``eval`` keep freed memory (:func:`retain_freed_memory`), the
+  long-running app gives it back (:func:`release_freed_memory`).
+- :func:`after_startup` (the app, once its window is up) exempts the start-up objects
+  from the cyclic garbage collector (``gc.freeze``).
+- :func:`worker_thread` (``"background"`` for training and the browser's classification,
+  ``"inference"`` for the current input), a context manager for a thread that computes
+  while the GUI thread paints: a lower CPU priority (``BACKGROUND_NICENESS``,
+  ``INFERENCE_NICENESS``) and one intra-op thread fewer than the machine has, for this
+  thread only (:func:`intra_op_threads`): the count other threads start with stays.
+
+Qt-free.
+
+Malloc
+------
+glibc malloc settings for tensor-heavy processes: keep freed memory for training,
+give it back for the long-running app (glibc only; elsewhere they do nothing).
+
+A CapsNet training step at batch 128 allocates a few hundred MB of short-lived tensors
+(the spectral PrimaryCaps factors alone are 75 MB and 150 MB). glibc's malloc serves
+every block above its mmap threshold (at most 32 MB by default) with a fresh ``mmap``
+and returns it with ``munmap`` on free, so each step pays the kernel to zero and
+map those pages again: on the 2-core test machine that doubled the time of a step
+(``benchmarks/train_speed.py --default-allocator`` shows it).
+
+:func:`retain_freed_memory` raises the mmap threshold to 1 GiB and the trim threshold
+to 2 GiB, so large blocks come from malloc's heap and stay there for the next step.
+This is what preloading jemalloc or tcmalloc does for PyTorch on CPU, done with
+``mallopt(3)`` because a running Python process cannot preload a library. The price is
+that the resident size stays at the training peak instead of shrinking between steps.
+All threads share one arena (``M_ARENA_MAX = 1``): a worker thread's own arena is
+limited to 64 MB per heap and would fall back to ``mmap`` for the large blocks.
+
+``capsviz train`` and ``capsviz eval`` set it. The app does the opposite,
+:func:`release_freed_memory`: it runs for hours and trains in a worker thread, whose
+arena kept freed 4-32 MB blocks (below glibc's self-raising mmap threshold), so its
+resident size wandered between 1.5 and 1.85 GB in a soak and grew by 180 MB in 2
+minutes with the retaining settings. With a fixed 4 MB threshold it held at 1.35 GB.
+
+On other C libraries and platforms it does nothing and returns False.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import gc
+import os
+import platform
+import sys
+import threading
+from collections.abc import Iterator
+
+# CPU priorities (nice values) of the threads that compute while the GUI thread paints:
+# training (and the browser's classification) take what the others leave; the inference
+# thread yields to the GUI thread when both want the same core (Linux's scheduler shares
+# a core by weight, about 3 : 1 for nice 5 against 0), and its results come a little later
+# instead of the paint.
+BACKGROUND_NICENESS = 10
+INFERENCE_NICENESS = 5
+WORKER_NICENESS = {"background": BACKGROUND_NICENESS, "inference": INFERENCE_NICENESS}
+PROCESS_KINDS = ("app", "train", "eval")
+
+
+
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
+MMAP_THRESHOLD_BYTES = 1 << 30
+RELEASE_THRESHOLD_BYTES = 4 << 20
+TRIM_THRESHOLD_BYTES = (1 << 31) - 1
+
+
+def _mallopt():
+    """glibc's ``mallopt`` through ctypes, or None on other platforms and C libraries."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return None
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return mallopt
+
+
+def retain_freed_memory() -> bool:
+    """Tune glibc's malloc for large, repeated tensor allocations (see the module docstring).
+
+    Idempotent (``mallopt`` only sets values). Call before training starts, from any thread.
+
+    Returns
+    -------
+    bool
+        True when the settings are in effect (Linux with glibc), False otherwise.
+    """
+    mallopt = _mallopt()
+    if mallopt is None:
+        return False
+    return all(mallopt(param, value) == 1 for param, value in (
+        (M_ARENA_MAX, 1), (M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES), (M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)))
+
+
+def release_freed_memory() -> bool:
+    """Map every block of 4 MiB or more on its own and unmap it when freed (a fixed
+    ``M_MMAP_THRESHOLD``, which also stops glibc from raising it by itself), so the
+    resident size follows the memory in use. For long-running processes (the app).
+
+    Returns True when set (Linux with glibc), False otherwise. It sets only the mmap
+    threshold: after :func:`retain_freed_memory` in the same process, that call's arena
+    and trim settings stay.
+    """
+    mallopt = _mallopt()
+    return mallopt is not None and mallopt(M_MMAP_THRESHOLD, RELEASE_THRESHOLD_BYTES) == 1
+
+
+def tune_process(kind: str) -> bool:
+    """Set the malloc behaviour of a process of ``kind``: ``"train"`` or ``"eval"``
+    (:func:`retain_freed_memory`) or ``"app"`` (:func:`release_freed_memory`).
+
+    Returns whether the setting is in effect (Linux with glibc). Raises ``ValueError``
+    for another kind.
+    """
+    if kind not in PROCESS_KINDS:
+        raise ValueError(f"unknown process kind {kind!r}; use one of {', '.join(PROCESS_KINDS)}")
+    return release_freed_memory() if kind == "app" else retain_freed_memory()
+
+
+def after_startup() -> None:
+    """Exempt everything alive after start-up (torch, numpy, Qt and pyqtgraph modules, the
+    window's widgets) from Python's cyclic garbage collector (``gc.freeze``).
+
+    A full (generation-2) collection walks every tracked object: with the ~400,000 objects
+    these libraries leave, one took 150-226 ms (measured in ``benchmarks/soak.py`` during
+    start-up), and it stops every thread. Frozen objects are still freed normally by
+    reference counting; only cycles among them would stay, and start-up objects live as
+    long as the app.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def lower_thread_priority(niceness: int = BACKGROUND_NICENESS) -> bool:
+    """Lower the CPU priority of the calling thread, and of the compute threads it starts
+    later (they inherit it), by ``niceness`` (nice values; at most to 19), so the GUI
+    thread wins a core whenever it has work to do while this thread keeps the idle time.
+    Linux only (there ``setpriority`` takes a thread id); returns False where it is not
+    available or not allowed."""
+    if not sys.platform.startswith("linux"):
+        return False
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + niceness))
+    except OSError:
+        return False
+    return True
+
+
+def _in_new_thread(fn):
+    """``fn()`` run on a short-lived thread of its own; returns its result."""
+    result = []
+    thread = threading.Thread(target=lambda: result.append(fn()), name="capsviz-threads")
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+@contextlib.contextmanager
+def intra_op_threads(n: int) -> Iterator[None]:
+    """Within the block, the calling thread's torch operations run on ``n`` >= 1 intra-op
+    threads; afterwards its own count is what it was. The count that threads using torch
+    for the first time start with (the default) is not changed.
+
+    ``torch.set_num_threads`` sets both the caller's own count (OpenMP keeps one per
+    thread) and that default; the default is put back from a short-lived thread, whose own
+    count does not matter. (With a thread pool that is not per thread, the default stays.)
+    """
+    import torch
+
+    default = _in_new_thread(torch.get_num_threads)
+    before = torch.get_num_threads()
+
+    def set_own(count: int) -> None:
+        torch.set_num_threads(count)
+        _in_new_thread(lambda: torch.set_num_threads(default))
+
+    set_own(n)
+    try:
+        yield
+    finally:
+        set_own(before)
+
+
+@contextlib.contextmanager
+def worker_thread(kind: str) -> Iterator[None]:
+    """Tune the calling thread for the work of ``kind`` (``"background"`` or ``"inference"``):
+    its CPU priority goes down by ``WORKER_NICENESS[kind]`` (for good: a lowered priority
+    cannot be raised again without privileges), and until the block ends it computes on
+    one intra-op thread fewer than the machine has (at least one), leaving a core to the
+    GUI thread. With every core asked of each operation, the GUI's own operations waited
+    on threads kept busy by training (``benchmarks/soak.py`` on 2 cores).
+
+    Raises ``ValueError`` for another kind.
+    """
+    import torch
+
+    if kind not in WORKER_NICENESS:
+        raise ValueError(f"unknown worker kind {kind!r}; use one of {', '.join(WORKER_NICENESS)}")
+    lower_thread_priority(WORKER_NICENESS[kind])
+    with intra_op_threads(max(1, torch.get_num_threads() - 1)):
+        yield
