@@ -59,8 +59,12 @@ def install_steps(python: Path, extras: tuple[str, ...], variant: str) -> list[t
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
     steps = []
     if variant == "cpu":
-        steps.append(("PyTorch, CPU-only build (about 200 MB to download)",
-                      [*pip, "--index-url", CPU_INDEX, "torch", "torchvision"]))
+        steps.append(
+            (
+                "PyTorch, CPU-only build (about 200 MB to download)",
+                [*pip, "--index-url", CPU_INDEX, "torch", "torchvision"],
+            )
+        )
     size = "" if variant == "cpu" else " (PyTorch with CUDA: about 2.6 GB to download, 6 GB on disk; minutes)"
     spec = f"{ROOT}[{','.join(extras)}]" if extras else str(ROOT)
     steps.append((f"capsviz and its dependencies: PyTorch, Qt, pyqtgraph{size}", [*pip, "-e", spec]))
@@ -83,7 +87,7 @@ def installed() -> set[str]:
 
 def ensure_env(extras: tuple[str, ...] = ()) -> None:
     """Create .venv and install capsviz (with ``extras``) unless that is already done."""
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 (run.py runs under whatever python3 the user has)
         sys.exit(f"capsviz needs Python 3.10 or newer; this is {sys.version.split()[0]}")
     have = installed()
     variant = torch_variant(have)
@@ -94,8 +98,11 @@ def ensure_env(extras: tuple[str, ...] = ()) -> None:
         print(f"creating a virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     if variant == "default" and sys.platform.startswith("linux") and not has_nvidia_gpu():
-        print("no NVIDIA GPU found: pip takes PyTorch's CUDA build all the same; set CAPSVIZ_TORCH=cpu "
-              "(and delete .venv) for the much smaller CPU-only build", flush=True)
+        print(
+            "no NVIDIA GPU found: pip takes PyTorch's CUDA build all the same; set CAPSVIZ_TORCH=cpu "
+            "(and delete .venv) for the much smaller CPU-only build",
+            flush=True,
+        )
     steps = install_steps(PYTHON, extras, variant)
     for k, (what, cmd) in enumerate(steps, start=1):
         print(f"[{k}/{len(steps)}] installing {what} into {VENV}", flush=True)

@@ -32,8 +32,14 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 def mouse(widget, kind, x, y, buttons):
     button = Qt.MouseButton.LeftButton if kind != QEvent.Type.MouseMove else Qt.MouseButton.NoButton
-    ev = QMouseEvent(kind, QPointF(x, y), QPointF(widget.mapToGlobal(QPoint(int(x), int(y)))), button, buttons,
-                     Qt.KeyboardModifier.NoModifier)
+    ev = QMouseEvent(
+        kind,
+        QPointF(x, y),
+        QPointF(widget.mapToGlobal(QPoint(int(x), int(y)))),
+        button,
+        buttons,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(widget, ev)
 
 
@@ -47,12 +53,12 @@ def main() -> None:
     from capsviz.gui.app import configure_pyqtgraph
 
     configure_pyqtgraph()
-    from capsviz.gui.main_window import MainWindow
-    from capsviz.model.inference import infer
-
     import tempfile
 
     from PySide6.QtCore import QSettings
+
+    from capsviz.gui.main_window import MainWindow
+    from capsviz.model.inference import infer
 
     settings = QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat)  # defaults, not the user's
     window = MainWindow(device="cpu", data_root=args.data_root, settings=settings)
@@ -138,19 +144,25 @@ def main() -> None:
         gaps = np.diff(ticks) * 1000
         stall_ms = float(gaps.max() - 5.0)
         steps = len(panel.history["step"])
-        print(f"training for {args.train_seconds:.0f} s ({steps} steps): {len(ticks)} ticks, "
-              f"longest gap {gaps.max():.1f} ms, median {np.median(gaps):.1f} ms")
+        print(
+            f"training for {args.train_seconds:.0f} s ({steps} steps): {len(ticks)} ticks, "
+            f"longest gap {gaps.max():.1f} ms, median {np.median(gaps):.1f} ms"
+        )
     except FileNotFoundError as exc:
         print(f"skipping the training measurement: {exc}")
     window.close()
-    print(json.dumps({
-        "infer_trace_ms_b1": round(infer_ms, 2),
-        "pose_frame_ms": round(pose_ms, 2),
-        "draw_to_prediction_ms": round(draw_ms, 2),
-        "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
-        "device": "cpu",
-        "threads": torch.get_num_threads(),
-    }))
+    print(
+        json.dumps(
+            {
+                "infer_trace_ms_b1": round(infer_ms, 2),
+                "pose_frame_ms": round(pose_ms, 2),
+                "draw_to_prediction_ms": round(draw_ms, 2),
+                "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
+                "device": "cpu",
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

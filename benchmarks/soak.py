@@ -72,8 +72,14 @@ class Driver:
 
     def mouse(self, kind, x, y, button, buttons):
         canvas = self.w.input_panel.canvas
-        ev = QMouseEvent(kind, QPointF(x, y), QPointF(canvas.mapToGlobal(QPoint(int(x), int(y)))), button, buttons,
-                         Qt.KeyboardModifier.NoModifier)
+        ev = QMouseEvent(
+            kind,
+            QPointF(x, y),
+            QPointF(canvas.mapToGlobal(QPoint(int(x), int(y)))),
+            button,
+            buttons,
+            Qt.KeyboardModifier.NoModifier,
+        )
         QApplication.sendEvent(canvas, ev)
 
     def act(self) -> str:
@@ -106,8 +112,9 @@ class Driver:
         elif what == "transform":
             name = list(w.transform_view.sliders)[int(r.integers(6))]
             s = w.transform_view.sliders[name]
-            s.setValue(float(r.uniform(s.minimum(), s.maximum())) if r.random() < 0.7 else
-                       (1.0 if name == "scale" else 0.0))
+            s.setValue(
+                float(r.uniform(s.minimum(), s.maximum())) if r.random() < 0.7 else (1.0 if name == "scale" else 0.0)
+            )
         elif what == "image":
             w.open_image(self.images[int(r.integers(len(self.images)))])
             if w.error_box is not None:
@@ -129,8 +136,9 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--interval-ms", type=int, default=8, help="time between driver actions")
     parser.add_argument("--data-root", default=None)
-    parser.add_argument("--rss-log", type=Path, default=None,
-                        help="also write the resident-size samples to this CSV file (seconds, MB)")
+    parser.add_argument(
+        "--rss-log", type=Path, default=None, help="also write the resident-size samples to this CSV file (seconds, MB)"
+    )
     args = parser.parse_args()
 
     exceptions: list[str] = []
@@ -151,8 +159,11 @@ def main() -> None:
     from capsviz.gui.main_window import MainWindow
 
     folder = Path(tempfile.mkdtemp(prefix="capsviz-soak-"))
-    window = MainWindow(device="cpu", data_root=args.data_root,
-                        settings=QSettings(str(folder / "capsviz.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(
+        device="cpu",
+        data_root=args.data_root,
+        settings=QSettings(str(folder / "capsviz.ini"), QSettings.Format.IniFormat),
+    )
     window._confirm_close = lambda: True
     original_show_exception = window.show_exception
 
@@ -225,8 +236,11 @@ def main() -> None:
                 rss_after_1 = rss_mb()
                 ticks_after_1 = len(ticks)
             steps = len(window.training_panel.history["step"])
-            print(f"minute {minute}: {actions:,} actions, rss {rss_mb():.0f} MB, {len(exceptions)} exceptions, "
-                  f"{steps} training steps", flush=True)
+            print(
+                f"minute {minute}: {actions:,} actions, rss {rss_mb():.0f} MB, {len(exceptions)} exceptions, "
+                f"{steps} training steps",
+                flush=True,
+            )
         time.sleep(0.0005)
     tick_timer.stop()
     total_s = time.perf_counter() - start
@@ -255,7 +269,9 @@ def main() -> None:
         "rss_mb_after_1": round(rss_after_1, 1) if rss_after_1 is not None else None,
         "rss_mb_end": round(rss_end, 1),
         "max_stall_ms": round(float(gaps.max()) - 5.0, 1),
-        "max_stall_at_s": round(float(ticks[first + int(gaps.argmax())] - start), 1) if len(ticks) - first > 1 else None,
+        "max_stall_at_s": round(float(ticks[first + int(gaps.argmax())] - start), 1)
+        if len(ticks) - first > 1
+        else None,
         "p99_stall_ms": round(float(np.percentile(gaps, 99)) - 5.0, 1),
         "stalls_over_100_ms": int((gaps - 5.0 > 100).sum()),
         "training_steps": steps,

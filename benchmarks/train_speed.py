@@ -49,10 +49,13 @@ def executed_gflop_per_train_image(batch: int) -> float:
     three real products per frequency); the kernel spectra are shared by the batch."""
     c, k, h, nh, kw, n_freq3, outs = 256, 9, 20, 19, 10, 3 * 19 * 10, 36
     conv1 = c * k * k * h * h
-    spectral = (n_freq3 * c * c  # the channel contraction, three real products per frequency
-                + h * 2 * kw * h * c + 3 * nh * 2 * h * kw * c  # input row and column DFTs
-                + outs * n_freq3 * c  # inverse DFT at the 36 strided outputs
-                + (k * 2 * kw * k + 3 * nh * 2 * k * kw) * c * c / batch)  # kernel spectra
+    spectral = (
+        n_freq3 * c * c  # the channel contraction, three real products per frequency
+        + h * 2 * kw * h * c
+        + 3 * nh * 2 * h * kw * c  # input row and column DFTs
+        + outs * n_freq3 * c  # inverse DFT at the 36 strided outputs
+        + (k * 2 * kw * k + 3 * nh * 2 * k * kw) * c * c / batch
+    )  # kernel spectra
     u_hat = 1152 * 10 * 16 * 8
     decoder = 160 * 512 + 512 * 1024 + 1024 * 784
     return 3 * 2 * (conv1 + spectral + u_hat + decoder) / 1e9
@@ -66,8 +69,9 @@ class ReferenceCapsNet(nn.Module):
         self.conv1 = nn.Conv2d(1, 256, 9)
         self.primary = nn.Conv2d(256, 256, 9, stride=2)
         self.W = nn.Parameter(0.01 * torch.randn(1, 1152, 10, 16, 8))
-        self.decoder = nn.Sequential(nn.Linear(160, 512), nn.ReLU(), nn.Linear(512, 1024), nn.ReLU(),
-                                     nn.Linear(1024, 784), nn.Sigmoid())
+        self.decoder = nn.Sequential(
+            nn.Linear(160, 512), nn.ReLU(), nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 784), nn.Sigmoid()
+        )
 
     @staticmethod
     def squash(s, dim):
@@ -113,8 +117,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--default-allocator", action="store_true",
-                        help="keep glibc's malloc defaults instead of capsviz train's settings")
+    parser.add_argument(
+        "--default-allocator",
+        action="store_true",
+        help="keep glibc's malloc defaults instead of capsviz train's settings",
+    )
     args = parser.parse_args()
     retained = False if args.default_allocator else retain_freed_memory()
     device = select_device(args.device)
@@ -166,8 +173,9 @@ def main() -> None:
         "peak_gflops": round(peak, 1),
         "fraction_of_peak": round(ips * GFLOP_PER_TRAIN_IMAGE / peak, 3),
         # the same on the work actually done (CPU only; the GPU runs the direct convolution)
-        "executed_fraction_of_peak": (round(ips * executed_gflop_per_train_image(B) / peak, 3)
-                                      if device.type == "cpu" else None),
+        "executed_fraction_of_peak": (
+            round(ips * executed_gflop_per_train_image(B) / peak, 3) if device.type == "cpu" else None
+        ),
         "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
         "batch_size": B,
         "torch": torch.__version__,

@@ -28,8 +28,6 @@ class CliError(Exception):
     """A user-facing error: printed as ``error: ...`` with exit code 2."""
 
 
-
-
 TRAIN_HELP = {
     "epochs": "total epochs to reach (a resumed run counts the epochs it already has)",
     "batch_size": "images per optimizer step",
@@ -74,17 +72,25 @@ def _add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, 
     """Options accepted both before and after the subcommand (``capsviz --device cpu eval`` or
     ``capsviz eval --device cpu``); ``--data-root`` only where the command reads MNIST."""
     if data:
-        p.add_argument("--data-root", type=Path, default=None, dest="data_root_sub", metavar="DIR",
-                       help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)")
+        p.add_argument(
+            "--data-root",
+            type=Path,
+            default=None,
+            dest="data_root_sub",
+            metavar="DIR",
+            help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)",
+        )
     p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=TRAIN_HELP["device"])
     if checkpoint_help:
-        p.add_argument("--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE",
-                       help=checkpoint_help)
+        p.add_argument(
+            "--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE", help=checkpoint_help
+        )
 
 
 def _add_routing(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--routing-iterations", type=_checked("routing_iterations"),
-                   default=None, metavar="N", help=ROUTING_HELP)
+    p.add_argument(
+        "--routing-iterations", type=_checked("routing_iterations"), default=None, metavar="N", help=ROUTING_HELP
+    )
 
 
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
@@ -96,69 +102,123 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
             continue  # in _add_common
         value = getattr(defaults, f.name)
         flag = "--" + f.name.replace("_", "-")
-        p.add_argument(flag, type=_checked(f.name), default=None, metavar=type(value).__name__.upper(),
-                       help=f"{TRAIN_HELP[f.name]}; {TRAIN_LIMITS[f.name].describe()} (default: {value})")
+        p.add_argument(
+            flag,
+            type=_checked(f.name),
+            default=None,
+            metavar=type(value).__name__.upper(),
+            help=f"{TRAIN_HELP[f.name]}; {TRAIN_LIMITS[f.name].describe()} (default: {value})",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="capsviz", description="A visual explorer for Capsule Networks. "
-                                     "Without a command, opens the app.")
-    parser.add_argument("--version", action=_VersionAction, nargs=0,
-                        help="print the versions of capsviz, Python, torch and Qt, and the device, then exit")
-    parser.add_argument("--checkpoint", type=Path, default=None, metavar="FILE",
-                        help="checkpoint to load (default: the shipped model)")
+    parser = argparse.ArgumentParser(
+        prog="capsviz", description="A visual explorer for Capsule Networks. Without a command, opens the app."
+    )
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        nargs=0,
+        help="print the versions of capsviz, Python, torch and Qt, and the device, then exit",
+    )
+    parser.add_argument(
+        "--checkpoint", type=Path, default=None, metavar="FILE", help="checkpoint to load (default: the shipped model)"
+    )
     parser.add_argument("--data-root", type=Path, default=None, metavar="DIR", help="folder holding MNIST/raw/")
     parser.add_argument("--device", default=None, metavar="DEVICE", help=TRAIN_HELP["device"])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                help="a headless command (without one, capsviz opens the app)")
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="a headless command (without one, capsviz opens the app)"
+    )
 
-    t = sub.add_parser("train", help="train headless with a progress bar",
-                       description="Train a CapsNet on MNIST with the paper's recipe; autosaves after every "
-                                   "epoch and on Ctrl+C.")
+    t = sub.add_parser(
+        "train",
+        help="train headless with a progress bar",
+        description="Train a CapsNet on MNIST with the paper's recipe; autosaves after every epoch and on Ctrl+C.",
+    )
     _add_train_flags(t)
-    t.add_argument("--out", type=Path, default=None, metavar="FILE",
-                   help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
-                        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors); an "
-                        "existing file is refused unless --overwrite is given")
-    t.add_argument("--overwrite", action="store_true",
-                   help="allow --out to replace an existing checkpoint and its .best file")
-    t.add_argument("--resume", type=Path, default=None, metavar="FILE",
-                   help="continue exactly from a training checkpoint (an autosave, with optimizer state), "
-                        "writing into FILE unless --out is given")
-    t.add_argument("--init", type=Path, default=None, metavar="FILE",
-                   help="continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
-                        "the weights, the step (so the learning rate), the completed epochs and the recipe "
-                        "(every setting above but --device); flags given here replace the recipe's values; Adam "
-                        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs")
+    t.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
+        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors); an "
+        "existing file is refused unless --overwrite is given",
+    )
+    t.add_argument(
+        "--overwrite", action="store_true", help="allow --out to replace an existing checkpoint and its .best file"
+    )
+    t.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="continue exactly from a training checkpoint (an autosave, with optimizer state), "
+        "writing into FILE unless --out is given",
+    )
+    t.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
+        "the weights, the step (so the learning rate), the completed epochs and the recipe "
+        "(every setting above but --device); flags given here replace the recipe's values; Adam "
+        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs",
+    )
     _add_common(t)
 
-    e = sub.add_parser("eval", help="print the test accuracy of a checkpoint",
-                       description="Evaluate a checkpoint on all 10,000 MNIST test images (only the test "
-                                   "files t10k-* are needed).")
+    e = sub.add_parser(
+        "eval",
+        help="print the test accuracy of a checkpoint",
+        description="Evaluate a checkpoint on all 10,000 MNIST test images (only the test files t10k-* are needed).",
+    )
     _add_common(e, checkpoint_help="checkpoint to evaluate (default: the shipped model)")
     _add_routing(e)
-    e.add_argument("--batch-size", type=_checked("eval_batch_size"), default=500, metavar="N",
-                   help="images per forward pass, 1 to 100,000 (default: 500)")
-    tr = sub.add_parser("trace", help="export the routing trace of one image as .npz",
-                        description="Classify one image file (preprocessed like a drawing) and save its routing "
-                                    "trace: u, u_lengths, b, c, v, lengths, input, prediction.")
+    e.add_argument(
+        "--batch-size",
+        type=_checked("eval_batch_size"),
+        default=500,
+        metavar="N",
+        help="images per forward pass, 1 to 100,000 (default: 500)",
+    )
+    tr = sub.add_parser(
+        "trace",
+        help="export the routing trace of one image as .npz",
+        description="Classify one image file (preprocessed like a drawing) and save its routing "
+        "trace: u, u_lengths, b, c, v, lengths, input, prediction.",
+    )
     tr.add_argument("image", type=Path, help="image file (PNG, JPEG, ...)")
-    tr.add_argument("--out", type=Path, required=True, metavar="FILE",
-                    help="the .npz file to write (.npz is added to a name without it)")
+    tr.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the .npz file to write (.npz is added to a name without it)",
+    )
     _add_routing(tr)
     _add_common(tr, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
-    c = sub.add_parser("classify", help="print the predicted digit and capsule lengths of image files",
-                       description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
-                                   "fit into 20x20, centre by mass). One line per file; a file that cannot be "
-                                   "read gets an error line and the others go on; the exit code is 1 if any "
-                                   "file failed.")
+    c = sub.add_parser(
+        "classify",
+        help="print the predicted digit and capsule lengths of image files",
+        description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
+        "fit into 20x20, centre by mass). One line per file; a file that cannot be "
+        "read gets an error line and the others go on; the exit code is 1 if any "
+        "file failed.",
+    )
     c.add_argument("images", type=Path, nargs="+", metavar="FILE", help="image files (PNG, JPEG, ...)")
-    c.add_argument("--json", action="store_true",
-                   help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} or '
-                        '{"file", "error"}')
-    c.add_argument("--ink", choices=("auto", "light", "dark"), default="auto",
-                   help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
-                        "decide from the image's border (default)")
+    c.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} or {"file", "error"}',
+    )
+    c.add_argument(
+        "--ink",
+        choices=("auto", "light", "dark"),
+        default="auto",
+        help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
+        "decide from the image's border (default)",
+    )
     _add_routing(c)
     _add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
     return parser
@@ -182,8 +242,9 @@ def _train_destination(args: argparse.Namespace) -> Path:
         same_run = args.resume is not None and Path(args.resume).resolve() == Path(out).resolve()
         taken = [p for p in (Path(out), best_path(out)) if p.is_file()]
         if taken and not same_run and not args.overwrite:
-            raise CliError(f"{taken[0]} exists (a model of an earlier run); pass --overwrite to replace it, "
-                           "or give another --out")
+            raise CliError(
+                f"{taken[0]} exists (a model of an earlier run); pass --overwrite to replace it, or give another --out"
+            )
     return check_destination(out)
 
 
@@ -191,8 +252,10 @@ def _nothing_to_train(trainer, source: Path) -> str | None:
     """The message when ``trainer`` already has ``--epochs`` completed epochs, else None."""
     if trainer.epoch < trainer.config.epochs:
         return None
-    return (f"{source} has {trainer.epoch} completed epochs and --epochs is {trainer.config.epochs}: nothing to "
-            f"train; --epochs is the total to reach, e.g. --epochs {trainer.epoch + 1} for one more epoch")
+    return (
+        f"{source} has {trainer.epoch} completed epochs and --epochs is {trainer.config.epochs}: nothing to "
+        f"train; --epochs is the total to reach, e.g. --epochs {trainer.epoch + 1} for one more epoch"
+    )
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -213,16 +276,20 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = _train_destination(args)
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
-                 if f.name != "device" and getattr(args, f.name, None) is not None}
+    overrides = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(TrainConfig)
+        if f.name != "device" and getattr(args, f.name, None) is not None
+    }
     device = _resolve(args, "device")
     if device is not None:
         overrides["device"] = device
     if args.resume:
         trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=out)
     elif args.init:
-        trainer = Trainer.continue_from_weights(args.init, train_data, test_data, overrides=overrides,
-                                                checkpoint_path=out)
+        trainer = Trainer.continue_from_weights(
+            args.init, train_data, test_data, overrides=overrides, checkpoint_path=out
+        )
     else:
         trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=out)
     source = args.resume or args.init
@@ -232,10 +299,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise CliError(message)
     if args.init:
         given = sorted(k for k in overrides if k != "device")
-        print(f"from {args.init}: its weights, step {trainer.step:,} (lr {trainer.config.lr_at(trainer.step):.2e}), "
-              f"{trainer.epoch} completed epochs and its recipe"
-              + (f", with {', '.join(given)} from the command line" if given else "")
-              + "; fresh Adam moments", flush=True)
+        print(
+            f"from {args.init}: its weights, step {trainer.step:,} (lr {trainer.config.lr_at(trainer.step):.2e}), "
+            f"{trainer.epoch} completed epochs and its recipe"
+            + (f", with {', '.join(given)} from the command line" if given else "")
+            + "; fresh Adam moments",
+            flush=True,
+        )
     cfg = trainer.config
     print(f"training on {trainer.device}: {dataclasses.asdict(cfg)}", flush=True)
     print(f"checkpoint: {trainer.checkpoint_path}", flush=True)
@@ -254,11 +324,18 @@ def cmd_train(args: argparse.Namespace) -> int:
         for ev in trainer.run():
             if isinstance(ev, BatchEvent):
                 bar.update(1)
-                bar.set_postfix(epoch=ev.epoch + 1, loss=f"{ev.loss:.4f}", acc=f"{ev.train_accuracy:.3f}",
-                                img_s=f"{ev.images_per_s:.0f}", lr=f"{ev.lr:.2e}")
+                bar.set_postfix(
+                    epoch=ev.epoch + 1,
+                    loss=f"{ev.loss:.4f}",
+                    acc=f"{ev.train_accuracy:.3f}",
+                    img_s=f"{ev.images_per_s:.0f}",
+                    lr=f"{ev.lr:.2e}",
+                )
             elif isinstance(ev, EpochEvent):
-                bar.write(f"epoch {ev.epoch}: test accuracy {100 * ev.test_accuracy:.2f} % "
-                          f"({ev.test_images:,} images), step {ev.step}, saved {ev.checkpoint}")
+                bar.write(
+                    f"epoch {ev.epoch}: test accuracy {100 * ev.test_accuracy:.2f} % "
+                    f"({ev.test_images:,} images), step {ev.step}, saved {ev.checkpoint}"
+                )
             elif isinstance(ev, StoppedEvent):
                 stopped_early = not ev.finished
                 bar.write(f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}")
@@ -279,11 +356,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     path = _resolve(args, "checkpoint") or shipped_checkpoint()
     model, info = _load_model(args)
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
-    iterations = args.routing_iterations if args.routing_iterations is not None else (
-        info.model_config.routing_iterations)
+    iterations = (
+        args.routing_iterations if args.routing_iterations is not None else (info.model_config.routing_iterations)
+    )
     with tqdm(total=len(test), unit="image", desc="evaluating", dynamic_ncols=True, leave=False) as bar:
-        preds = evaluate_model(model, test, routing_iterations=iterations, batch_size=args.batch_size,
-                               after_batch=bar.update)
+        preds = evaluate_model(
+            model, test, routing_iterations=iterations, batch_size=args.batch_size, after_batch=bar.update
+        )
     correct = int((preds == test.labels).sum())
     n = len(test)
     print(f"checkpoint: {path}")
@@ -363,8 +442,9 @@ def cmd_classify(args: argparse.Namespace) -> int:
         except ImageReadError as exc:
             errors[k] = str(exc)
     order = sorted(inputs)
-    lengths = capsule_lengths(model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, 28, 28)),
-                              args.routing_iterations)
+    lengths = capsule_lengths(
+        model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, 28, 28)), args.routing_iterations
+    )
     results = dict(zip(order, lengths))
     for k, path in enumerate(args.images):
         if k in errors:
@@ -375,8 +455,16 @@ def cmd_classify(args: argparse.Namespace) -> int:
             continue
         v = results[k]
         if args.json:
-            print(json.dumps({"file": str(path), "prediction": int(v.argmax()), "recognised": recognised(v),
-                              "lengths": [round(float(x), 6) for x in v]}))
+            print(
+                json.dumps(
+                    {
+                        "file": str(path),
+                        "prediction": int(v.argmax()),
+                        "recognised": recognised(v),
+                        "lengths": [round(float(x), 6) for x in v],
+                    }
+                )
+            )
         else:
             print(f"{path}: {_prediction_text(v)}  lengths {_lengths_text(v)}")
     return 1 if errors else 0

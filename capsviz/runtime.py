@@ -65,7 +65,6 @@ WORKER_NICENESS = {"background": BACKGROUND_NICENESS, "inference": INFERENCE_NIC
 PROCESS_KINDS = ("app", "train", "eval")
 
 
-
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
@@ -100,8 +99,14 @@ def retain_freed_memory() -> bool:
     mallopt = _mallopt()
     if mallopt is None:
         return False
-    return all(mallopt(param, value) == 1 for param, value in (
-        (M_ARENA_MAX, 1), (M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES), (M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)))
+    return all(
+        mallopt(param, value) == 1
+        for param, value in (
+            (M_ARENA_MAX, 1),
+            (M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES),
+            (M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES),
+        )
+    )
 
 
 def release_freed_memory() -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 
-
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.preprocess import preprocess_split
 from capsviz.paths import shipped_checkpoint
@@ -35,8 +34,17 @@ def main() -> None:
     acc_raw = float((evaluate_model(model, raw) == raw.labels).mean())
     acc_pre = float((evaluate_model(model, pre) == pre.labels).mean())
     print(f"{source}, {n:,} digits: raw {100 * acc_raw:.2f} %, preprocessed {100 * acc_pre:.2f} %")
-    print(json.dumps({"images": n, "source": source, "raw_accuracy": acc_raw, "preprocessed_accuracy": acc_pre,
-                      "difference_points": round(100 * (acc_pre - acc_raw), 3)}))
+    print(
+        json.dumps(
+            {
+                "images": n,
+                "source": source,
+                "raw_accuracy": acc_raw,
+                "preprocessed_accuracy": acc_pre,
+                "difference_points": round(100 * (acc_pre - acc_raw), 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

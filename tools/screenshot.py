@@ -25,11 +25,11 @@ app = QApplication([])
 from capsviz.gui.app import configure_pyqtgraph  # noqa: E402
 
 configure_pyqtgraph()
-from capsviz.gui.main_window import MainWindow  # noqa: E402
-
 import tempfile  # noqa: E402
 
 from PySide6.QtCore import QSettings  # noqa: E402
+
+from capsviz.gui.main_window import MainWindow  # noqa: E402
 
 # fresh settings, so the pictures show the defaults whatever this machine's user changed
 w = MainWindow(device="cpu", settings=QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat))
@@ -38,20 +38,28 @@ if args.sample is None:
     canvas = w.input_panel.canvas
     canvas.clear()
     # a hand-drawn 4: down-stroke, cross-bar, long vertical
-    strokes = [[(95, 40), (85, 90), (75, 140), (70, 165)], [(70, 165), (130, 163), (200, 160)],
-               [(170, 45), (168, 120), (166, 190), (165, 245)]]
+    strokes = [
+        [(95, 40), (85, 90), (75, 140), (70, 165)],
+        [(70, 165), (130, 163), (200, 160)],
+        [(170, 45), (168, 120), (166, 190), (165, 245)],
+    ]
     for stroke in strokes:
         pts = []
         for (x0, y0), (x1, y1) in zip(stroke, stroke[1:]):
             pts += [(x0 + (x1 - x0) * t / 8, y0 + (y1 - y0) * t / 8) for t in range(9)]
-        for kind, p, b, bs in ([(QEvent.Type.MouseButtonPress, pts[0], Qt.MouseButton.LeftButton,
-                                 Qt.MouseButton.LeftButton)]
-                               + [(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, Qt.MouseButton.LeftButton)
-                                  for p in pts[1:]]
-                               + [(QEvent.Type.MouseButtonRelease, pts[-1], Qt.MouseButton.LeftButton,
-                                   Qt.MouseButton.NoButton)]):
-            ev = QMouseEvent(kind, QPointF(*p), QPointF(canvas.mapToGlobal(QPoint(int(p[0]), int(p[1])))), b, bs,
-                             Qt.KeyboardModifier.NoModifier)
+        for kind, p, b, bs in (
+            [(QEvent.Type.MouseButtonPress, pts[0], Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton)]
+            + [(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, Qt.MouseButton.LeftButton) for p in pts[1:]]
+            + [(QEvent.Type.MouseButtonRelease, pts[-1], Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton)]
+        ):
+            ev = QMouseEvent(
+                kind,
+                QPointF(*p),
+                QPointF(canvas.mapToGlobal(QPoint(int(p[0]), int(p[1])))),
+                b,
+                bs,
+                Qt.KeyboardModifier.NoModifier,
+            )
             QApplication.sendEvent(canvas, ev)
 else:
     w.show_sample(args.sample)

@@ -18,6 +18,14 @@ args = parser.parse_args()
 model, info, _ = load_checkpoint(args.checkpoint)
 keep = {k: v for k, v in info.metadata.items() if k in ("completed_epochs", "created")}
 keep["trained_with"] = "capsviz train"
-save_checkpoint(args.out, model, train_config=info.train_config, epoch=info.epoch, step=info.step,
-                test_accuracy=info.test_accuracy, test_images=info.test_images, extra_metadata=keep)
+save_checkpoint(
+    args.out,
+    model,
+    train_config=info.train_config,
+    epoch=info.epoch,
+    step=info.step,
+    test_accuracy=info.test_accuracy,
+    test_images=info.test_images,
+    extra_metadata=keep,
+)
 print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes): {info.summary()}")

@@ -20,7 +20,6 @@ import torch
 
 from capsviz.paths import mnist_sample, user_cache_dir, user_data_dir
 
-
 # name -> (number of items, uncompressed size in bytes)
 MNIST_FILES = {
     "train-images-idx3-ubyte": (60000, 16 + 60000 * 784),
@@ -62,8 +61,9 @@ def _atomic_write(dest: Path, fill, expected_size: int, source: Path) -> None:
             fill(out)
         size = Path(tmp).stat().st_size
         if size != expected_size:
-            raise MnistDataError(f"{source}: gives {size:,} bytes, expected {expected_size:,} "
-                                 "(truncated or not an MNIST file)")
+            raise MnistDataError(
+                f"{source}: gives {size:,} bytes, expected {expected_size:,} (truncated or not an MNIST file)"
+            )
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -109,19 +109,24 @@ def check_idx(path: Path, count: int) -> None:
         raise MnistDataError(f"{path}: truncated: {len(head)} bytes, not even an IDX header")
     magic = int.from_bytes(head[:4], "big")
     if magic != IDX_MAGIC[dims]:
-        raise MnistDataError(f"{path}: bad magic number 0x{magic:08x}, expected 0x{IDX_MAGIC[dims]:08x} "
-                             f"(an IDX file of {'images' if images else 'labels'}); not an MNIST file")
+        raise MnistDataError(
+            f"{path}: bad magic number 0x{magic:08x}, expected 0x{IDX_MAGIC[dims]:08x} "
+            f"(an IDX file of {'images' if images else 'labels'}); not an MNIST file"
+        )
     shape = [int.from_bytes(head[4 * k : 4 * k + 4], "big") for k in range(1, dims + 1)]
     if shape[0] != count:
-        raise MnistDataError(f"{path}: holds {shape[0]:,} {'images' if images else 'labels'}, expected {count:,}; "
-                             "the image and label files do not belong together")
+        raise MnistDataError(
+            f"{path}: holds {shape[0]:,} {'images' if images else 'labels'}, expected {count:,}; "
+            "the image and label files do not belong together"
+        )
     if images and shape[1:] != [28, 28]:
         raise MnistDataError(f"{path}: images of {shape[1]} x {shape[2]} pixels, expected 28 x 28")
     expected = header + count * (784 if images else 1)
     size = path.stat().st_size
     if size != expected:
-        raise MnistDataError(f"{path}: {'truncated' if size < expected else 'too long'}: {size:,} bytes, "
-                             f"expected {expected:,}")
+        raise MnistDataError(
+            f"{path}: {'truncated' if size < expected else 'too long'}: {size:,} bytes, expected {expected:,}"
+        )
 
 
 def _writable(folder: Path) -> bool:

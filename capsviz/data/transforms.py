@@ -35,7 +35,7 @@ class InputTransform:
     def is_identity(self) -> bool:
         return self == InputTransform()
 
-    def with_value(self, name: str, value: float) -> "InputTransform":
+    def with_value(self, name: str, value: float) -> InputTransform:
         return replace(self, **{name: float(value)})
 
     def as_dict(self) -> dict:
@@ -77,9 +77,15 @@ def apply_transforms(image: np.ndarray, transforms: list[InputTransform]) -> np.
     for t in transforms:
         x = base.clone()
         if (t.rotation, t.scale, t.tx, t.ty, t.shear) != (0.0, 1.0, 0.0, 0.0, 0.0):
-            x = TF.affine(x, angle=-t.rotation,  # torchvision's affine turns clockwise
-                          translate=[t.tx, t.ty], scale=t.scale, shear=[t.shear, 0.0],
-                          interpolation=InterpolationMode.BILINEAR, fill=0.0)
+            x = TF.affine(
+                x,
+                angle=-t.rotation,  # torchvision's affine turns clockwise
+                translate=[t.tx, t.ty],
+                scale=t.scale,
+                shear=[t.shear, 0.0],
+                interpolation=InterpolationMode.BILINEAR,
+                fill=0.0,
+            )
         steps, frac = int(abs(t.thickness)), abs(t.thickness) % 1.0
         op = _dilate if t.thickness > 0 else _erode
         for _ in range(steps):

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import torch
-from superqt.utils import qthrottled
 from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
+from superqt.utils import qthrottled
 
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
@@ -25,20 +25,31 @@ from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Seri
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
-from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
+from capsviz.gui.widgets.transforms import TransformView
 from capsviz.model import CapsNet
+from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
 from capsviz.runtime import lower_thread_priority, worker_thread
-from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
 from capsviz.train.checkpoint import (
-    CheckpointError, CheckpointInfo, fresh_path, load_checkpoint, read_info, save_checkpoint,
+    CheckpointError,
+    CheckpointInfo,
+    fresh_path,
+    load_checkpoint,
+    read_info,
+    save_checkpoint,
 )
 from capsviz.train.loop import (
-    BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, evaluate_model, select_device,
+    BatchEvent,
+    EpochEvent,
+    StoppedEvent,
+    TrainConfig,
+    Trainer,
+    evaluate_model,
+    select_device,
 )
 
 # While training, the views show the model's weights as of at most this long ago: each
@@ -105,8 +116,13 @@ class MainWindow(QMainWindow):
     inferenceUpdated = Signal()
     trainingFinished = Signal()
 
-    def __init__(self, checkpoint: Path | None = None, data_root: Path | None = None, device: str = "auto",
-                 settings: QSettings | None = None) -> None:
+    def __init__(
+        self,
+        checkpoint: Path | None = None,
+        data_root: Path | None = None,
+        device: str = "auto",
+        settings: QSettings | None = None,
+    ) -> None:
         super().__init__()
         self.setWindowTitle("capsviz — Capsule Network explorer")
         self.data_root = data_root
@@ -145,8 +161,10 @@ class MainWindow(QMainWindow):
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
         self.routing_view = RoutingView()
-        self.pose_view = PoseView(decode=lambda pose, digit: reconstruct(self.model, pose, digit),
-                                  grid=lambda pose, digit: perturbation_grid(self.model, pose, digit))
+        self.pose_view = PoseView(
+            decode=lambda pose, digit: reconstruct(self.model, pose, digit),
+            grid=lambda pose, digit: perturbation_grid(self.model, pose, digit),
+        )
         self.training_panel = TrainingPanel()
         self.browser = MnistBrowser()
         self.transform_view = TransformView()
@@ -202,8 +220,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(self.restored.geometry)
         self.settings_notice = ""
         if self.restored.problems:
-            self.settings_notice = ("settings: " + "; ".join(self.restored.problems)
-                                    + " — using the defaults for these")
+            self.settings_notice = "settings: " + "; ".join(self.restored.problems) + " — using the defaults for these"
             logging.getLogger("capsviz").warning(self.settings_notice)
             self.statusBar().showMessage(self.settings_notice, 15000)
         self.show_sample(0)
@@ -228,8 +245,13 @@ class MainWindow(QMainWindow):
         self.transform_view.parameter.setCurrentIndex(views["transforms/parameter"])
 
     def save_settings(self) -> None:
-        write_settings(self.settings, self.saveGeometry(), self.saveState(STATE_VERSION), self.checkpoint_path,
-                       self._view_settings())
+        write_settings(
+            self.settings,
+            self.saveGeometry(),
+            self.saveState(STATE_VERSION),
+            self.checkpoint_path,
+            self._view_settings(),
+        )
 
     # -- layout -------------------------------------------------------------------
     def _add_dock(self, name: str, title: str, widget, area) -> None:
@@ -312,9 +334,12 @@ class MainWindow(QMainWindow):
         except CheckpointError as exc:
             if self.info is None and self.checkpoint_path is None and path is None:
                 self.model_label.setText("model: untrained (the shipped model is missing)")
-                self.show_error("No model", f"The shipped model cannot be loaded: {exc}\n\nThe views show an "
-                                "untrained CapsNet. Open a checkpoint (File → Open checkpoint…) or train one "
-                                "in the Training panel.")
+                self.show_error(
+                    "No model",
+                    f"The shipped model cannot be loaded: {exc}\n\nThe views show an "
+                    "untrained CapsNet. Open a checkpoint (File → Open checkpoint…) or train one "
+                    "in the Training panel.",
+                )
             else:
                 self.show_error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
             return False
@@ -331,25 +356,40 @@ class MainWindow(QMainWindow):
             self.load_model(Path(path))
 
     def _save_checkpoint_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save checkpoint", "capsnet.safetensors", "safetensors (*.safetensors)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save checkpoint", "capsnet.safetensors", "safetensors (*.safetensors)"
+        )
         if path:
             info = self.info
-            save_checkpoint(path, self.model, train_config=info.train_config if info else {},
-                            epoch=info.epoch if info else 0, step=info.step if info else 0,
-                            test_accuracy=info.test_accuracy if info else None,
-                            test_images=info.test_images if info else None)
+            save_checkpoint(
+                path,
+                self.model,
+                train_config=info.train_config if info else {},
+                epoch=info.epoch if info else 0,
+                step=info.step if info else 0,
+                test_accuracy=info.test_accuracy if info else None,
+                test_images=info.test_images if info else None,
+            )
             self.statusBar().showMessage(f"saved {path}", 5000)
 
     def figures(self) -> dict[str, pg.GraphicsLayoutWidget | pg.PlotWidget]:
         """Every plot of the window, by file name."""
         rv, lv, pv, tp = self.routing_view, self.lengths_view, self.pose_view, self.training_panel
         return {
-            "model_input": self.input_panel.preview, "capsule_lengths": lv.bars_plot,
-            "lengths_per_iteration": lv.iter_plot, "primary_capsule_lengths": lv.primary,
-            "routing_class_maps": rv.graphics, "routing_mosaic": rv.detail, "routed_mass": rv.mass_plot,
-            "routing_entropy": rv.entropy_plot, "routing_overlay": rv.overlay_panel,
-            "pose_input": pv.input_panel, "pose_reconstruction": pv.recon_panel, "pose_difference": pv.diff_panel,
-            "training_loss": tp.loss_plot, "training_accuracy": tp.acc_plot,
+            "model_input": self.input_panel.preview,
+            "capsule_lengths": lv.bars_plot,
+            "lengths_per_iteration": lv.iter_plot,
+            "primary_capsule_lengths": lv.primary,
+            "routing_class_maps": rv.graphics,
+            "routing_mosaic": rv.detail,
+            "routed_mass": rv.mass_plot,
+            "routing_entropy": rv.entropy_plot,
+            "routing_overlay": rv.overlay_panel,
+            "pose_input": pv.input_panel,
+            "pose_reconstruction": pv.recon_panel,
+            "pose_difference": pv.diff_panel,
+            "training_loss": tp.loss_plot,
+            "training_accuracy": tp.acc_plot,
         }
 
     def export_figures(self, folder: Path) -> list[Path]:
@@ -401,15 +441,18 @@ class MainWindow(QMainWindow):
         if self.device.type == "cuda":
             device += f" ({torch.cuda.get_device_name(self.device)})"
         model = self.model_label.text().removeprefix("model: ")
-        return (f"{version_report(device).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
-                "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829.")
+        return (
+            f"{version_report(device).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
+            "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829."
+        )
 
     def _about(self) -> None:
         if self.about_box is not None:  # one box, brought up to date
             self.about_box.setText(self.about_text())
         else:
-            self.about_box = QMessageBox(QMessageBox.Icon.Information, "About capsviz", self.about_text(),
-                                         QMessageBox.StandardButton.Ok, self)
+            self.about_box = QMessageBox(
+                QMessageBox.Icon.Information, "About capsviz", self.about_text(), QMessageBox.StandardButton.Ok, self
+            )
         self.about_box.open()
 
     # -- errors -------------------------------------------------------------------------------
@@ -453,8 +496,10 @@ class MainWindow(QMainWindow):
 
     def _show_mnist(self, split: MnistSplit, index: int) -> None:
         self._image_source = None
-        self.input_panel.set_input(split.images[index].astype(np.float32) / 255.0,
-                                   source=f"MNIST test image {index} (label {split.labels[index]})")
+        self.input_panel.set_input(
+            split.images[index].astype(np.float32) / 255.0,
+            source=f"MNIST test image {index} (label {split.labels[index]})",
+        )
 
     # -- MNIST browser -------------------------------------------------------------------------
     def evaluate_test_set(self) -> None:
@@ -492,8 +537,9 @@ class MainWindow(QMainWindow):
             elif ev[0] == "done" and ev[1] is self.model and ev[2] is self.browser.data:
                 self.browser.set_predictions(ev[3])
                 errors = int((ev[3] != self.browser.data.labels).sum())
-                self.browser.status.setText(f"{errors:,} mistakes in {len(ev[3]):,} digits "
-                                            f"({100 * (1 - errors / len(ev[3])):.2f} % correct)")
+                self.browser.status.setText(
+                    f"{errors:,} mistakes in {len(ev[3]):,} digits ({100 * (1 - errors / len(ev[3])):.2f} % correct)"
+                )
 
         def on_finished() -> None:
             self._eval_worker = None
@@ -501,9 +547,15 @@ class MainWindow(QMainWindow):
                 self.evaluate_test_set()  # the model changed meanwhile
 
         # errors go to a dialog (given as _connect, superqt does not also re-raise them)
-        worker = create_worker(work, _start_thread=False, _connect={
-            "yielded": on_event, "finished": on_finished,
-            "errored": lambda exc: self.show_exception("Cannot browse MNIST", exc)})
+        worker = create_worker(
+            work,
+            _start_thread=False,
+            _connect={
+                "yielded": on_event,
+                "finished": on_finished,
+                "errored": lambda exc: self.show_exception("Cannot browse MNIST", exc),
+            },
+        )
         self._eval_worker = worker
         worker.start()
 
@@ -540,9 +592,9 @@ class MainWindow(QMainWindow):
             self.open_image(*self._image_source)
 
     def _open_image_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open image", "",
-                                              "Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;"
-                                              "All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open image", "", "Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;All files (*)"
+        )
         if path:
             self.open_image(path)
 
@@ -599,8 +651,11 @@ class MainWindow(QMainWindow):
                 view.set_sweep(None)
             return
         name, values, transforms = view.sweep_transforms()
-        self._inference_thread.submit(SweepRequest(self._sweep_serials.next(), self.model, base,
-                                                   self.routing_iterations, transforms, name, values))
+        self._inference_thread.submit(
+            SweepRequest(
+                self._sweep_serials.next(), self.model, base, self.routing_iterations, transforms, name, values
+            )
+        )
 
     def _on_sweep(self, request: SweepRequest, v) -> None:
         """Show a sweep the inference thread computed: ``v`` (K, 10, 16) or the exception."""
@@ -614,8 +669,11 @@ class MainWindow(QMainWindow):
         view = self.transform_view
         digit = view.capsule.currentData()
         if digit == -1:
-            digit = self.inference.prediction if self.inference is not None and not self.inference_pending else int(
-                np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
+            digit = (
+                self.inference.prediction
+                if self.inference is not None and not self.inference_pending
+                else int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
+            )
         view.set_sweep(request.values, v[:, digit], digit)
 
     def _on_input(self, image) -> None:
@@ -704,14 +762,20 @@ class MainWindow(QMainWindow):
             primary = lambda: self.lengths_view.set_primary(inf.u_lengths)  # noqa: E731
             routing = self.routing_view.update_parts(inf)
             pose = lambda: self.pose_view.set_capsules(image, inf.v[-1], inf.prediction)  # noqa: E731
-            now = [lambda: self.input_panel.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]),
-                                                           inf.recognised),
-                   lambda: self.lengths_view.set_lengths(inf.lengths)]
+            now = [
+                lambda: self.input_panel.set_prediction(
+                    inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised
+                ),
+                lambda: self.lengths_view.set_lengths(inf.lengths),
+            ]
         for update in now:
             update()
         # positions: the length maps, the routing parts from ROUTING_STAGE (as _stage_routing), the pose view
-        self._stages = {ROUTING_STAGE - 1: primary, **dict(enumerate(routing, start=ROUTING_STAGE)),
-                        ROUTING_STAGE + len(routing): pose}
+        self._stages = {
+            ROUTING_STAGE - 1: primary,
+            **dict(enumerate(routing, start=ROUTING_STAGE)),
+            ROUTING_STAGE + len(routing): pose,
+        }
         if not staged:
             self._stage_timer.stop()
             for key in sorted(self._stages):
@@ -752,8 +816,9 @@ class MainWindow(QMainWindow):
         and a transform sweep asked for has come (tools and tests). A sweep not yet asked
         for (it is throttled) is not waited for."""
         end = time.monotonic() + timeout_s
-        while (self._stages or self.inference_pending or self._sweep_serials.pending and not self._closing
-               ) and time.monotonic() < end:
+        while (
+            self._stages or self.inference_pending or self._sweep_serials.pending and not self._closing
+        ) and time.monotonic() < end:
             QApplication.processEvents()
             time.sleep(0.0005)  # a busy loop would hold the GIL the inference thread needs
         QApplication.processEvents()  # one more turn: the last view lays out what it was given
@@ -790,10 +855,19 @@ class MainWindow(QMainWindow):
         self.training_panel.reset_curves()
         self.training_panel.set_running(True)
         self.training_panel.status.setText(f"loading MNIST…; the run will be saved to {ckpt}")
-        worker = create_worker(training_events, factory, stop, self._train_holder, self._view_input,
-                               _start_thread=False, _connect={"yielded": self._on_training_event,
-                                                              "errored": self._on_training_error,
-                                                              "finished": self._on_training_finished})
+        worker = create_worker(
+            training_events,
+            factory,
+            stop,
+            self._train_holder,
+            self._view_input,
+            _start_thread=False,
+            _connect={
+                "yielded": self._on_training_event,
+                "errored": self._on_training_error,
+                "finished": self._on_training_finished,
+            },
+        )
         self._worker = worker
         worker.start()
 
@@ -816,8 +890,12 @@ class MainWindow(QMainWindow):
                 return
             self.model = ev.model
             current = self.model_input()
-            fresh = ev.inference is not None and current is not None and np.array_equal(ev.inference.input, current) \
+            fresh = (
+                ev.inference is not None
+                and current is not None
+                and np.array_equal(ev.inference.input, current)
                 and ev.inference.iterations == self.routing_iterations
+            )
             if fresh:
                 self.refresh(ev.inference)
             elif not self._snapshot_timer.isActive():
@@ -869,6 +947,7 @@ class MainWindow(QMainWindow):
         event.accept()
 
     def _confirm_close(self) -> bool:
-        answer = QMessageBox.question(self, "Training is running",
-                                      "Stop training, save the autosave checkpoint and quit?")
+        answer = QMessageBox.question(
+            self, "Training is running", "Stop training, save the autosave checkpoint and quit?"
+        )
         return answer == QMessageBox.StandardButton.Yes

@@ -71,7 +71,7 @@ def read_settings(settings: QSettings) -> Restored:
             out.problems.append(f"the last checkpoint {path} is gone")
         else:
             out.problems.append("model/checkpoint")
-    for key, (kind, default, check) in VIEW_KEYS.items():
+    for key, (kind, _default, check) in VIEW_KEYS.items():
         value = settings.value(key)
         if value is None:
             continue
@@ -86,8 +86,9 @@ def read_settings(settings: QSettings) -> Restored:
     return out
 
 
-def write_settings(settings: QSettings, geometry: QByteArray, state: QByteArray, checkpoint: Path | None,
-                   views: dict) -> None:
+def write_settings(
+    settings: QSettings, geometry: QByteArray, state: QByteArray, checkpoint: Path | None, views: dict
+) -> None:
     settings.clear()
     settings.setValue("format", FORMAT)
     settings.setValue("window/geometry", geometry)

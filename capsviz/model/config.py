@@ -6,7 +6,6 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-
 MAX_SIZE = 4096  # bound on every size, so a forged config cannot ask for absurd memory
 
 
@@ -67,7 +66,7 @@ class CapsNetConfig:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "CapsNetConfig":
+    def from_json(cls, text: str) -> CapsNetConfig:
         """Parse a config written by :meth:`to_json`.
 
         Raises

@@ -103,8 +103,14 @@ def _dft_matrices(height: int, width: int, kernel: int, stride: int):
     wr, wi = col_dft(kernel)
     p = torch.arange(oh, dtype=f64) * stride
     q = torch.arange(ow, dtype=f64) * stride
-    phi = 2 * math.pi * (k1[:, None, None, None] * p[None, None, :, None] / nh
-                         + k2[None, :, None, None] * q[None, None, None, :] / nw)  # (nh, kw, oh, ow)
+    phi = (
+        2
+        * math.pi
+        * (
+            k1[:, None, None, None] * p[None, None, :, None] / nh
+            + k2[None, :, None, None] * q[None, None, None, :] / nw
+        )
+    )  # (nh, kw, oh, ow)
     weight = torch.full((kw,), 2.0, dtype=f64)  # k2 and nw - k2 both stand for ...
     weight[0] = 1.0  # ... except the real DC column
     if nw % 2 == 0:
@@ -113,8 +119,14 @@ def _dft_matrices(height: int, width: int, kernel: int, stride: int):
     cos = (scale * torch.cos(phi)).reshape(nh * kw, oh * ow)
     sin = (scale * torch.sin(phi)).reshape(nh * kw, oh * ow)
     t_inv = torch.cat([cos - sin, -sin, -cos], 0).t()
-    return ((oh, ow, nh, kw), row_dft(width), torch.cat([xr + xi, xr, xi], 0),
-            row_dft(kernel), torch.cat([wr, -wi - wr, wr - wi], 0), t_inv)
+    return (
+        (oh, ow, nh, kw),
+        row_dft(width),
+        torch.cat([xr + xi, xr, xi], 0),
+        row_dft(kernel),
+        torch.cat([wr, -wi - wr, wr - wi], 0),
+        t_inv,
+    )
 
 
 def _matrices(height: int, width: int, kernel: int, stride: int, like: Tensor):

@@ -60,8 +60,9 @@ def _device(model: CapsNet) -> torch.device:
 
 
 @torch.inference_mode()
-def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = None,
-          reconstruct: bool = False) -> Inference:
+def infer(
+    model: CapsNet, image: np.ndarray, routing_iterations: int | None = None, reconstruct: bool = False
+) -> Inference:
     """Run one 28x28 image through ``model`` with a routing trace.
 
     Parameters
@@ -97,8 +98,9 @@ def infer(model: CapsNet, image: np.ndarray, routing_iterations: int | None = No
 
 
 @torch.inference_mode()
-def digit_capsules(model: CapsNet, images: np.ndarray, routing_iterations: int | None = None,
-                   batch_size: int = 256) -> np.ndarray:
+def digit_capsules(
+    model: CapsNet, images: np.ndarray, routing_iterations: int | None = None, batch_size: int = 256
+) -> np.ndarray:
     """Digit-capsule outputs v_j for a stack of inputs, without traces.
 
     images : (N, 28, 28) float in [0, 1]. Returns (N, 10, 16) float32; each capsule's
@@ -120,8 +122,9 @@ def digit_capsules(model: CapsNet, images: np.ndarray, routing_iterations: int |
     return np.concatenate(out)
 
 
-def capsule_lengths(model: CapsNet, images: np.ndarray, routing_iterations: int | None = None,
-                    batch_size: int = 256) -> np.ndarray:
+def capsule_lengths(
+    model: CapsNet, images: np.ndarray, routing_iterations: int | None = None, batch_size: int = 256
+) -> np.ndarray:
     """Digit-capsule lengths ||v_j||: (N, 28, 28) in [0, 1] -> (N, 10) float32 in [0, 1);
     the prediction is the argmax over the 10."""
     return np.linalg.norm(digit_capsules(model, images, routing_iterations, batch_size), axis=-1)
@@ -159,8 +162,9 @@ PERTURBATION_OFFSETS = np.linspace(-0.25, 0.25, 11, dtype=np.float32)
 
 
 @torch.inference_mode()
-def perturbation_grid(model: CapsNet, pose: np.ndarray, digit: int,
-                      offsets: np.ndarray = PERTURBATION_OFFSETS) -> np.ndarray:
+def perturbation_grid(
+    model: CapsNet, pose: np.ndarray, digit: int, offsets: np.ndarray = PERTURBATION_OFFSETS
+) -> np.ndarray:
     """Reconstructions with one pose dimension moved at a time (the paper's Fig. 4).
 
     pose : (16,) the digit capsule's output; offsets : (K,), default 11 steps of 0.05

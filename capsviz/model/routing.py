@@ -208,7 +208,9 @@ def dynamic_routing(
     it = _iterate(u_hat_j, batch, iterations)
     rec = None
     if record:
-        rec = {"b": [b.detach().transpose(1, 2) for b in it["b"]],  # (B, I, J)
-               "c": [c.detach().transpose(1, 2) for c in it["c"]],
-               "v": [v.detach() for v in it["v"]]}
+        rec = {
+            "b": [b.detach().transpose(1, 2) for b in it["b"]],  # (B, I, J)
+            "c": [c.detach().transpose(1, 2) for c in it["c"]],
+            "v": [v.detach() for v in it["v"]],
+        }
     return it["v"][-1], rec

@@ -232,9 +232,7 @@ def _parse_header(path: Path) -> dict[str, Any]:
                     f"{path}: looks like a pickle/PyTorch .pt file; capsviz only loads .safetensors "
                     "checkpoints and never unpickles"
                 )
-            raise CheckpointError(
-                f"{path}: not a safetensors file (header claims {n:,} bytes, file has {size:,})"
-            )
+            raise CheckpointError(f"{path}: not a safetensors file (header claims {n:,} bytes, file has {size:,})")
         raw = fh.read(n)
     try:
         header = json.loads(raw)
@@ -378,8 +376,10 @@ def restore_optimizer(
             raise CheckpointError(f"{info.path}: unexpected optimizer tensor {key!r}")
         idx, name = int(parts[1]), parts[2]
         if name != "step" and tuple(value.shape) != tuple(params[idx].shape):
-            raise CheckpointError(f"{info.path}: optimizer tensor {key!r} has shape {tuple(value.shape)}, "
-                                  f"its parameter has {tuple(params[idx].shape)}")
+            raise CheckpointError(
+                f"{info.path}: optimizer tensor {key!r} has shape {tuple(value.shape)}, "
+                f"its parameter has {tuple(params[idx].shape)}"
+            )
         if not torch.isfinite(value).all():
             raise CheckpointError(f"{info.path}: optimizer tensor {key!r} contains NaN or inf values")
         state.setdefault(idx, {})[name] = value

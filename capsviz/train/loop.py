@@ -13,9 +13,9 @@ import math
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -24,7 +24,13 @@ from torchvision.transforms import v2
 from capsviz.data.mnist import MnistSplit
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
 from capsviz.train.checkpoint import (
-    CheckpointError, best_path, check_destination, load_checkpoint, read_info, restore_optimizer, save_checkpoint,
+    CheckpointError,
+    best_path,
+    check_destination,
+    load_checkpoint,
+    read_info,
+    restore_optimizer,
+    save_checkpoint,
 )
 
 
@@ -49,11 +55,16 @@ class Limit:
 
     def problem(self, value) -> str | None:
         """None when ``value`` is allowed, else what is wrong, e.g. ``must be an integer >= 1 (got 0)``."""
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and (
-            self.kind is float or float(value).is_integer())
+        ok = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (self.kind is float or float(value).is_integer())
+        )
         if ok:
             ok = (value > self.low if self.low_open else value >= self.low) and (
-                self.high is None or value <= self.high)
+                self.high is None or value <= self.high
+            )
         return None if ok else f"must be {self.describe()} (got {value!r})"
 
 
@@ -108,7 +119,7 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
+    def from_dict(cls, data: dict) -> TrainConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -270,7 +281,7 @@ class Trainer:
         test_data: MnistSplit | None = None,
         overrides: dict | None = None,
         checkpoint_path: Path | None = None,
-    ) -> "Trainer":
+    ) -> Trainer:
         """Continue the run saved in ``path`` at the same step, learning rate and RNG state.
 
         Raises
@@ -280,20 +291,33 @@ class Trainer:
         """
         model, info, state = load_checkpoint(path)
         overrides = dict(overrides or {})
-        if not info.train_config or "completed_epochs" not in info.metadata or (
-                "optimizer_param_groups" not in info.metadata):
-            raise CheckpointError(f"{path}: holds no training state (optimizer, position), so training cannot "
-                                  "resume from it; use --init to continue from its weights")
+        if (
+            not info.train_config
+            or "completed_epochs" not in info.metadata
+            or ("optimizer_param_groups" not in info.metadata)
+        ):
+            raise CheckpointError(
+                f"{path}: holds no training state (optimizer, position), so training cannot "
+                "resume from it; use --init to continue from its weights"
+            )
         saved, epoch, batch_in_epoch = _training_position(path, info)
         if batch_in_epoch:
             fixed = ("batch_size", "train_subset", "seed", "max_shift")
             changed = [k for k in fixed if k in overrides and overrides[k] != saved[k]]
             if changed:
-                raise ValueError(f"cannot change {', '.join(changed)} when resuming in the middle of an epoch "
-                                 f"(this checkpoint stopped at batch {batch_in_epoch} of epoch {epoch + 1})")
+                raise ValueError(
+                    f"cannot change {', '.join(changed)} when resuming in the middle of an epoch "
+                    f"(this checkpoint stopped at batch {batch_in_epoch} of epoch {epoch + 1})"
+                )
         cfg = TrainConfig.from_dict({**saved, **overrides})
-        trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path or Path(path),
-                      model_config=info.model_config)
+        trainer = cls(
+            cfg,
+            train_data,
+            test_data,
+            model=model,
+            checkpoint_path=checkpoint_path or Path(path),
+            model_config=info.model_config,
+        )
         restore_optimizer(trainer.optimizer, info, state)
         trainer.step = info.step
         trainer.epoch = epoch
@@ -321,7 +345,7 @@ class Trainer:
         test_data: MnistSplit | None = None,
         overrides: dict | None = None,
         checkpoint_path: Path | None = None,
-    ) -> "Trainer":
+    ) -> Trainer:
         """Continue training a weights-only checkpoint (such as the shipped one).
 
         The weights, the recipe, the step (hence the learning rate) and the completed
@@ -336,8 +360,9 @@ class Trainer:
         model, info, _ = load_checkpoint(path)
         saved, epoch, _ = _training_position(path, info)
         cfg = TrainConfig.from_dict({**saved, **(overrides or {})})
-        trainer = cls(cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path,
-                      model_config=info.model_config)
+        trainer = cls(
+            cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path, model_config=info.model_config
+        )
         trainer.step, trainer.epoch = info.step, epoch
         trainer.rng.manual_seed(cfg.seed * 7919 + epoch)
         return trainer
@@ -425,8 +450,14 @@ class Trainer:
             raise ValueError("the test set is empty")
         data = MnistSplit(self.test_data.images[:n], self.test_data.labels[:n])
         # batches small enough to notice a stop request within a second on a CPU
-        preds = evaluate_model(self.model, data, self.config.routing_iterations, batch_size=128,
-                               device=self.device, before_batch=self._check_stop)
+        preds = evaluate_model(
+            self.model,
+            data,
+            self.config.routing_iterations,
+            batch_size=128,
+            device=self.device,
+            before_batch=self._check_stop,
+        )
         self.model.train()
         correct = int((preds == data.labels).sum())
         return correct / n, n
@@ -466,8 +497,18 @@ class Trainer:
                     self.step += 1
                     self.batch_in_epoch += 1
                     dt = time.perf_counter() - t0
-                    yield BatchEvent(self.epoch, self.step, batch + 1, bpe, loss, margin, recon, acc,
-                                     cfg.lr_at(self.step - 1), len(idx) / dt)
+                    yield BatchEvent(
+                        self.epoch,
+                        self.step,
+                        batch + 1,
+                        bpe,
+                        loss,
+                        margin,
+                        recon,
+                        acc,
+                        cfg.lr_at(self.step - 1),
+                        len(idx) / dt,
+                    )
                     self._check_stop()
                 self.epoch += 1
                 self.batch_in_epoch = 0
@@ -475,13 +516,20 @@ class Trainer:
                 if self.test_data is not None:
                     self.last_test_accuracy, self.last_test_images = self.evaluate()
                 path = self.save()
-                if path is not None and self.last_test_accuracy is not None and (
-                        self.best_test_accuracy is None or self.last_test_accuracy > self.best_test_accuracy):
+                if (
+                    path is not None
+                    and self.last_test_accuracy is not None
+                    and (self.best_test_accuracy is None or self.last_test_accuracy > self.best_test_accuracy)
+                ):
                     self.best_test_accuracy = self.last_test_accuracy
                     shutil.copyfile(path, best_path(path))
-                yield EpochEvent(self.epoch, self.step,
-                                 float("nan") if self.last_test_accuracy is None else self.last_test_accuracy,
-                                 self.last_test_images or 0, path)
+                yield EpochEvent(
+                    self.epoch,
+                    self.step,
+                    float("nan") if self.last_test_accuracy is None else self.last_test_accuracy,
+                    self.last_test_images or 0,
+                    path,
+                )
             finished = True
         except _StopRequested:
             pass
@@ -489,14 +537,22 @@ class Trainer:
             for h in hooks:
                 h.remove()
             self.model.eval()
-        path = self.save() if not finished or self.checkpoint_path and not self.checkpoint_path.exists() else (
-            self.checkpoint_path)
+        path = (
+            self.save()
+            if not finished or self.checkpoint_path and not self.checkpoint_path.exists()
+            else (self.checkpoint_path)
+        )
         yield StoppedEvent(self.epoch, self.step, finished, path)
 
 
 def evaluate_model(
-    model: CapsNet, data: MnistSplit, routing_iterations: int | None = None, batch_size: int = 500,
-    device: torch.device | None = None, before_batch=None, after_batch=None,
+    model: CapsNet,
+    data: MnistSplit,
+    routing_iterations: int | None = None,
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch=None,
+    after_batch=None,
 ) -> np.ndarray:
     """Predicted classes for all images of ``data``: int64 numpy array (N,).
 

@@ -9,10 +9,12 @@ from PySide6.QtWidgets import QApplication
 
 def drag(widget, points):
     """Press at the first point, move through the others with the button held, release."""
+
     def send(kind, p, button, buttons):
         pos = QPointF(*p)
-        ev = QMouseEvent(kind, pos, QPointF(widget.mapToGlobal(QPoint(*p))), button, buttons,
-                         Qt.KeyboardModifier.NoModifier)
+        ev = QMouseEvent(
+            kind, pos, QPointF(widget.mapToGlobal(QPoint(*p))), button, buttons, Qt.KeyboardModifier.NoModifier
+        )
         QApplication.sendEvent(widget, ev)
 
     left = Qt.MouseButton.LeftButton
@@ -26,7 +28,8 @@ def drag_slider(slider, dx):
     """Drag a slider's handle by ``dx`` pixels with the mouse."""
     from PySide6.QtWidgets import QStyle
 
-    rect = slider.style().subControlRect(QStyle.ComplexControl.CC_Slider, slider._styleOption,
-                                         QStyle.SubControl.SC_SliderHandle, slider)
+    rect = slider.style().subControlRect(
+        QStyle.ComplexControl.CC_Slider, slider._styleOption, QStyle.SubControl.SC_SliderHandle, slider
+    )
     c = rect.center()
     drag(slider, [(c.x(), c.y()), (c.x() + dx // 2, c.y()), (c.x() + dx, c.y())])

@@ -88,7 +88,6 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_closing_while_training_asks_then_stops_saves_and_exits_within_5_s(window, qtbot):
     import time
-    from pathlib import Path
 
     from capsviz.paths import user_checkpoint_dir
     from capsviz.train.checkpoint import load_checkpoint

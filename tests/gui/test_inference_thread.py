@@ -24,8 +24,10 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     images = [sample.images[k].astype(np.float32) / 255 for k in range(3)]
     worker = InferenceThread()
     got = []
-    worker.finished.connect(lambda request, result: got.append((request, result, threading.current_thread())),
-                            Qt.ConnectionType.QueuedConnection)
+    worker.finished.connect(
+        lambda request, result: got.append((request, result, threading.current_thread())),
+        Qt.ConnectionType.QueuedConnection,
+    )
     first = InferenceRequest(1, model, images[0], 3)
     worker.submit(first)
     qtbot.waitUntil(lambda: not worker._next, timeout=2000)  # the first pass has started (it waits on the gate)

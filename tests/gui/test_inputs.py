@@ -59,7 +59,7 @@ def test_closed_error_boxes_are_deleted_not_kept(window, qtbot, tmp_path):
     from PySide6.QtWidgets import QMessageBox
 
     (tmp_path / "fake.png").write_text("this is text")
-    for k in range(5):  # each unreadable file: a box, closed by the user
+    for _ in range(5):  # each unreadable file: a box, closed by the user
         assert not window.open_image(tmp_path / "fake.png")
         assert window.error_box.isVisible()
         window.error_box.close()
@@ -77,12 +77,14 @@ def test_drop_an_image_file_on_the_window(window, qtbot, tmp_path):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "seven.jpg"))])
     pos = QPoint(200, 200)
-    enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(window, enter)
     assert enter.isAccepted()
-    drop = QDropEvent(QPointF(pos), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        QPointF(pos), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(window, drop)
     assert window.input_panel.source.text() == "image: seven.jpg"
     window.wait_for_views()
@@ -182,8 +184,11 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
 
     sweep_threads = []  # the sweep's forward passes (one per step) run on the inference thread
     digit_capsules = inference_thread.digit_capsules
-    monkeypatch.setattr(inference_thread, "digit_capsules",
-                        lambda *a: (sweep_threads.append(threading.current_thread()), digit_capsules(*a))[-1])
+    monkeypatch.setattr(
+        inference_thread,
+        "digit_capsules",
+        lambda *a: (sweep_threads.append(threading.current_thread()), digit_capsules(*a))[-1],
+    )
 
     window.show_sample(0)  # a 7
     window.wait_for_views()

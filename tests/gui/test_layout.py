@@ -11,7 +11,13 @@ import pytest
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
-    QAbstractButton, QAbstractSlider, QAbstractSpinBox, QApplication, QComboBox, QGraphicsTextItem, QLabel,
+    QAbstractButton,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QGraphicsTextItem,
+    QLabel,
     QScrollArea,
 )
 
@@ -45,8 +51,13 @@ def small_browser_data(window, n: int = 40) -> None:
 
 def shown_views(window) -> list[pg.GraphicsView]:
     """The pyqtgraph views of the docks on screen (a dock behind another tab is not)."""
-    return [view for name in window.docks if window.dock_shown(name)
-            for view in window.docks[name].widget().findChildren(pg.GraphicsView) if view.isVisible()]
+    return [
+        view
+        for name in window.docks
+        if window.dock_shown(name)
+        for view in window.docks[name].widget().findChildren(pg.GraphicsView)
+        if view.isVisible()
+    ]
 
 
 def view_box_of(item) -> pg.ViewBox | None:
@@ -182,11 +193,13 @@ def controls_cut_off(window) -> list[str]:
     for name in window.docks:
         if not window.dock_shown(name):
             continue
-        for w in window.docks[name].widget().findChildren(QAbstractButton) + \
-                window.docks[name].widget().findChildren(QAbstractSpinBox) + \
-                window.docks[name].widget().findChildren(QComboBox) + \
-                window.docks[name].widget().findChildren(QAbstractSlider) + \
-                window.docks[name].widget().findChildren(QLabel):
+        for w in (
+            window.docks[name].widget().findChildren(QAbstractButton)
+            + window.docks[name].widget().findChildren(QAbstractSpinBox)
+            + window.docks[name].widget().findChildren(QComboBox)
+            + window.docks[name].widget().findChildren(QAbstractSlider)
+            + window.docks[name].widget().findChildren(QLabel)
+        ):
             if not w.isVisible() or isinstance(w.parentWidget(), QAbstractSpinBox):
                 continue
             parent = w.parentWidget()
@@ -295,8 +308,10 @@ def test_browser_states_the_number_of_digits_once(qtbot):
 def test_pose_columns_have_headings_over_their_numbers(window):
     pose = window.pose_view
     raise_dock(window, "pose")
-    headings = sorted((w for w in pose.findChildren(QLabel) if w.text() in ("inferred", "offset")),
-                      key=lambda w: (rect_in(w, pose).left(), w.text()))
+    headings = sorted(
+        (w for w in pose.findChildren(QLabel) if w.text() in ("inferred", "offset")),
+        key=lambda w: (rect_in(w, pose).left(), w.text()),
+    )
     assert [h.text() for h in headings] == ["inferred", "offset", "inferred", "offset"]
     for half, first in ((0, 0), (1, 8)):
         inferred, offset = headings[2 * half], headings[2 * half + 1]
@@ -374,6 +389,7 @@ def test_stored_scale_indices_stay_valid(qtbot, tmp_path):
     s.sync()
     from capsviz.gui.settings import read_settings
 
-    assert read_settings(QSettings(str(tmp_path / "capsviz.ini"), QSettings.Format.IniFormat)).views[
-        "routing/scale"] == 1
+    assert (
+        read_settings(QSettings(str(tmp_path / "capsviz.ini"), QSettings.Format.IniFormat)).views["routing/scale"] == 1
+    )
     assert SCALES[1] == "scale shared by all iterations"

@@ -103,8 +103,10 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
     assert len(x) >= 3 and np.isfinite(y).all()
     if sys.platform.startswith("linux"):
         # training and its compute threads yield the CPU to the GUI thread
-        nice = {int(t.name): int(open(t / "stat").read().rsplit(")", 1)[1].split()[16]) for t in
-                Path("/proc/self/task").iterdir()}
+        nice = {
+            int(t.name): int(open(t / "stat").read().rsplit(")", 1)[1].split()[16])
+            for t in Path("/proc/self/task").iterdir()
+        }
         assert nice[threading.get_native_id()] == 0
         assert sum(v == 10 for v in nice.values()) >= 1
     # the views show the weights being learned (fresh weights replaced the shipped model)
@@ -286,8 +288,11 @@ def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(w
 
     threads = []
     infer = inference_thread.infer
-    monkeypatch.setattr(inference_thread, "infer", lambda *a: (threads.append(threading.current_thread()),
-                                                                time.sleep(0.1), infer(*a))[-1])
+    monkeypatch.setattr(
+        inference_thread,
+        "infer",
+        lambda *a: (threads.append(threading.current_thread()), time.sleep(0.1), infer(*a))[-1],
+    )
     window.show_sample(3)
     assert window.inference_pending
     window.wait_for_views()
@@ -337,8 +342,14 @@ def test_plots_whose_range_follows_the_data_paint_once_per_update(window):
     # pyqtgraph applies an auto-range while painting, which asks for another paint; the
     # views settle their ranges with the data instead (common.settle)
     rv = window.routing_view
-    counters = {name: PaintCounter(plot.viewport()) for name, plot in
-                (("mass", rv.mass_plot), ("entropy", rv.entropy_plot), ("lengths", window.lengths_view.iter_plot))}
+    counters = {
+        name: PaintCounter(plot.viewport())
+        for name, plot in (
+            ("mass", rv.mass_plot),
+            ("entropy", rv.entropy_plot),
+            ("lengths", window.lengths_view.iter_plot),
+        )
+    }
     for index in (1, 2, 3):
         before = rv.mass_plot.getViewBox().viewRange()[1]
         window.show_sample(index)
@@ -392,7 +403,7 @@ def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(windo
     monkeypatch.setattr(view, "set_sweep", lambda *a: (shown.append(a), set_sweep(*a)))
     for index in (1, 2, 3, 4):  # other digits: other poses and lengths, and so other ranges
         window.show_sample(index)
-        qtbot.waitUntil(lambda: len(shown) == index, timeout=5000)
+        qtbot.waitUntil(lambda index=index: len(shown) == index, timeout=5000)
         for _ in range(3):
             QApplication.processEvents()
         poses = view.sweep["poses"]

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from capsviz.model.analysis import (
-    class_maps, mean_entropy, mosaic_capsule, receptive_overlay, routed_mass, type_mosaic,
+    class_maps,
+    mean_entropy,
+    mosaic_capsule,
+    receptive_overlay,
+    routed_mass,
+    type_mosaic,
 )
 
 

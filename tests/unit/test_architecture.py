@@ -18,10 +18,7 @@ def test_core_imports_no_qt():
 
 
 def test_the_gui_never_imports_the_cli():
-    code = (
-        "import sys, capsviz.gui.app, capsviz.gui.main_window\n"
-        "sys.exit(1 if 'capsviz.cli' in sys.modules else 0)"
-    )
+    code = "import sys, capsviz.gui.app, capsviz.gui.main_window\nsys.exit(1 if 'capsviz.cli' in sys.modules else 0)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, "capsviz.gui imports capsviz.cli" + r.stderr
 

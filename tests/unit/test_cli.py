@@ -75,8 +75,22 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     import time
 
     out = tmp_path / "run.safetensors"
-    args = [sys.executable, "-m", "capsviz", "train", "--epochs", "1", "--batch-size", "32",
-            "--train-subset", "1280", "--test-subset", "100", "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "capsviz",
+        "train",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "32",
+        "--train-subset",
+        "1280",
+        "--test-subset",
+        "100",
+        "--out",
+        str(out),
+    ]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.extend(iter(lambda: p.stderr.read(1), "")), daemon=True)
@@ -92,8 +106,7 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     assert "stopped at step" in stdout and "Traceback" not in "".join(err)
     step = load_checkpoint(out)[1].step
     assert 3 <= step < 40
-    r = subprocess.run([sys.executable, "-m", "capsviz", "train", "--resume", str(out)], capture_output=True,
-                       text=True)
+    r = subprocess.run([sys.executable, "-m", "capsviz", "train", "--resume", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "finished at step 40" in r.stdout
     assert load_checkpoint(out)[1].step == 40

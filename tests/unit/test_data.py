@@ -46,7 +46,7 @@ def test_extracts_archives_into_a_writable_root(tmp_path):
                 shutil.copyfileobj(src, dst)
     test = load_mnist(train=False, data_root=tmp_path)
     assert len(test) == 10000 and (raw / "t10k-images-idx3-ubyte").is_file()
-    np.testing.assert_array_equal(test.images[:len(load_sample())], load_sample().images)
+    np.testing.assert_array_equal(test.images[: len(load_sample())], load_sample().images)
     assert not list(raw.glob("*.part"))
 
 
@@ -97,8 +97,9 @@ def test_truncated_archive_is_named_and_leaves_no_file(tmp_path):
 
     raw = tmp_path / "MNIST" / "raw"
     raw.mkdir(parents=True)
-    payload = gzip.compress(b"\x00\x00\x08\x03" + (60000).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
-                            + bytes(60000 * 784))
+    payload = gzip.compress(
+        b"\x00\x00\x08\x03" + (60000).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2 + bytes(60000 * 784)
+    )
     (raw / "train-images-idx3-ubyte.gz").write_bytes(payload[: len(payload) // 2])  # an interrupted download
     for name in ("train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
         (raw / (name + ".gz")).write_bytes(gzip.compress(b"x"))
@@ -136,7 +137,11 @@ def test_preprocessing_mnist_digits_keeps_the_accuracy_on_the_full_test_set(ship
 def _idx(kind: str, count: int, magic: int | None = None, body: int | None = None) -> bytes:
     """An IDX file: kind 'images' (count x 28 x 28) or 'labels'; ``body`` bytes of payload."""
     if kind == "images":
-        head = (0x803 if magic is None else magic).to_bytes(4, "big") + count.to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
+        head = (
+            (0x803 if magic is None else magic).to_bytes(4, "big")
+            + count.to_bytes(4, "big")
+            + (28).to_bytes(4, "big") * 2
+        )
         return head + bytes(count * 784 if body is None else body)
     head = (0x801 if magic is None else magic).to_bytes(4, "big") + count.to_bytes(4, "big")
     return head + bytes(count if body is None else body)
@@ -166,8 +171,11 @@ def test_truncated_extracted_file_is_named(tmp_path):
     from capsviz.data.mnist import MnistDataError
 
     _test_split(tmp_path, _idx("images", 10000, body=5000 * 784), _idx("labels", 10000))
-    with pytest.raises(MnistDataError, match=r"t10k-images-idx3-ubyte: truncated: 3,920,016 bytes, expected "
-                                             r"7,840,016"):
+    with pytest.raises(
+        MnistDataError,
+        match=r"t10k-images-idx3-ubyte: truncated: 3,920,016 bytes, expected "
+        r"7,840,016",
+    ):
         load_mnist(train=False, data_root=tmp_path)
 
 
@@ -177,8 +185,11 @@ def test_image_and_label_counts_that_disagree_are_named(tmp_path):
     # right sizes on disk, but the label file's header says 9,999 labels
     labels = _idx("labels", 9999, body=10001)
     _test_split(tmp_path, _idx("images", 10000), labels)
-    with pytest.raises(MnistDataError, match=r"t10k-labels-idx1-ubyte: holds 9,999 labels, expected 10,000; "
-                                             r"the image and label files do not belong together"):
+    with pytest.raises(
+        MnistDataError,
+        match=r"t10k-labels-idx1-ubyte: holds 9,999 labels, expected 10,000; "
+        r"the image and label files do not belong together",
+    ):
         load_mnist(train=False, data_root=tmp_path)
 
 

@@ -67,8 +67,9 @@ def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoi
     out.write_bytes(b"an earlier model")
     r = capsviz("train", *TINY, "--out", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.strip() == (f"error: {out} exists (a model of an earlier run); pass --overwrite to replace "
-                                "it, or give another --out")
+    assert r.stderr.strip() == (
+        f"error: {out} exists (a model of an earlier run); pass --overwrite to replace it, or give another --out"
+    )
     assert out.read_bytes() == b"an earlier model"
     best_only = tmp_path / "other.safetensors"
     best_path(best_only).write_bytes(b"best epoch")
@@ -130,15 +131,22 @@ def _run_py():
     return module
 
 
-uses_run_py_venv = pytest.mark.skipif(Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
-                                      reason="runs run.py, which needs the tests to run in its .venv")
+uses_run_py_venv = pytest.mark.skipif(
+    Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
+    reason="runs run.py, which needs the tests to run in its .venv",
+)
 
 
 @uses_run_py_venv
 def test_run_py_reads_paths_from_the_callers_folder(tmp_path):
     _digit_png(tmp_path / "digit.png")
-    r = subprocess.run([sys.executable, str(ROOT / "run.py"), "classify", "digit.png", "--json"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "run.py"), "classify", "digit.png", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     line = json.loads(r.stdout.strip().splitlines()[-1])
     assert line["file"] == "digit.png" and line["prediction"] == 7
@@ -148,8 +156,13 @@ def test_run_py_reads_paths_from_the_callers_folder(tmp_path):
 @pytest.mark.skipif(os.name != "posix", reason="exec hands the process over on POSIX only")
 def test_run_py_becomes_capsviz_so_a_signal_reaches_it(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    p = subprocess.Popen([sys.executable, str(ROOT / "run.py")], cwd=tmp_path, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, str(ROOT / "run.py")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         cmdline = b""
         deadline = time.monotonic() + 120
@@ -185,21 +198,31 @@ def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
 
 
 # -- 6. numeric flags checked at parse time, one flag each -----------------------------------------
-@pytest.mark.parametrize(("args", "message"), [
-    (["eval", "--batch-size", "-5"], "argument --batch-size: must be an integer in [1, 100000] (got -5)"),
-    (["eval", "--batch-size", "0"], "argument --batch-size: must be an integer in [1, 100000] (got 0)"),
-    (["train", "--routing-iterations", "0"], "argument --routing-iterations: must be an integer in [1, 100] (got 0)"),
-    (["train", "--batch-size", "0"], "argument --batch-size: must be an integer >= 1 (got 0)"),
-    (["train", "--epochs", "0"], "argument --epochs: must be an integer >= 1 (got 0)"),
-    (["train", "--lr", "nan"], "argument --lr: must be a number > 0 (got nan)"),
-    (["train", "--lr-decay", "1.5"], "argument --lr-decay: must be a number in (0, 1] (got 1.5)"),
-    (["train", "--max-shift", "-1"], "argument --max-shift: must be an integer in [0, 27] (got -1)"),
-    (["train", "--epochs", "two"], "argument --epochs: must be an integer >= 1 (got 'two')"),
-    (["trace", "x.png", "--out", "t", "--routing-iterations", "101"],
-     "argument --routing-iterations: must be an integer in [1, 100] (got 101)"),
-    (["classify", "x.png", "--routing-iterations", "-1"],
-     "argument --routing-iterations: must be an integer in [1, 100] (got -1)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "--batch-size", "-5"], "argument --batch-size: must be an integer in [1, 100000] (got -5)"),
+        (["eval", "--batch-size", "0"], "argument --batch-size: must be an integer in [1, 100000] (got 0)"),
+        (
+            ["train", "--routing-iterations", "0"],
+            "argument --routing-iterations: must be an integer in [1, 100] (got 0)",
+        ),
+        (["train", "--batch-size", "0"], "argument --batch-size: must be an integer >= 1 (got 0)"),
+        (["train", "--epochs", "0"], "argument --epochs: must be an integer >= 1 (got 0)"),
+        (["train", "--lr", "nan"], "argument --lr: must be a number > 0 (got nan)"),
+        (["train", "--lr-decay", "1.5"], "argument --lr-decay: must be a number in (0, 1] (got 1.5)"),
+        (["train", "--max-shift", "-1"], "argument --max-shift: must be an integer in [0, 27] (got -1)"),
+        (["train", "--epochs", "two"], "argument --epochs: must be an integer >= 1 (got 'two')"),
+        (
+            ["trace", "x.png", "--out", "t", "--routing-iterations", "101"],
+            "argument --routing-iterations: must be an integer in [1, 100] (got 101)",
+        ),
+        (
+            ["classify", "x.png", "--routing-iterations", "-1"],
+            "argument --routing-iterations: must be an integer in [1, 100] (got -1)",
+        ),
+    ],
+)
 def test_numeric_flags_are_checked_at_parse_time_naming_the_flag(args, message, capsys):
     with pytest.raises(SystemExit) as done:
         build_parser().parse_args(args)
@@ -241,16 +264,19 @@ def test_init_with_no_epochs_left_says_so_and_writes_nothing(tmp_path, shipped_c
     out = tmp_path / "more.safetensors"
     r = capsviz("train", "--init", str(shipped_checkpoint), "--epochs", "14", "--out", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr and "batch" not in r.stderr
-    assert r.stderr.strip() == (f"error: {shipped_checkpoint} has 14 completed epochs and --epochs is 14: nothing "
-                                "to train; --epochs is the total to reach, e.g. --epochs 15 for one more epoch")
+    assert r.stderr.strip() == (
+        f"error: {shipped_checkpoint} has 14 completed epochs and --epochs is 14: nothing "
+        "to train; --epochs is the total to reach, e.g. --epochs 15 for one more epoch"
+    )
     assert not out.exists() and not best_path(out).exists()
 
 
 def test_init_help_says_what_it_takes_over():
     train = build_parser()._subparsers._group_actions[0].choices["train"]
     text = " ".join(train.format_help().split())
-    assert "Taken over from it: the weights, the step (so the learning rate), the completed epochs and the " \
-           "recipe" in text
+    assert (
+        "Taken over from it: the weights, the step (so the learning rate), the completed epochs and the recipe" in text
+    )
 
 
 # -- 9. eval needs only the test files; help lines -------------------------------------------------

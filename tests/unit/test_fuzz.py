@@ -25,8 +25,9 @@ dtypes = st.sampled_from([np.uint8, np.uint16, np.int32, np.float32, np.float64,
 
 
 def check_input(x):
-    assert x is None or (x.shape == (28, 28) and x.dtype == np.float32
-                         and np.isfinite(x).all() and x.min() >= 0 and x.max() <= 1)
+    assert x is None or (
+        x.shape == (28, 28) and x.dtype == np.float32 and np.isfinite(x).all() and x.min() >= 0 and x.max() <= 1
+    )
 
 
 @st.composite
@@ -59,8 +60,13 @@ def test_preprocess_any_array(a):
 
 
 @SETTINGS
-@given(arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 40)),
-              elements=st.floats(allow_nan=True, allow_infinity=True, width=64)))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 40), st.integers(1, 40)),
+        elements=st.floats(allow_nan=True, allow_infinity=True, width=64),
+    )
+)
 def test_preprocess_any_floats(a):
     check_input(preprocess_ink(a))
 
@@ -75,8 +81,13 @@ MODES = ["L", "RGB", "RGBA", "LA", "P", "1", "I;16", "I", "F", "CMYK"]
 
 
 @SETTINGS
-@given(st.sampled_from(MODES), st.tuples(st.integers(1, 80), st.integers(1, 80)), st.integers(0, 2**32 - 1),
-       st.sampled_from(["PNG", "TIFF", "BMP", "JPEG", "GIF", "WEBP"]), st.sampled_from([None, True, False]))
+@given(
+    st.sampled_from(MODES),
+    st.tuples(st.integers(1, 80), st.integers(1, 80)),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["PNG", "TIFF", "BMP", "JPEG", "GIF", "WEBP"]),
+    st.sampled_from([None, True, False]),
+)
 def test_load_any_image(mode, size, seed, fmt, invert):
     rng = np.random.default_rng(seed)
     base = Image.fromarray(rng.integers(0, 256, (size[1], size[0], 4), dtype=np.uint8), "RGBA")

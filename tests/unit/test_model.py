@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from capsviz.model import (
-    CapsNet, CapsNetConfig, capsule_length, dynamic_routing, margin_loss, reconstruction_loss, squash, total_loss,
+    CapsNet,
+    CapsNetConfig,
+    capsule_length,
+    dynamic_routing,
+    margin_loss,
+    reconstruction_loss,
+    squash,
+    total_loss,
 )
 
 
@@ -60,7 +67,7 @@ def test_routing_matches_procedure_1_written_out():
     v, rec = dynamic_routing(u_hat, 3, record=True)
     for b in range(2):
         logits = torch.zeros(7, 3)
-        for r in range(3):
+        for _ in range(3):
             c = torch.softmax(logits, dim=1)
             s = (c[:, :, None] * u_hat[b]).sum(0)
             vv = squash(s)
@@ -204,8 +211,12 @@ def test_spectral_conv_matches_conv2d():
     torch.manual_seed(4)
     # PrimaryCaps' case (odd 19-point span), other strides, an even span (Nyquist column),
     # a non-square map, channels-last input
-    for shape, k, stride in (((3, 16, 20, 20), 9, 2), ((2, 5, 11, 13), 3, 3), ((2, 4, 12, 10), 4, 2),
-                             ((2, 3, 7, 7), 7, 1)):
+    for shape, k, stride in (
+        ((3, 16, 20, 20), 9, 2),
+        ((2, 5, 11, 13), 3, 3),
+        ((2, 4, 12, 10), 4, 2),
+        ((2, 3, 7, 7), 7, 1),
+    ):
         for channels_last in (False, True):
             x = torch.randn(*shape)
             if channels_last:

@@ -101,8 +101,22 @@ def commands(path, image, out):
     }
 
 
-@pytest.mark.parametrize("kind", ["truncated", "random", "empty", "absurd_header", "wrong_shape", "missing_tensor",
-                                  "unexpected_tensor", "nan_inf", "other_model", "pickle_pt", "pickle_zip"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "truncated",
+        "random",
+        "empty",
+        "absurd_header",
+        "wrong_shape",
+        "missing_tensor",
+        "unexpected_tensor",
+        "nan_inf",
+        "other_model",
+        "pickle_pt",
+        "pickle_zip",
+    ],
+)
 def test_every_command_refuses_with_one_line(kind, bad, image, tmp_path, capsys):
     folder, files = bad
     for name, argv in commands(files[kind], image, tmp_path).items():
@@ -118,9 +132,16 @@ def test_every_command_refuses_with_one_line(kind, bad, image, tmp_path, capsys)
 
 def test_the_messages_say_what_is_wrong(bad, image, tmp_path, capsys):
     expected = {
-        "truncated": "truncated", "empty": "empty", "absurd_header": "header", "wrong_shape": "shape",
-        "missing_tensor": "missing tensor", "unexpected_tensor": "unexpected tensor", "nan_inf": "inf",
-        "other_model": "not a capsviz checkpoint", "pickle_pt": "pickle", "pickle_zip": "pickle",
+        "truncated": "truncated",
+        "empty": "empty",
+        "absurd_header": "header",
+        "wrong_shape": "shape",
+        "missing_tensor": "missing tensor",
+        "unexpected_tensor": "unexpected tensor",
+        "nan_inf": "inf",
+        "other_model": "not a capsviz checkpoint",
+        "pickle_pt": "pickle",
+        "pickle_zip": "pickle",
     }
     _, files = bad
     for kind, words in expected.items():

@@ -150,8 +150,14 @@ def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
     from capsviz.model import CapsNet
     from capsviz.train.checkpoint import save_checkpoint
 
-    src = save_checkpoint(tmp_path / "w.safetensors", CapsNet(), train_config=small().to_dict(), epoch=2, step=8,
-                          extra_metadata={"completed_epochs": "2"})
+    src = save_checkpoint(
+        tmp_path / "w.safetensors",
+        CapsNet(),
+        train_config=small().to_dict(),
+        epoch=2,
+        step=8,
+        extra_metadata={"completed_epochs": "2"},
+    )
     t = Trainer.continue_from_weights(src, sample, overrides={"epochs": 3}, checkpoint_path=tmp_path / "o.safetensors")
     assert (t.step, t.epoch) == (8, 2)
     steps = [e.step for e in t.run() if isinstance(e, BatchEvent)]

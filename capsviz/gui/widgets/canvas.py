@@ -55,8 +55,9 @@ class DrawingCanvas(QWidget):
         centred, keeping its aspect ratio; undoable. ``emit=False`` skips ``inkChanged``
         (when the caller sets the model input itself)."""
         self._push_undo()
-        a = np.ascontiguousarray((np.clip(np.nan_to_num(np.asarray(ink, dtype=np.float32)), 0, 1) * 255)
-                                 .astype(np.uint8))
+        a = np.ascontiguousarray(
+            (np.clip(np.nan_to_num(np.asarray(ink, dtype=np.float32)), 0, 1) * 255).astype(np.uint8)
+        )
         src = QImage(a.data, a.shape[1], a.shape[0], a.shape[1], QImage.Format.Format_Grayscale8).copy()
         self._image.fill(0)
         size = self._image.width()
@@ -101,8 +102,13 @@ class DrawingCanvas(QWidget):
     def _draw_to(self, pos: QPointF) -> None:
         p = QPainter(self._image)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(QColor(255, 255, 255), self.brush_width, Qt.PenStyle.SolidLine,
-                   Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)
+        pen = QPen(
+            QColor(255, 255, 255),
+            self.brush_width,
+            Qt.PenStyle.SolidLine,
+            Qt.PenCapStyle.RoundCap,
+            Qt.PenJoinStyle.RoundJoin,
+        )
         p.setPen(pen)
         if self._last is None or self._last == pos:
             p.drawPoint(pos)
@@ -178,8 +184,9 @@ class InputPanel(QWidget):
         self.polarity = QComboBox()
         for text, value in (("ink: auto", None), ("ink: light on dark", False), ("ink: dark on light", True)):
             self.polarity.addItem(text, value)
-        self.polarity.setToolTip("How image files are read: auto-detects dark ink on light paper from the image "
-                                 "border; choose to override")
+        self.polarity.setToolTip(
+            "How image files are read: auto-detects dark ink on light paper from the image border; choose to override"
+        )
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
         self.source = QLabel("")
         self.source.setStyleSheet("color: #505050;")
@@ -187,9 +194,11 @@ class InputPanel(QWidget):
         self.undo_button.clicked.connect(self.canvas.undo)
         self.redo_button.clicked.connect(self.canvas.redo)
         self.sample_button.clicked.connect(self.sampleRequested)
-        for keys, slot in ((QKeySequence.StandardKey.Undo, self.canvas.undo),
-                           (QKeySequence.StandardKey.Redo, self.canvas.redo),
-                           (QKeySequence.StandardKey.Delete, self.canvas.clear)):
+        for keys, slot in (
+            (QKeySequence.StandardKey.Undo, self.canvas.undo),
+            (QKeySequence.StandardKey.Redo, self.canvas.redo),
+            (QKeySequence.StandardKey.Delete, self.canvas.clear),
+        ):
             QShortcut(QKeySequence(keys), self, activated=slot)
 
         tools = QHBoxLayout()
@@ -266,7 +275,9 @@ class InputPanel(QWidget):
         elif recognised:
             text = f"{digit}   ({length:.2f})"
         else:
-            text = f"nothing recognised<br><span style='font-size: 10pt; font-weight: normal;'>longest: {digit} " \
-                   f"({length:.2f} &lt; {RECOGNITION_THRESHOLD:.1f})</span>"
+            text = (
+                f"nothing recognised<br><span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
+                f"({length:.2f} &lt; {RECOGNITION_THRESHOLD:.1f})</span>"
+            )
         if text != self.prediction.text():
             self.prediction.setText(text)

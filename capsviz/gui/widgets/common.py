@@ -56,8 +56,14 @@ def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
 class ImagePanel(pg.GraphicsLayoutWidget):
     """A titled, fixed-aspect view of one (H, W) float array (row-major, row 0 at the top)."""
 
-    def __init__(self, title: str = "", shape: tuple[int, int] = (28, 28), levels=(0.0, 1.0),
-                 colormap: pg.ColorMap | None = None, parent=None) -> None:
+    def __init__(
+        self,
+        title: str = "",
+        shape: tuple[int, int] = (28, 28),
+        levels=(0.0, 1.0),
+        colormap: pg.ColorMap | None = None,
+        parent=None,
+    ) -> None:
         super().__init__(parent)
         self.setBackground("k")
         self.ci.setContentsMargins(2, 2, 2, 2)
@@ -104,8 +110,9 @@ def settle(view: pg.GraphicsView) -> None:
         view.scene().prepareForPaint()
 
 
-def set_y_extent(plot: pg.PlotWidget, low: float, high: float, step: float,
-                 limits: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float]:
+def set_y_extent(
+    plot: pg.PlotWidget, low: float, high: float, step: float, limits: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float, float]:
     """Show ``plot``'s y axis from ``low`` to ``high`` (data units) rounded out to
     multiples of ``step`` and kept within ``limits``; returns the range shown.
 

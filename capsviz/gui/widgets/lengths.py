@@ -38,9 +38,13 @@ class LengthsView(QWidget):
         # the labels end at the right edge, inside the band between the lines (m⁺ under its
         # line, m⁻ over it), so they are never clipped by the plot's edge
         for y, name, anchor in ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1))):
-            line = pg.InfiniteLine(pos=y, angle=0, pen=pg.mkPen((200, 80, 80), style=pg.QtCore.Qt.PenStyle.DashLine),
-                                   label=name, labelOpts={"position": 1.0, "color": (200, 80, 80),
-                                                          "anchors": [anchor, anchor]})
+            line = pg.InfiniteLine(
+                pos=y,
+                angle=0,
+                pen=pg.mkPen((200, 80, 80), style=pg.QtCore.Qt.PenStyle.DashLine),
+                label=name,
+                labelOpts={"position": 1.0, "color": (200, 80, 80), "anchors": [anchor, anchor]},
+            )
             self.bars_plot.addItem(line)
         # labelled ticks far enough apart for the plot's small height (0, 0.5, 1 there)
         self.iter_plot = pg.PlotWidget()
@@ -56,8 +60,9 @@ class LengthsView(QWidget):
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
         # two lines, so the title and the hover readout fit a narrow dock
-        self.primary_title = self.primary.addLabel("primary capsule lengths ‖u_i‖<br>32 types × 6×6",
-                                                   row=0, col=0, size="8pt")
+        self.primary_title = self.primary.addLabel(
+            "primary capsule lengths ‖u_i‖<br>32 types × 6×6", row=0, col=0, size="8pt"
+        )
         self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.primary_view.setMenuEnabled(False)
         self.primary_maps = pg.ImageItem(np.zeros((27, 55), dtype=np.float32))
@@ -94,8 +99,9 @@ class LengthsView(QWidget):
         if hit is not None:
             t, y, x = hit
             i = t * 36 + y * 6 + x
-            self.primary_title.setText(f"capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {self.u_lengths[i]:.4f}",
-                                       size="8pt")
+            self.primary_title.setText(
+                f"capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {self.u_lengths[i]:.4f}", size="8pt"
+            )
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:
         """``lengths``: (R, 10) lengths per iteration, or None to clear."""

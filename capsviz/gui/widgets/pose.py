@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PIL import Image
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
     QWidget,
 )
 from superqt import QLabeledDoubleSlider
@@ -39,8 +47,10 @@ class PerturbationDialog(QDialog):
         self.setWindowTitle(f"Pose perturbations of digit capsule {digit} (paper Fig. 4)")
         self.grid = grid
         self.image = tile_grid(grid)
-        panel = ImagePanel(f"rows: dimensions 0–15; columns: offsets {PERTURBATION_OFFSETS[0]:+.2f} … "
-                           f"{PERTURBATION_OFFSETS[-1]:+.2f}", shape=self.image.shape)
+        panel = ImagePanel(
+            f"rows: dimensions 0–15; columns: offsets {PERTURBATION_OFFSETS[0]:+.2f} … {PERTURBATION_OFFSETS[-1]:+.2f}",
+            shape=self.image.shape,
+        )
         panel.set_image(self.image)
         panel.setMinimumSize(420, 560)
         save = QPushButton("Save PNG…")
@@ -72,8 +82,12 @@ class PoseView(QWidget):
 
     reconstructionChanged = Signal()
 
-    def __init__(self, decode: Callable[[np.ndarray, int], np.ndarray] | None = None,
-                 grid: Callable[[np.ndarray, int], np.ndarray] | None = None, parent=None) -> None:
+    def __init__(
+        self,
+        decode: Callable[[np.ndarray, int], np.ndarray] | None = None,
+        grid: Callable[[np.ndarray, int], np.ndarray] | None = None,
+        parent=None,
+    ) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
         self.decode = decode
@@ -104,8 +118,9 @@ class PoseView(QWidget):
         grid_layout.setVerticalSpacing(1)
         for col in (0, 3):
             for dc, text, align, tip in (
-                    (1, "inferred", Qt.AlignmentFlag.AlignLeft, "the value of each dimension inferred for this input"),
-                    (2, "offset", Qt.AlignmentFlag.AlignRight, "the offset the slider adds to the inferred value")):
+                (1, "inferred", Qt.AlignmentFlag.AlignLeft, "the value of each dimension inferred for this input"),
+                (2, "offset", Qt.AlignmentFlag.AlignRight, "the offset the slider adds to the inferred value"),
+            ):
                 heading = QLabel(text)
                 heading.setStyleSheet("color: #505050;")
                 heading.setToolTip(tip)
@@ -137,8 +152,16 @@ class PoseView(QWidget):
             p.setMinimumSize(110, 130)
         self.status = QLabel("")
         top = QHBoxLayout()
-        for w in (QLabel("capsule"), self.digit, QLabel("range"), self.range, QLabel("length ×"), self.scale,
-                  self.reset_button, self.grid_button):
+        for w in (
+            QLabel("capsule"),
+            self.digit,
+            QLabel("range"),
+            self.range,
+            QLabel("length ×"),
+            self.scale,
+            self.reset_button,
+            self.grid_button,
+        ):
             top.addWidget(w)
         top.addWidget(self.status, 1)
         images = QHBoxLayout()

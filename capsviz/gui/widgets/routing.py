@@ -7,12 +7,24 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
 from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle, sparse_ticks
 from capsviz.model.analysis import (
-    class_maps, mean_entropy, receptive_overlay, routed_mass, type_mosaic,
+    class_maps,
+    mean_entropy,
+    receptive_overlay,
+    routed_mass,
+    type_mosaic,
 )
 
 INFO = (
@@ -128,10 +140,22 @@ class RoutingView(QWidget):
         self.scale.setToolTip(
             "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
             "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
-            "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations")
+            "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
+        )
         controls = QHBoxLayout()
-        for w in (QLabel("iteration"), self.prev_button, self.iteration, self.next_button, self.iteration_label,
-                  self.play_button, QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
+        for w in (
+            QLabel("iteration"),
+            self.prev_button,
+            self.iteration,
+            self.next_button,
+            self.iteration_label,
+            self.play_button,
+            QLabel("R"),
+            self.iterations,
+            QLabel("digit"),
+            self.digit,
+            self.scale,
+        ):
             controls.addWidget(w, 1 if w is self.iteration else 0)
 
         # -- maps -------------------------------------------------------------------
@@ -166,8 +190,10 @@ class RoutingView(QWidget):
         self.detail = pg.GraphicsLayoutWidget()
         self.detail.setBackground("k")
         self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
-        self.detail.setToolTip("c_ij of every primary capsule i for the selected digit j: one 6 × 6 tile per "
-                               "capsule type, 4 rows of 8 types (type 0 top left)")
+        self.detail.setToolTip(
+            "c_ij of every primary capsule i for the selected digit j: one 6 × 6 tile per "
+            "capsule type, 4 rows of 8 types (type 0 top left)"
+        )
         self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, (27, 55))
         self.mosaic.setColorMap(VIRIDIS)
         self.mosaic_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
@@ -200,8 +226,10 @@ class RoutingView(QWidget):
         self.entropy_plot = pg.PlotWidget()
         self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
         self.entropy_plot.setLabel("bottom", "iteration r")
-        self.entropy_plot.setToolTip("Mean over the 1152 primary capsules of -Σ_j c_ij ln c_ij, in nats; "
-                                     "ln 10 = 2.303 when every capsule splits its vote evenly")
+        self.entropy_plot.setToolTip(
+            "Mean over the 1152 primary capsules of -Σ_j c_ij ln c_ij, in nats; "
+            "ln 10 = 2.303 when every capsule splits its vote evenly"
+        )
         self.entropy_plot.setMouseEnabled(False, False)
         self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
         self._curve_iterations = 0
@@ -215,10 +243,13 @@ class RoutingView(QWidget):
             plot.setMinimumSize(int(AXIS_WIDTH + title + 2 * PANEL_MARGIN), SMALL_PLOT_HEIGHT)
         # Entropy never exceeds ln 10, so above the 'uniform' line there is no data: the label
         # sits there, at the right end, and the y range leaves room for it (see _entropy_range).
-        self.uniform_line = pg.InfiniteLine(pos=UNIFORM_ENTROPY, angle=0, label="uniform",
-                                            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
-                                            labelOpts={"position": 1.0, "color": (150, 150, 150),
-                                                       "anchors": [(1, 1), (1, 1)]})
+        self.uniform_line = pg.InfiniteLine(
+            pos=UNIFORM_ENTROPY,
+            angle=0,
+            label="uniform",
+            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
+            labelOpts={"position": 1.0, "color": (150, 150, 150), "anchors": [(1, 1), (1, 1)]},
+        )
         self.entropy_plot.addItem(self.uniform_line)
         self._entropy_y: tuple[float, float] | None = None
         self.entropy_plot.getViewBox().sigResized.connect(lambda *_: self._entropy_range())
@@ -336,8 +367,9 @@ class RoutingView(QWidget):
         elif departure:
             note = "red: more than an even split (0.1) sends, blue: less"
         else:
-            note = "colours from " + ("all iterations' values" if self.scale.currentIndex() == 1
-                                      else "this iteration's values")
+            note = "colours from " + (
+                "all iterations' values" if self.scale.currentIndex() == 1 else "this iteration's values"
+            )
         return f"class maps {quantity}, iteration {r + 1}<br>{note}"
 
     def defer_redraws(self, schedule) -> None:
@@ -470,9 +502,11 @@ class RoutingView(QWidget):
     def describe_cell(self, j: int, y: int, x: int) -> str:
         """Readout for class map j at grid cell (y, x)."""
         r = self.iteration.value() - 1
-        return (f"digit {j}, grid y={y} x={x}, iteration {r + 1}: Σ_type ‖u_i‖ c_ij = "
-                f"{self._all_maps[r][j, y, x]:.4f}, "
-                f"Σ_type ‖u_i‖ (c_ij − 0.1) = {self._departures[r][j, y, x]:+.4f}")
+        return (
+            f"digit {j}, grid y={y} x={x}, iteration {r + 1}: Σ_type ‖u_i‖ c_ij = "
+            f"{self._all_maps[r][j, y, x]:.4f}, "
+            f"Σ_type ‖u_i‖ (c_ij − 0.1) = {self._departures[r][j, y, x]:+.4f}"
+        )
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""
@@ -480,5 +514,7 @@ class RoutingView(QWidget):
         r = self.iteration.value() - 1
         j = self.selected_digit()
         i = t * 36 + y * 6 + x
-        return (f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {inf.u_lengths[i]:.4f}, "
-                f"c_i{j} = {inf.c[r, i, j]:.4f}, b_i{j} = {inf.b[r, i, j]:.4f} at iteration {r + 1}")
+        return (
+            f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {inf.u_lengths[i]:.4f}, "
+            f"c_i{j} = {inf.c[r, i, j]:.4f}, b_i{j} = {inf.b[r, i, j]:.4f} at iteration {r + 1}"
+        )

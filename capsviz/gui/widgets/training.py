@@ -6,8 +6,22 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QApplication, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QProgressBar,
-    QPushButton, QScrollArea, QSizePolicy, QSpinBox, QStyle, QVBoxLayout, QWidget,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
 )
 
 from capsviz.gui.widgets.common import settle, sparse_ticks
@@ -53,16 +67,18 @@ class TrainingPanel(QWidget):
         self.lr_decay = QDoubleSpinBox(decimals=3, minimum=0.5, maximum=1.0, singleStep=0.01, value=d.lr_decay)
         self.lr_decay_steps = QSpinBox(minimum=1, maximum=1_000_000, singleStep=500, value=d.lr_decay_steps)
         self.routing = QSpinBox(minimum=1, maximum=7, value=d.routing_iterations)
-        self.reconstruction_weight = QDoubleSpinBox(decimals=5, minimum=0.0, maximum=1.0, singleStep=1e-4,
-                                                    value=d.reconstruction_weight)
+        self.reconstruction_weight = QDoubleSpinBox(
+            decimals=5, minimum=0.0, maximum=1.0, singleStep=1e-4, value=d.reconstruction_weight
+        )
         self.max_shift = QSpinBox(minimum=0, maximum=6, value=d.max_shift, suffix=" px")
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=d.seed)
         self.device = QComboBox()
         self.device.addItems(available_devices())
         self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
-        self.test_subset = QSpinBox(minimum=0, maximum=10000, value=GUI_TEST_IMAGES, singleStep=500,
-                                    suffix=" of 10,000")
+        self.test_subset = QSpinBox(
+            minimum=0, maximum=10000, value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000"
+        )
         self.test_subset.setSpecialValueText("all 10,000")
         self.from_scratch = QCheckBox("start from fresh weights")
         self.from_scratch.setChecked(True)
@@ -102,9 +118,21 @@ class TrainingPanel(QWidget):
         self.form_area.setMaximumHeight(form_widget.sizeHint().height())
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
-        self._inputs = (self.epochs, self.batch_size, self.lr, self.lr_decay, self.lr_decay_steps, self.routing,
-                        self.reconstruction_weight, self.max_shift, self.seed, self.device, self.train_subset,
-                        self.test_subset, self.from_scratch)
+        self._inputs = (
+            self.epochs,
+            self.batch_size,
+            self.lr,
+            self.lr_decay,
+            self.lr_decay_steps,
+            self.routing,
+            self.reconstruction_weight,
+            self.max_shift,
+            self.seed,
+            self.device,
+            self.train_subset,
+            self.test_subset,
+            self.from_scratch,
+        )
         self.start_button = QPushButton("Start")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
@@ -140,8 +168,9 @@ class TrainingPanel(QWidget):
         self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name="train (batch)")
-        self.test_acc_curve = self.acc_plot.plot(pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6,
-                                                 symbolBrush=(250, 80, 80), name="test")
+        self.test_acc_curve = self.acc_plot.plot(
+            pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6, symbolBrush=(250, 80, 80), name="test"
+        )
         for plot in (self.loss_plot, self.acc_plot):
             plot.getAxis("left").setWidth(AXIS_WIDTH)  # the two x axes line up
             sparse_ticks(plot.getAxis("left"))
@@ -171,13 +200,20 @@ class TrainingPanel(QWidget):
         self.form_area.ensureVisible(centre.x(), centre.y(), field.width() // 2 + 2, field.height() // 2 + 2)
 
     def config(self) -> TrainConfig:
-        return TrainConfig(epochs=self.epochs.value(), batch_size=self.batch_size.value(), lr=self.lr.value(),
-                           lr_decay=self.lr_decay.value(), lr_decay_steps=self.lr_decay_steps.value(),
-                           routing_iterations=self.routing.value(),
-                           reconstruction_weight=self.reconstruction_weight.value(),
-                           max_shift=self.max_shift.value(), seed=self.seed.value(),
-                           device=self.device.currentText(), train_subset=self.train_subset.value(),
-                           test_subset=self.test_subset.value())
+        return TrainConfig(
+            epochs=self.epochs.value(),
+            batch_size=self.batch_size.value(),
+            lr=self.lr.value(),
+            lr_decay=self.lr_decay.value(),
+            lr_decay_steps=self.lr_decay_steps.value(),
+            routing_iterations=self.routing.value(),
+            reconstruction_weight=self.reconstruction_weight.value(),
+            max_shift=self.max_shift.value(),
+            seed=self.seed.value(),
+            device=self.device.currentText(),
+            train_subset=self.train_subset.value(),
+            test_subset=self.test_subset.value(),
+        )
 
     def _start(self) -> None:
         self.startRequested.emit(self.config(), self.from_scratch.isChecked())
@@ -207,8 +243,10 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, total)
         self.progress.setValue(min(ev.step, total))
         eta = (total - ev.step) * self.batch_size.value() / max(ev.images_per_s, 1e-9)
-        self.status.setText(f"epoch {ev.epoch + 1}, batch {ev.batch}/{ev.batches_per_epoch}, "
-                            f"{ev.images_per_s:.0f} images/s, lr {ev.lr:.2e}, ETA {eta / 60:.1f} min")
+        self.status.setText(
+            f"epoch {ev.epoch + 1}, batch {ev.batch}/{ev.batches_per_epoch}, "
+            f"{ev.images_per_s:.0f} images/s, lr {ev.lr:.2e}, ETA {eta / 60:.1f} min"
+        )
         self._redraw()
 
     def add_epoch(self, ev: EpochEvent) -> None:
@@ -224,7 +262,8 @@ class TrainingPanel(QWidget):
         self.margin_curve.setData(x, np.asarray(h["margin"]))
         self.recon_curve.setData(x, np.asarray(h["recon"]))
         self.train_acc_curve.setData(x, np.asarray(h["train_acc"]))
-        self.test_acc_curve.setData(np.asarray(self.test_history["step"], dtype=float),
-                                    np.asarray(self.test_history["acc"]))
+        self.test_acc_curve.setData(
+            np.asarray(self.test_history["step"], dtype=float), np.asarray(self.test_history["acc"])
+        )
         settle(self.loss_plot)
         settle(self.acc_plot)

@@ -140,8 +140,13 @@ class TransformView(QWidget):
         self.length_curve.setData(values, lengths)
         self.marker.setValue(float(getattr(self.transform(), name)))
         label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
-        set_y_extent(self.plot, min(float(poses.min()), 0.0), max(float(poses.max()), float(lengths.max())), Y_STEP,
-                     limits=(-1.0, 1.0))
+        set_y_extent(
+            self.plot,
+            min(float(poses.min()), 0.0),
+            max(float(poses.max()), float(lengths.max())),
+            Y_STEP,
+            limits=(-1.0, 1.0),
+        )
         titles = (label, f"capsule {digit} along '{label}'")
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
             self._titles = titles
@@ -153,4 +158,5 @@ class TransformView(QWidget):
         top = np.argsort(swing)[::-1][:3]
         self.summary.setText(
             f"length {lengths.min():.2f}–{lengths.max():.2f} over the sweep; the dimensions that move most: "
-            + ", ".join(f"d{d} (range {swing[d]:.2f})" for d in top))
+            + ", ".join(f"d{d} (range {swing[d]:.2f})" for d in top)
+        )
