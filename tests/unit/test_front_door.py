@@ -93,11 +93,10 @@ def test_a_bad_destination_is_refused_at_once_naming_the_users_path(tmp_path, ki
     args = ["train", *TINY, "--out", str(out), "--data-root", str(tmp_path / "no-data")]
     if kind == "device":
         args.append("--overwrite")  # an existing path passes the overwrite check and is still refused
-    t0 = time.monotonic()
     r = capsviz(*args)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith(f"error: {out}: {reason}") and ".tmp" not in r.stderr, r.stderr
-    assert time.monotonic() - t0 < 60  # refused before MNIST is even looked for (no data root exists)
+    # refused before MNIST is looked for: the data root does not exist, and MNIST's message did not come
 
 
 def test_the_trainer_checks_its_checkpoint_path_before_training(tmp_path):
