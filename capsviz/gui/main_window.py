@@ -537,9 +537,8 @@ class MainWindow(QMainWindow):
             elif ev[0] == "done" and ev[1] is self.model and ev[2] is self.browser.data:
                 self.browser.set_predictions(ev[3])
                 errors = int((ev[3] != self.browser.data.labels).sum())
-                self.browser.status.setText(
-                    f"{errors:,} mistakes in {len(ev[3]):,} digits ({100 * (1 - errors / len(ev[3])):.2f} % correct)"
-                )
+                # the number of digits is in the browser's source line already
+                self.browser.status.setText(f"{errors:,} mistakes ({100 * (1 - errors / len(ev[3])):.2f} % correct)")
 
         def on_finished() -> None:
             self._eval_worker = None

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.model.losses import RECOGNITION_THRESHOLD
@@ -54,6 +55,9 @@ def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, t
     assert window.input_panel.source.text() == "image: two.png"
     np.testing.assert_array_equal(window.input_panel.current, before)
     assert window.browser.index == 0 and "test image 0" in window.browser.current_label.text()
+    count = f"{len(window.browser.data):,}"
+    assert sum(count in label.text() for label in window.browser.findChildren(QLabel)) == 1  # said once
+    assert window.browser.status.text().endswith("% correct)") and "mistakes" in window.browser.status.text()
     qtbot.mouseClick(window.browser.next_button, Qt.MouseButton.LeftButton)  # the user's choice does change it
     np.testing.assert_array_equal(window.input_panel.current, window.browser.data.images[1] / np.float32(255))
 
