@@ -47,6 +47,8 @@ NOISE_SIGMAS = 4.0  # ink must stand this many noise standard deviations above t
 MIN_CONTRAST = 0.1  # the darkest stroke stands at least this far above the noise floor, or there is no ink
 STRONG = 0.5  # a stroke: at least this share of the darkest stroke's strength
 CROP_MARGIN = 8  # pixels, at least: how far the plain crop may reach beyond the cleaned one (a JPEG block)
+FLAT = 0.2  # a block of background varies less than this between its quartiles (plus noise)
+STROKE_LEVEL = 0.8  # a block this close to the brightest block may be a stroke's core
 KEEP = 0.1  # groups of strokes with less ink than this share of the largest are not the digit
 
 
@@ -60,8 +62,8 @@ def block_size(shape: tuple[int, int]) -> int:
 class BlockStats:
     """Statistics of the square blocks of an image (see :func:`block_stats`).
 
-    median, low : ndarray, float32, shape (gh, gw)
-        Each block's median and 25th percentile.
+    median, low, high : ndarray, float32, shape (gh, gw)
+        Each block's median, 25th and 75th percentile.
     sigma : float
         Robust standard deviation of the pixel noise, >= 0: the 25th percentile over
         blocks of (90th percentile - median) / 1.2816, so blocks crossed by ink (up to
@@ -70,6 +72,7 @@ class BlockStats:
 
     median: np.ndarray
     low: np.ndarray
+    high: np.ndarray
     sigma: float
 
 
@@ -82,8 +85,8 @@ def block_stats(a: np.ndarray) -> BlockStats:
     padded = np.pad(a, ((0, gh * b - h), (0, gw * b - w)), mode="symmetric")
     blocks = np.sort(padded.reshape(gh, b, gw, b).transpose(0, 2, 1, 3).reshape(gh, gw, b * b), axis=-1)
     n = b * b - 1
-    median, low, upper = (blocks[..., round(q * n)] for q in (0.5, 0.25, 0.9))
-    return BlockStats(median, low, float(np.quantile(upper - median, 0.25)) / 1.2816)
+    median, low, high, upper = (blocks[..., round(q * n)] for q in (0.5, 0.25, 0.75, 0.9))
+    return BlockStats(median, low, high, float(np.quantile(upper - median, 0.25)) / 1.2816)
 
 
 def estimate_background(a: np.ndarray) -> tuple[np.ndarray, BlockStats]:
@@ -148,9 +151,12 @@ def remove_background(a: np.ndarray, paper: bool) -> np.ndarray:
     if a.ndim != 2 or a.size == 0:
         raise ValueError(f"expected a non-empty 2-D ink image, got shape {a.shape}")
     plain = crop_box(a)
-    if plain is None or not background_at_border(block_stats(_smooth(a))):
+    stats = block_stats(_smooth(a))
+    if plain is None or not background_at_border(stats):
         return a
     cleaned = subtract_background(a, paper)
+    if not background_at_border(stats, ink=cleaned):
+        return a
     box = crop_box(cleaned)
     if box is None:
         return cleaned
@@ -160,13 +166,37 @@ def remove_background(a: np.ndarray, paper: bool) -> np.ndarray:
     return a if inside else cleaned
 
 
-def background_at_border(stats: BlockStats, threshold: float = INK_THRESHOLD) -> bool:
-    """True when, in a block on the image's border, the background (the block's 25th
-    percentile) plus ``NOISE_SIGMAS`` noise standard deviations exceeds ``threshold``:
-    paper, light falling off, a shadow cast from outside the frame, grain."""
+def background_at_border(stats: BlockStats, threshold: float = INK_THRESHOLD, ink: np.ndarray | None = None) -> bool:
+    """True when a block on the image's border holds background that would count as ink.
+
+    Such a block's 25th percentile plus ``NOISE_SIGMAS`` noise standard deviations
+    exceeds ``threshold``: paper, light falling off, a shadow cast from outside the
+    frame, grain. When that holds for less than half of the border, the block must also
+    not look like a stroke running off the image: it is flat (over it and its 8
+    neighbours, 75th minus 25th percentile under ``FLAT`` plus 2 sigma; a stroke's edge
+    is not) and below ``STROKE_LEVEL`` of the image's brightest block (a stroke's core
+    is not).
+
+    ``ink`` ((H, W) in [0, 1], the cleaned image), if given, also excludes the border
+    blocks where it has pixels above ``threshold``.
+    """
     level = stats.low + NOISE_SIGMAS * stats.sigma
-    ring = np.concatenate([level[0], level[-1], level[:, 0], level[:, -1]])
-    return bool((ring > threshold).any())
+    spread = _max_filter(stats.high, 3) - _min_filter(stats.low, 3)  # over the block and its neighbours
+    background = level > threshold
+    if np.median(_ring(background)) == 0:  # under half of the border: strokes running off the image?
+        background &= (spread < FLAT + 2 * stats.sigma) & (stats.low < STROKE_LEVEL * float(stats.high.max()))
+    if ink is not None:
+        h, w = ink.shape
+        b = block_size(ink.shape)
+        gh, gw = level.shape
+        covered = np.pad(ink > threshold, ((0, gh * b - h), (0, gw * b - w))).reshape(gh, b, gw, b).any(axis=(1, 3))
+        background &= ~covered
+    return bool(_ring(background).any())
+
+
+def _ring(grid: np.ndarray) -> np.ndarray:
+    """The blocks of a (gh, gw) grid along the image's border, as one 1-D array."""
+    return np.concatenate([grid[0], grid[-1], grid[:, 0], grid[:, -1]])
 
 
 def crop_box(a: np.ndarray, threshold: float = INK_THRESHOLD) -> tuple[int, int, int, int] | None:
