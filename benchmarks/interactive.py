@@ -107,7 +107,7 @@ def main() -> None:
         mouse(canvas, QEvent.Type.MouseMove, 140 + 3 * (k % 7), 45 + 6 * k, Qt.MouseButton.LeftButton)
         while window.inference is before and time.perf_counter() - t0 < 1.0:
             # wait as the app's event loop does: a busy loop here would hold the GIL the
-            # inference thread needs between operations (the pass took twice as long)
+            # inference thread needs between operations (the pass would take twice as long)
             app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
         window.lengths_view.bars_plot.repaint()
         times.append(1000 * (time.perf_counter() - t0))

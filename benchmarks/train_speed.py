@@ -43,10 +43,11 @@ GFLOP_PER_TRAIN_IMAGE = 1.214
 
 
 def executed_gflop_per_train_image(batch: int) -> float:
-    """What capsviz's CPU path actually computes per training image, counted the issue's
-    way (3 x forward multiply-adds x 2, routing left out), with PrimaryCaps done by
-    ``capsviz.model.conv.spectral_conv2d`` (19-point DFTs, 19 x 10 frequencies, Gauss's
-    three real products per frequency); the kernel spectra are shared by the batch."""
+    """What capsviz's CPU path actually computes per training image, counted as
+    ``GFLOP_PER_TRAIN_IMAGE`` is (3 x forward multiply-adds x 2, routing left out), with
+    PrimaryCaps done by ``capsviz.model.conv.spectral_conv2d`` (19-point DFTs, 19 x 10
+    frequencies, Gauss's three real products per frequency); the kernel spectra are
+    shared by the batch."""
     c, k, h, nh, kw, n_freq3, outs = 256, 9, 20, 19, 10, 3 * 19 * 10, 36
     conv1 = c * k * k * h * h
     spectral = (

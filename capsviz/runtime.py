@@ -22,7 +22,7 @@ A CapsNet training step at batch 128 allocates a few hundred MB of short-lived t
 (the spectral PrimaryCaps factors alone are 75 MB and 150 MB). glibc's malloc serves
 every block above its mmap threshold (at most 32 MB by default) with a fresh ``mmap``
 and returns it with ``munmap`` on free, so each step pays the kernel to zero and
-map those pages again: on the 2-core test machine that doubled the time of a step
+map those pages again: on the 2-core test machine that doubles the time of a step
 (``benchmarks/train_speed.py --default-allocator`` shows it).
 
 :func:`retain_freed_memory` raises the mmap threshold to 1 GiB and the trim threshold
@@ -34,10 +34,11 @@ All threads share one arena (``M_ARENA_MAX = 1``): a worker thread's own arena i
 limited to 64 MB per heap and would fall back to ``mmap`` for the large blocks.
 
 ``capsviz train`` and ``capsviz eval`` set it. The app does the opposite,
-:func:`release_freed_memory`: it runs for hours and trains in a worker thread, whose
-arena kept freed 4-32 MB blocks (below glibc's self-raising mmap threshold), so its
-resident size wandered between 1.5 and 1.85 GB in a soak and grew by 180 MB in 2
-minutes with the retaining settings. With a fixed 4 MB threshold it held at 1.35 GB.
+:func:`release_freed_memory`: it runs for hours and trains in a worker thread. With
+glibc's defaults that thread's arena keeps freed 4-32 MB blocks (below glibc's
+self-raising mmap threshold), and the resident size wanders between 1.5 and 1.85 GB in
+a soak; with the retaining settings it grows by 180 MB in 2 minutes. With a fixed 4 MB
+threshold it holds at 1.35 GB.
 
 On other C libraries and platforms it does nothing and returns False.
 """
@@ -139,7 +140,7 @@ def after_startup() -> None:
     window's widgets) from Python's cyclic garbage collector (``gc.freeze``).
 
     A full (generation-2) collection walks every tracked object: with the ~400,000 objects
-    these libraries leave, one took 150-226 ms (measured in ``benchmarks/soak.py`` during
+    these libraries leave, one takes 150-226 ms (measured in ``benchmarks/soak.py`` during
     start-up), and it stops every thread. Frozen objects are still freed normally by
     reference counting; only cycles among them would stay, and start-up objects live as
     long as the app.
@@ -205,7 +206,7 @@ def worker_thread(kind: str) -> Iterator[None]:
     its CPU priority goes down by ``WORKER_NICENESS[kind]`` (for good: a lowered priority
     cannot be raised again without privileges), and until the block ends it computes on
     one intra-op thread fewer than the machine has (at least one), leaving a core to the
-    GUI thread. With every core asked of each operation, the GUI's own operations waited
+    GUI thread. With every core asked of each operation, the GUI's own operations wait
     on threads kept busy by training (``benchmarks/soak.py`` on 2 cores).
 
     Raises ``ValueError`` for another kind.

@@ -63,7 +63,7 @@ def test_closed_error_boxes_are_deleted_not_kept(window, qtbot, tmp_path):
         assert not window.open_image(tmp_path / "fake.png")
         assert window.error_box.isVisible()
         window.error_box.close()
-    # before, every closed box stayed a hidden child of the window (0.2 MB each)
+    # a box only closed would stay a hidden child of the window (0.2 MB each)
     qtbot.waitUntil(lambda: not window.findChildren(QMessageBox), timeout=3000)
     assert window.error_box is None
     assert not window.open_image(tmp_path / "fake.png")  # and a new one still comes

@@ -410,7 +410,7 @@ def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(windo
         low, high = view.plot.getViewBox().viewRange()[1]
         assert low <= poses.min() and max(poses.max(), view.sweep["lengths"].max()) <= high
         assert -1.05 <= low and high <= 1.05  # |v_jd| <= ‖v_j‖ < 1
-    # before, the y axis's tick labels changed width with the range and each sweep was painted three times
+    # one paint per sweep: the y axis keeps its width, and its range moves only in steps
     assert counter.count == len(shown) == 4
 
 

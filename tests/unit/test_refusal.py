@@ -34,7 +34,7 @@ class _CreatesAFile:
 
 
 def bad_checkpoints(folder):
-    """The ten kinds of bad checkpoint of the robustness issue, as files in ``folder``."""
+    """Ten kinds of bad checkpoint that capsviz refuses, as files in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     data = shipped_checkpoint().read_bytes()
     tensors, meta = load_file(str(shipped_checkpoint())), read_info(shipped_checkpoint()).metadata

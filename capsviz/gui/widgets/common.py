@@ -103,9 +103,9 @@ def settle(view: pg.GraphicsView) -> None:
     """Apply ``view``'s pending auto-range and view-transform changes now, after its data
     changed, instead of at the start of its next paint (``GraphicsScene.prepareForPaint``
     does what a paint would do first). A change made during a paint asks for another
-    paint, so a plot whose range follows its data was painted two to four times per
-    update; settled beforehand, it is painted once. A hidden view is left to its next
-    paint, as pyqtgraph would."""
+    paint, so a plot whose range follows its data is painted two to four times per
+    update unless it is settled beforehand; settled, it is painted once. A hidden view is
+    left to its next paint, as pyqtgraph would."""
     if view.isVisible():
         view.scene().prepareForPaint()
 
