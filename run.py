@@ -14,7 +14,7 @@ sent to it reach capsviz.
 PyTorch: by default pip takes the build PyPI serves, which on Linux is the CUDA build
 (about 4 GB of NVIDIA libraries; the whole .venv is about 6 GB). On a machine without
 an NVIDIA GPU, set CAPSVIZ_TORCH=cpu before the first run to install PyTorch's
-CPU-only wheels from its own index instead (.venv about 1.5 GB).
+CPU-only wheels from its own index instead (.venv about 1.3 GB).
 """
 
 from __future__ import annotations
