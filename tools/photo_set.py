@@ -21,10 +21,9 @@ import numpy as np
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.photo import KINDS, kind_rng, render_photo
+from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import evaluate_model
-
-SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "capsnet_mnist.safetensors"
 
 
 def main() -> None:
@@ -33,14 +32,14 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-root", default=None)
-    parser.add_argument("--checkpoint", default=None, help="default: the shipped assets/capsnet_mnist.safetensors")
+    parser.add_argument("--checkpoint", default=None, help="default: the shipped model")
     parser.add_argument("--save-dir", type=Path, default=None, help="also write the first 20 files of each kind here")
     args = parser.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     unknown = sorted(set(kinds) - set(KINDS))
     if unknown:
         parser.error(f"unknown kinds {unknown}; choose from {', '.join(KINDS)}")
-    model, _, _ = load_checkpoint(args.checkpoint or SHIPPED)
+    model, _, _ = load_checkpoint(args.checkpoint or shipped_checkpoint())
     test, source = load_test_or_sample(args.data_root)
     n = min(args.per_kind, len(test))
     order = np.random.default_rng(args.seed).permutation(len(test))[:n]

@@ -161,8 +161,12 @@ def remove_background(a: np.ndarray, paper: bool) -> np.ndarray:
     if box is None:
         return cleaned
     margin = max(block_size(a.shape), CROP_MARGIN)
-    inside = (plain[0] >= box[0] - margin and plain[1] <= box[1] + margin
-              and plain[2] >= box[2] - margin and plain[3] <= box[3] + margin)
+    inside = (
+        plain[0] >= box[0] - margin
+        and plain[1] <= box[1] + margin
+        and plain[2] >= box[2] - margin
+        and plain[3] <= box[3] + margin
+    )
     return a if inside else cleaned
 
 
@@ -267,8 +271,9 @@ def dark_ink(a: np.ndarray) -> bool:
         A grayscale image as read, 1 = white.
     """
     stats = block_stats(a)
-    windows = np.lib.stride_tricks.sliding_window_view(np.pad(stats.median, OPENING // 2, mode="edge"),
-                                                       (OPENING, OPENING))
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.pad(stats.median, OPENING // 2, mode="edge"), (OPENING, OPENING)
+    )
     surface = _upscale(np.median(windows, axis=(-2, -1)), a.shape)
     r = a - surface
     margin = NOISE_SIGMAS * stats.sigma
@@ -332,10 +337,13 @@ def _separable(a: np.ndarray, size: int, reduce) -> np.ndarray:
     if size <= 1:
         return a
     half = size // 2
-    rows = reduce(np.lib.stride_tricks.sliding_window_view(np.pad(a, ((0, 0), (half, half)), mode="edge"),
-                                                           size, axis=1), axis=-1)
-    return reduce(np.lib.stride_tricks.sliding_window_view(np.pad(rows, ((half, half), (0, 0)), mode="edge"),
-                                                           size, axis=0), axis=-1)
+    rows = reduce(
+        np.lib.stride_tricks.sliding_window_view(np.pad(a, ((0, 0), (half, half)), mode="edge"), size, axis=1), axis=-1
+    )
+    return reduce(
+        np.lib.stride_tricks.sliding_window_view(np.pad(rows, ((half, half), (0, 0)), mode="edge"), size, axis=0),
+        axis=-1,
+    )
 
 
 def _box(a: np.ndarray, size: int) -> np.ndarray:
@@ -346,5 +354,5 @@ def _box(a: np.ndarray, size: int) -> np.ndarray:
     padded = np.pad(a.astype(np.float64), half, mode="edge")
     c = np.pad(padded.cumsum(0).cumsum(1), ((1, 0), (1, 0)))
     h, w = a.shape
-    total = c[size:size + h, size:size + w] - c[:h, size:size + w] - c[size:size + h, :w] + c[:h, :w]
+    total = c[size : size + h, size : size + w] - c[:h, size : size + w] - c[size : size + h, :w] + c[:h, :w]
     return (total / (size * size)).astype(np.float32)

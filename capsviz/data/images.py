@@ -25,8 +25,12 @@ def _name(source) -> str:
     return getattr(source, "name", None) or "image data"
 
 
-def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None,
-             name: str | None = None, remove_background: bool = True) -> np.ndarray:
+def load_ink(
+    source: str | os.PathLike | BinaryIO | bytes,
+    invert: bool | None = None,
+    name: str | None = None,
+    remove_background: bool = True,
+) -> np.ndarray:
     """Read an image (a file, a binary file object or encoded bytes) as an ink image.
 
     - Colour, palette, CMYK and 16-bit images become grayscale.
@@ -59,8 +63,10 @@ def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None =
     try:
         with Image.open(source) as im:
             if im.width * im.height > MAX_PIXELS:
-                raise ImageReadError(f"{name}: {im.width} × {im.height} pixels is more than capsviz opens "
-                                     f"({MAX_PIXELS // 1_000_000} megapixels; a decompression bomb?)")
+                raise ImageReadError(
+                    f"{name}: {im.width} × {im.height} pixels is more than capsviz opens "
+                    f"({MAX_PIXELS // 1_000_000} megapixels; a decompression bomb?)"
+                )
             if im.format == "JPEG":
                 im.draft("L" if im.mode == "L" else "RGB", (WORK_SIDE, WORK_SIDE))
             im.load()
@@ -95,8 +101,12 @@ def load_ink(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None =
     return cleaned
 
 
-def load_input(source: str | os.PathLike | BinaryIO | bytes, invert: bool | None = None,
-               name: str | None = None, remove_background: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def load_input(
+    source: str | os.PathLike | BinaryIO | bytes,
+    invert: bool | None = None,
+    name: str | None = None,
+    remove_background: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """An image file as the model's input: :func:`load_ink`, then MNIST-style
     :func:`~capsviz.data.preprocess.preprocess_ink` (the app, ``classify`` and ``trace``).
 

@@ -35,26 +35,32 @@ from PIL import Image
 
 KINDS = ("scan", "tint", "gradient", "shadow", "grain", "blur", "jpeg", "perspective", "ink", "combined", "board")
 
-PAPERS = np.array([
-    (0.95, 0.94, 0.91),  # off-white
-    (0.97, 0.93, 0.80),  # cream
-    (0.96, 0.90, 0.70),  # yellowish (notepad)
-    (0.86, 0.86, 0.84),  # light grey (recycled)
-    (0.74, 0.74, 0.72),  # grey
-])
-BOARDS = np.array([
-    (0.10, 0.20, 0.14),  # green board
-    (0.12, 0.12, 0.13),  # black board
-    (0.26, 0.27, 0.28),  # grey slate
-])
-INKS = np.array([
-    (0.10, 0.14, 0.50),  # blue ballpoint
-    (0.16, 0.28, 0.72),  # light blue gel
-    (0.72, 0.10, 0.12),  # red
-    (0.10, 0.42, 0.20),  # green
-    (0.38, 0.16, 0.55),  # violet
-    (0.42, 0.42, 0.42),  # pencil
-])
+PAPERS = np.array(
+    [
+        (0.95, 0.94, 0.91),  # off-white
+        (0.97, 0.93, 0.80),  # cream
+        (0.96, 0.90, 0.70),  # yellowish (notepad)
+        (0.86, 0.86, 0.84),  # light grey (recycled)
+        (0.74, 0.74, 0.72),  # grey
+    ]
+)
+BOARDS = np.array(
+    [
+        (0.10, 0.20, 0.14),  # green board
+        (0.12, 0.12, 0.13),  # black board
+        (0.26, 0.27, 0.28),  # grey slate
+    ]
+)
+INKS = np.array(
+    [
+        (0.10, 0.14, 0.50),  # blue ballpoint
+        (0.16, 0.28, 0.72),  # light blue gel
+        (0.72, 0.10, 0.12),  # red
+        (0.10, 0.42, 0.20),  # green
+        (0.38, 0.16, 0.55),  # violet
+        (0.42, 0.42, 0.42),  # pencil
+    ]
+)
 
 
 def kind_rng(seed: int, kind: str, index: int) -> np.random.Generator:
@@ -211,8 +217,9 @@ def _perspective(page: np.ndarray, paper: np.ndarray, amount: float, rng: np.ran
     out = []
     for k in range(3):
         channel = Image.fromarray(np.ascontiguousarray(page[..., k], np.float32), mode="F")
-        warped = channel.transform((width, height), Image.Transform.PERSPECTIVE, coeffs,
-                                   Image.Resampling.BILINEAR, fillcolor=float(paper[k]))
+        warped = channel.transform(
+            (width, height), Image.Transform.PERSPECTIVE, coeffs, Image.Resampling.BILINEAR, fillcolor=float(paper[k])
+        )
         out.append(np.asarray(warped))
     return np.stack(out, -1)
 

@@ -112,8 +112,10 @@ def test_ink_polarity_override_reloads_the_image(window, tmp_path):
     window.wait_for_views()
     assert window.inference.prediction == label
     combo = window.input_panel.polarity
-    combo.setCurrentIndex(combo.findData(False))  # "light on dark": the white paper becomes the ink
-    assert np.abs(window.input_panel.current - auto).mean() > 0.1
+    combo.setCurrentIndex(combo.findData(False))  # "light on dark": the image is read as it is, not inverted
+    forced = window.input_panel.current
+    np.testing.assert_array_equal(forced, preprocess_ink(load_ink(tmp_path / "d.png", invert=False)))
+    assert np.abs(forced - auto).mean() > 0.03
     combo.setCurrentIndex(combo.findData(True))  # "dark on light": what auto detected
     np.testing.assert_array_equal(window.input_panel.current, auto)
 

@@ -321,9 +321,9 @@ def test_the_recognition_rule_is_halfway_between_the_margins():
 def test_classify_says_when_nothing_is_recognised(tmp_path):
     seven = _digit_png(tmp_path / "seven.png")
     blob = tmp_path / "blob.png"
-    lines = np.zeros((200, 200), np.uint8)
-    lines[::8] = 255  # ruled lines: ink, but no digit
-    Image.fromarray(lines).save(blob)
+    square = np.zeros((200, 200), np.uint8)
+    square[50:150, 50:150] = 153  # a filled grey square: ink, but no digit
+    Image.fromarray(square).save(blob)
     r = capsviz("classify", str(seven), str(blob), "--json")
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in r.stdout.strip().splitlines()]

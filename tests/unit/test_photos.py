@@ -1,4 +1,4 @@
-"""Photos of digits on paper: background removal, and clean images read exactly as before it."""
+"""Photos of digits on paper: background removal, and clean images read exactly as without it."""
 
 from __future__ import annotations
 
@@ -75,12 +75,18 @@ def test_tight_crops_are_read_as_the_plain_crop_reads_them(model, sample):
     """A stroke that runs along the image's edge at a grey level looks like background
     there: the border test keeps all but a few such images as read, and those few are
     read as the same digit."""
-    new, plain = zip(*((load_input(data)[0], load_input(data, remove_background=False)[0])
-                       for data in map(tight_crop, sample.images[:100])), strict=True)
-    same = sum(np.array_equal(x, y) for x, y in zip(new, plain, strict=True))
+    cleaned, plain = zip(
+        *(
+            (load_input(data)[0], load_input(data, remove_background=False)[0])
+            for data in map(tight_crop, sample.images[:100])
+        ),
+        strict=True,
+    )
+    same = sum(np.array_equal(x, y) for x, y in zip(cleaned, plain, strict=True))
     assert same >= 97
-    assert np.array_equal(capsule_lengths(model, np.stack(new)).argmax(1),
-                          capsule_lengths(model, np.stack(plain)).argmax(1))
+    assert np.array_equal(
+        capsule_lengths(model, np.stack(cleaned)).argmax(1), capsule_lengths(model, np.stack(plain)).argmax(1)
+    )
 
 
 def test_an_mnist_digit_is_its_own_background_free_ink(sample):
