@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import copy
 import logging
-import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import torch
 from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
@@ -21,6 +18,7 @@ from superqt.utils import qthrottled
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
+from capsviz.gui.dialogs import ErrorRelay, about_text
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
@@ -190,6 +188,7 @@ class MainWindow(QMainWindow):
         self.docks_ready = False  # True once the tabbed docks are placed, after the first show
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
+        self.errors = ErrorRelay(self, self.about_text)
         self._build_menus()
 
         self.input_panel.inputChanged.connect(self._on_input)
@@ -203,8 +202,6 @@ class MainWindow(QMainWindow):
         self.transform_view.sweepRequested.connect(self._sweep_throttled)
         self._eval_worker = None
         self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
-        self.error_box: QMessageBox | None = None
-        self.about_box: QMessageBox | None = None
         self.routing_view.iterationsChanged.connect(self._on_iterations)
         self.routing_view.defer_redraws(self._stage_routing)
         self.training_panel.startRequested.connect(self.start_training)
@@ -319,7 +316,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
-        about = QAction("&About capsviz", self, triggered=self._about)
+        about = QAction("&About capsviz", self, triggered=self.errors.show_about)
         help_menu.addAction(about)
         self.actions["about"] = about
 
@@ -435,59 +432,27 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"saved {path}", 5000)
 
     def about_text(self) -> str:
-        from capsviz.logs import log_path, version_report
-
-        device = str(self.device)
-        if self.device.type == "cuda":
-            device += f" ({torch.cuda.get_device_name(self.device)})"
-        model = self.model_label.text().removeprefix("model: ")
-        return (
-            f"{version_report(device).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
-            "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829."
-        )
-
-    def _about(self) -> None:
-        if self.about_box is not None:  # one box, brought up to date
-            self.about_box.setText(self.about_text())
-        else:
-            self.about_box = QMessageBox(
-                QMessageBox.Icon.Information, "About capsviz", self.about_text(), QMessageBox.StandardButton.Ok, self
-            )
-        self.about_box.open()
+        """The About box's text for this window's device and model."""
+        return about_text(self.device, self.model_label.text().removeprefix("model: "))
 
     # -- errors -------------------------------------------------------------------------------
-    def show_error(self, title: str, message: str, details: str | None = None) -> None:
-        """Tell the user, and keep a record: a window-modal message box that does not block
-        the event loop (``error_box`` until it is closed; with ``details``, e.g. a traceback, behind
-        "Show Details…" and a "Copy details" button), the status bar, stderr, and the
-        log file (:func:`capsviz.logs.log_path`)."""
-        print(f"capsviz: {message}", file=sys.stderr)
-        logging.getLogger("capsviz").error("%s: %s%s", title, message, f"\n{details}" if details else "")
-        self.statusBar().showMessage(message, 10000)
-        if self.error_box is not None:
-            self.error_box.close()
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
-        if details:
-            box.setDetailedText(details)
-            copy = box.addButton("Copy details", QMessageBox.ButtonRole.ActionRole)
-            copy.clicked.disconnect()  # keep the box open after copying
-            copy.clicked.connect(lambda: QApplication.clipboard().setText(f"{title}: {message}\n\n{details}"))
-            box.copy_button = copy
-        # deleted when closed: a box only closed stays a hidden child of the window, about
-        # 0.2 MB each, so a session that opens 300 unreadable files would hold 300 (+60 MB)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.destroyed.connect(lambda *_: self._forget_error_box(box))
-        self.error_box = box
-        box.open()
+    @property
+    def error_box(self) -> QMessageBox | None:
+        """The error message box on screen (None when there is none)."""
+        return self.errors.error_box
 
-    def _forget_error_box(self, box: QMessageBox) -> None:
-        if self.error_box is box:
-            self.error_box = None
+    @property
+    def about_box(self) -> QMessageBox | None:
+        """The About box, once it was opened."""
+        return self.errors.about_box
+
+    def show_error(self, title: str, message: str, details: str | None = None) -> None:
+        """Tell the user and keep a record (:meth:`ErrorRelay.show_error`)."""
+        self.errors.show_error(title, message, details)
 
     def show_exception(self, title: str, exc: BaseException) -> None:
         """:meth:`show_error` for an exception, with its traceback as the details."""
-        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        self.show_error(title, f"{type(exc).__name__}: {exc}", details=details)
+        self.errors.show_exception(title, exc)
 
     # -- input and inference ---------------------------------------------------------------
     def show_sample(self, index: int) -> None:
