@@ -9,16 +9,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 from superqt.utils import qthrottled
 
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
 from capsviz.gui.dialogs import ErrorRelay, about_text
+from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
@@ -29,7 +29,7 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.model import CapsNet
-from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct, save_trace
+from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct
 from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
 from capsviz.runtime import lower_thread_priority, worker_thread
 from capsviz.train.checkpoint import (
@@ -369,67 +369,20 @@ class MainWindow(QMainWindow):
             )
             self.statusBar().showMessage(f"saved {path}", 5000)
 
-    def figures(self) -> dict[str, pg.GraphicsLayoutWidget | pg.PlotWidget]:
+    def figures(self) -> dict[str, QWidget]:
         """Every plot of the window, by file name."""
-        rv, lv, pv, tp = self.routing_view, self.lengths_view, self.pose_view, self.training_panel
-        return {
-            "model_input": self.input_panel.preview,
-            "capsule_lengths": lv.bars_plot,
-            "lengths_per_iteration": lv.iter_plot,
-            "primary_capsule_lengths": lv.primary,
-            "routing_class_maps": rv.graphics,
-            "routing_mosaic": rv.detail,
-            "routed_mass": rv.mass_plot,
-            "routing_entropy": rv.entropy_plot,
-            "routing_overlay": rv.overlay_panel,
-            "pose_input": pv.input_panel,
-            "pose_reconstruction": pv.recon_panel,
-            "pose_difference": pv.diff_panel,
-            "training_loss": tp.loss_plot,
-            "training_accuracy": tp.acc_plot,
-        }
+        views = (self.input_panel, self.lengths_view, self.routing_view, self.pose_view, self.training_panel)
+        return {name: widget for view in views for name, widget in view.figures().items()}
 
     def export_figures(self, folder: Path) -> list[Path]:
-        """Write every plot as PNG and SVG into ``folder`` (pyqtgraph exporters); returns the files."""
-        import pyqtgraph.exporters as exporters
-        from PySide6.QtGui import QPainter
-        from PySide6.QtSvg import QSvgGenerator
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, widget in self.figures().items():
-            item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
-            png = folder / f"{name}.png"
-            exporters.ImageExporter(item).export(str(png))
-            # pyqtgraph 0.14's SVGExporter cannot parse the paths newer Qt versions write
-            # (pyqtgraph issue #3485), so SVG comes from Qt's own generator.
-            svg = folder / f"{name}.svg"
-            generator = QSvgGenerator()
-            generator.setFileName(str(svg))
-            generator.setSize(widget.size())
-            generator.setViewBox(widget.rect())
-            generator.setTitle(f"capsviz: {name}")
-            painter = QPainter(generator)
-            widget.render(painter)
-            painter.end()
-            written += [png, svg]
-        return written
+        """Write every plot as PNG and SVG into ``folder``; returns the files."""
+        return export_figures(self.figures(), folder)
 
     def _export_figures_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export figures into folder")
-        if folder:
-            files = self.export_figures(Path(folder))
-            self.statusBar().showMessage(f"wrote {len(files)} files to {folder}", 5000)
+        export_figures_dialog(self, self.figures())
 
     def _export_trace_dialog(self) -> None:
-        if self.inference is None:
-            QMessageBox.information(self, "Nothing to export", "Draw a digit first.")
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Export routing trace", "trace.npz", "NumPy archive (*.npz)")
-        if path:
-            save_trace(self.inference, path)
-            self.statusBar().showMessage(f"saved {path}", 5000)
+        export_trace_dialog(self, self.inference)
 
     def about_text(self) -> str:
         """The About box's text for this window's device and model."""

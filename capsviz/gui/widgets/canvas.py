@@ -236,6 +236,12 @@ class InputPanel(QWidget):
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
 
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {
+            "model_input": self.preview,
+        }
+
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central
         widget by this hint alone, and the plain hint assumes the wrapped text under the canvas

@@ -83,6 +83,14 @@ class LengthsView(QWidget):
         self.u_lengths: np.ndarray | None = None
         self._curve_iterations = 0
 
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {
+            "capsule_lengths": self.bars_plot,
+            "lengths_per_iteration": self.iter_plot,
+            "primary_capsule_lengths": self.primary,
+        }
+
     def set_primary(self, u_lengths: np.ndarray | None) -> None:
         """``u_lengths``: (1152,) primary capsule lengths in [0, 1), or None to clear."""
         self.u_lengths = u_lengths

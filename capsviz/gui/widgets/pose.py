@@ -180,6 +180,14 @@ class PoseView(QWidget):
         self.grid_dialog: PerturbationDialog | None = None
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
 
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {
+            "pose_input": self.input_panel,
+            "pose_reconstruction": self.recon_panel,
+            "pose_difference": self.diff_panel,
+        }
+
     def selected_digit(self) -> int | None:
         d = self.digit.currentData()
         return self.prediction if d == -1 else int(d)

@@ -288,6 +288,16 @@ class RoutingView(QWidget):
         self.graphics.scene().sigMouseClicked.connect(self._click_maps)
 
     # -- data -------------------------------------------------------------------------
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {
+            "routing_class_maps": self.graphics,
+            "routing_mosaic": self.detail,
+            "routed_mass": self.mass_plot,
+            "routing_entropy": self.entropy_plot,
+            "routing_overlay": self.overlay_panel,
+        }
+
     def set_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None)."""
         for part in self.update_parts(inference):

@@ -186,6 +186,13 @@ class TrainingPanel(QWidget):
         layout.addLayout(plots, 1)
         self.reset_curves()
 
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {
+            "training_loss": self.loss_plot,
+            "training_accuracy": self.acc_plot,
+        }
+
     def _show_focused_field(self, _old, new) -> None:
         """Scroll the form so that the whole field with the focus shows (QScrollArea alone,
         and its ensureWidgetVisible, stop once the text cursor of a spin box shows, which

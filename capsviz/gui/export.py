@@ -1,0 +1,59 @@
+"""Export: the window's plots as PNG and SVG files, and the routing trace as ``.npz``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QWidget
+
+from capsviz.model.inference import Inference, save_trace
+
+
+def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
+    """Write each of ``figures`` (file name -> a ``pg.PlotWidget`` or
+    ``pg.GraphicsLayoutWidget``) as PNG (pyqtgraph exporters) and SVG into ``folder``;
+    returns the files."""
+    import pyqtgraph.exporters as exporters
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, widget in figures.items():
+        item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
+        png = folder / f"{name}.png"
+        exporters.ImageExporter(item).export(str(png))
+        # pyqtgraph 0.14's SVGExporter cannot parse the paths newer Qt versions write
+        # (pyqtgraph issue #3485), so SVG comes from Qt's own generator.
+        svg = folder / f"{name}.svg"
+        generator = QSvgGenerator()
+        generator.setFileName(str(svg))
+        generator.setSize(widget.size())
+        generator.setViewBox(widget.rect())
+        generator.setTitle(f"capsviz: {name}")
+        painter = QPainter(generator)
+        widget.render(painter)
+        painter.end()
+        written += [png, svg]
+    return written
+
+
+def export_figures_dialog(window: QMainWindow, figures: dict[str, QWidget]) -> None:
+    """Ask for a folder and export ``figures`` into it; the status bar says how many files."""
+    folder = QFileDialog.getExistingDirectory(window, "Export figures into folder")
+    if folder:
+        files = export_figures(figures, Path(folder))
+        window.statusBar().showMessage(f"wrote {len(files)} files to {folder}", 5000)
+
+
+def export_trace_dialog(window: QMainWindow, inference: Inference | None) -> None:
+    """Ask for a file and save ``inference``'s routing trace there (none: say so)."""
+    if inference is None:
+        QMessageBox.information(window, "Nothing to export", "Draw a digit first.")
+        return
+    path, _ = QFileDialog.getSaveFileName(window, "Export routing trace", "trace.npz", "NumPy archive (*.npz)")
+    if path:
+        save_trace(inference, path)
+        window.statusBar().showMessage(f"saved {path}", 5000)
