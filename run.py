@@ -2,7 +2,8 @@
 """Set up capsviz in a local virtual environment (once) and run it.
 
     python3 run.py            open the capsviz app with the shipped model
-    python3 run.py test       run the test suite (extra arguments go to pytest)
+    python3 run.py test       run the test suite (extra arguments go to pytest; test files or
+                              folders named there are run instead of all of tests/)
     python3 run.py ARGS...    any capsviz command, e.g. `python3 run.py eval`
 
 Needs only Python 3.10+. The environment lives in .venv/ beside this file and is
@@ -111,9 +112,11 @@ def ensure_env(extras: tuple[str, ...] = ()) -> None:
 
 
 def command(argv: list[str]) -> list[str]:
-    """The command that runs ``argv``: pytest on tests/ for ``test``, else capsviz."""
+    """The command that runs ``argv``: pytest for ``test`` (on tests/, unless the arguments
+    name test files or folders that exist), else capsviz."""
     if argv[:1] == ["test"]:
-        return [str(PYTHON), "-m", "pytest", str(ROOT / "tests"), *argv[1:]]
+        named = any(not arg.startswith("-") and Path(arg).exists() for arg in argv[1:])
+        return [str(PYTHON), "-m", "pytest", *([] if named else [str(ROOT / "tests")]), *argv[1:]]
     return [str(PYTHON), "-m", "capsviz", *argv]
 
 

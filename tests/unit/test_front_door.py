@@ -191,6 +191,10 @@ def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
     monkeypatch.delenv("CAPSVIZ_TORCH")
     assert run_py.torch_variant({"abc", "cpu"}) == "cpu"  # an installed CPU build is kept
     assert run_py.torch_variant(set()) == "default"
+    here = str(Path(__file__))
+    assert run_py.command(["test", "-q", here])[3:] == ["-q", here]  # a named test file only
+    assert run_py.command(["test", "-k", "cli"])[3:] == [str(ROOT / "tests"), "-k", "cli"]
+    assert run_py.command(["eval", "--batch-size", "50"])[1:] == ["-m", "capsviz", "eval", "--batch-size", "50"]
     monkeypatch.setenv("CAPSVIZ_TORCH", "rocm")
     with pytest.raises(SystemExit, match="CAPSVIZ_TORCH='rocm'"):
         run_py.torch_variant(set())
