@@ -9,17 +9,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QIODevice, QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 from superqt.utils import qthrottled
 
-from capsviz.data.images import ImageReadError, load_input
-from capsviz.data.mnist import MnistSplit, load_mnist, load_sample, load_test_or_sample
+from capsviz.data.mnist import MnistSplit, load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
 from capsviz.gui.dialogs import ErrorRelay, about_text
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
+from capsviz.gui.input_sources import InputSources
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -133,8 +133,6 @@ class MainWindow(QMainWindow):
         self.info: CheckpointInfo | None = None
         self.inference: Inference | None = None
         self.routing_iterations = 3
-        self.sample: MnistSplit = load_sample()
-        self._rng = np.random.default_rng()
         self._worker = None
         self._stop_event: threading.Event | None = None
         self._train_holder: dict = {}
@@ -189,19 +187,19 @@ class MainWindow(QMainWindow):
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
         self.errors = ErrorRelay(self, self.about_text)
+        self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self._build_menus()
 
         self.input_panel.inputChanged.connect(self._on_input)
-        self.input_panel.sampleRequested.connect(self.show_random_sample)
-        self.input_panel.openRequested.connect(self._open_image_dialog)
-        self.input_panel.inkPolarityChanged.connect(self._reload_image)
+        self.input_panel.sampleRequested.connect(self.sources.show_random_sample)
+        self.input_panel.openRequested.connect(self.sources.open_image_dialog)
+        self.input_panel.inkPolarityChanged.connect(self.sources.reload_image)
         self.setAcceptDrops(True)
         self.browser.showRequested.connect(self._show_browser_digit)
         self.transform_view.transformChanged.connect(self._on_transform)
         self._sweep_throttled = qthrottled(self.update_sweep, timeout=120, parent=self)  # dies with the window
         self.transform_view.sweepRequested.connect(self._sweep_throttled)
         self._eval_worker = None
-        self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
         self.routing_view.iterationsChanged.connect(self._on_iterations)
         self.routing_view.defer_redraws(self._stage_routing)
         self.training_panel.startRequested.connect(self.start_training)
@@ -299,8 +297,8 @@ class MainWindow(QMainWindow):
         self.actions: dict[str, QAction] = {}
         file_menu = self.menuBar().addMenu("&File")
         for key, text, shortcut, slot in (
-            ("open_image", "Open &image…", QKeySequence.StandardKey.Open, self._open_image_dialog),
-            ("paste", "&Paste image", QKeySequence.StandardKey.Paste, self.paste_image),
+            ("open_image", "Open &image…", QKeySequence.StandardKey.Open, self.sources.open_image_dialog),
+            ("paste", "&Paste image", QKeySequence.StandardKey.Paste, self.sources.paste_image),
             ("open", "Open &checkpoint…", "Ctrl+Shift+O", self._open_checkpoint_dialog),
             ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs, self._save_checkpoint_dialog),
             ("export_figures", "Export &figures (PNG + SVG)…", None, self._export_figures_dialog),
@@ -407,17 +405,35 @@ class MainWindow(QMainWindow):
         """:meth:`show_error` for an exception, with its traceback as the details."""
         self.errors.show_exception(title, exc)
 
-    # -- input and inference ---------------------------------------------------------------
+    # -- input ----------------------------------------------------------------------------------
+    @property
+    def sample(self) -> MnistSplit:
+        """The MNIST test sample the input's sample digits come from."""
+        return self.sources.sample
+
     def show_sample(self, index: int) -> None:
         """Use MNIST test-sample image ``index`` as the input, exactly as stored."""
-        self._show_mnist(self.sample, index)
+        self.sources.show_sample(index)
 
-    def _show_mnist(self, split: MnistSplit, index: int) -> None:
-        self._image_source = None
-        self.input_panel.set_input(
-            split.images[index].astype(np.float32) / 255.0,
-            source=f"MNIST test image {index} (label {split.labels[index]})",
-        )
+    def show_random_sample(self) -> None:
+        self.sources.show_random_sample()
+
+    def open_image(self, source, name: str | None = None) -> bool:
+        """Classify an image file (path) or encoded image bytes (:meth:`InputSources.open_image`)."""
+        return self.sources.open_image(source, name)
+
+    def open_mime(self, mime) -> bool:
+        """Open what a drop or the clipboard holds: a local image file, or image data."""
+        return self.sources.open_mime(mime)
+
+    def paste_image(self) -> bool:
+        return self.sources.paste_image()
+
+    def dragEnterEvent(self, event) -> None:
+        self.sources.drag_enter(event)
+
+    def dropEvent(self, event) -> None:
+        self.sources.drop(event)
 
     # -- MNIST browser -------------------------------------------------------------------------
     def evaluate_test_set(self) -> None:
@@ -487,64 +503,7 @@ class MainWindow(QMainWindow):
                 self.evaluate_test_set()
 
     def _show_browser_digit(self, index: int) -> None:
-        self._show_mnist(self.browser.data, index)
-
-    def open_image(self, source, name: str | None = None) -> bool:
-        """Classify an image file (path) or encoded image bytes, preprocessed as the CLI does.
-
-        On failure the message is shown and the current input stays. Returns success.
-        """
-        name = name or str(source)
-        try:
-            image, ink = load_input(source, invert=self.input_panel.invert_choice(), name=name)
-        except ImageReadError as exc:
-            self.show_error("Cannot open image", str(exc))
-            return False
-        self._image_source = (source, name)
-        self.input_panel.set_input(image, ink=ink, source=f"image: {Path(name).name}")
-        return True
-
-    def _reload_image(self) -> None:
-        if self._image_source is not None and self.input_panel.source.text().startswith("image:"):
-            self.open_image(*self._image_source)
-
-    def _open_image_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open image", "", "Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;All files (*)"
-        )
-        if path:
-            self.open_image(path)
-
-    def open_mime(self, mime) -> bool:
-        """Open what a drop or the clipboard holds: a local image file, or image data."""
-        files = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
-        if files:
-            return self.open_image(files[0])
-        if mime.hasImage():
-            qimage = mime.imageData()
-            buffer = QBuffer()
-            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-            if qimage is None or qimage.isNull() or not qimage.save(buffer, "PNG"):
-                self.show_error("Cannot open image", "the pasted or dropped image data cannot be read")
-                return False
-            return self.open_image(bytes(buffer.data()), name="pasted image")
-        self.show_error("Nothing to open", "the clipboard or the drop holds no image and no image file")
-        return False
-
-    def paste_image(self) -> bool:
-        return self.open_mime(QApplication.clipboard().mimeData())
-
-    def dragEnterEvent(self, event) -> None:
-        mime = event.mimeData()
-        if mime.hasImage() or (mime.hasUrls() and any(u.isLocalFile() for u in mime.urls())):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event) -> None:
-        event.acceptProposedAction()
-        self.open_mime(event.mimeData())
-
-    def show_random_sample(self) -> None:
-        self.show_sample(int(self._rng.integers(len(self.sample))))
+        self.sources.show_mnist(self.browser.data, index)
 
     # -- transforms ----------------------------------------------------------------------------
     def model_input(self) -> np.ndarray | None:
