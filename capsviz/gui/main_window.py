@@ -16,6 +16,7 @@ from superqt.utils import qthrottled
 
 from capsviz.data.mnist import MnistSplit, load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
+from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.dialogs import ErrorRelay, about_text
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
@@ -31,7 +32,7 @@ from capsviz.gui.widgets.transforms import TransformView
 from capsviz.model import CapsNet
 from capsviz.model.inference import Inference, infer, perturbation_grid, reconstruct
 from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
-from capsviz.runtime import lower_thread_priority, worker_thread
+from capsviz.runtime import worker_thread
 from capsviz.train.checkpoint import (
     CheckpointError,
     CheckpointInfo,
@@ -46,7 +47,6 @@ from capsviz.train.loop import (
     StoppedEvent,
     TrainConfig,
     Trainer,
-    evaluate_model,
     select_device,
 )
 
@@ -199,7 +199,7 @@ class MainWindow(QMainWindow):
         self.transform_view.transformChanged.connect(self._on_transform)
         self._sweep_throttled = qthrottled(self.update_sweep, timeout=120, parent=self)  # dies with the window
         self.transform_view.sweepRequested.connect(self._sweep_throttled)
-        self._eval_worker = None
+        self.browser_evaluator = BrowserEvaluator(self, self.browser)
         self.routing_view.iterationsChanged.connect(self._on_iterations)
         self.routing_view.defer_redraws(self._stage_routing)
         self.training_panel.startRequested.connect(self.start_training)
@@ -439,68 +439,11 @@ class MainWindow(QMainWindow):
     def evaluate_test_set(self) -> None:
         """Load the test split (full MNIST, else the assets sample) into the browser and
         classify all of it in a background thread, unless that is done or running."""
-        from superqt.utils import create_worker
-
-        if self._eval_worker is not None or (self.browser.data is not None and self.browser.predictions is not None):
-            return
-        if self.is_training and self.browser.data is not None:
-            self.browser.status.setText("the model is training: its mistakes are listed when training stops")
-            return
-        model = self.model
-        data_root = self.data_root
-
-        def work():
-            lower_thread_priority()  # all cores, at the background workers' priority
-            data = self.browser.data
-            if data is None:
-                data, description = load_test_or_sample(data_root)
-                yield ("data", data, description)
-            chunks = []
-            for start in range(0, len(data), 250):  # in chunks, to report progress and stop between them
-                chunk = MnistSplit(data.images[start : start + 250], data.labels[start : start + 250])
-                chunks.append(evaluate_model(model, chunk, batch_size=250))
-                yield ("progress", start + len(chunk), len(data))
-            yield ("done", model, data, np.concatenate(chunks))
-
-        def on_event(ev) -> None:
-            if ev[0] == "data":
-                self.browser.set_data(ev[1], ev[2])
-                self.browser.select(0)  # the input stays what the user gave until they pick a digit here
-            elif ev[0] == "progress":
-                self.browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
-            elif ev[0] == "done" and ev[1] is self.model and ev[2] is self.browser.data:
-                self.browser.set_predictions(ev[3])
-                errors = int((ev[3] != self.browser.data.labels).sum())
-                # the number of digits is in the browser's source line already
-                self.browser.status.setText(f"{errors:,} mistakes ({100 * (1 - errors / len(ev[3])):.2f} % correct)")
-
-        def on_finished() -> None:
-            self._eval_worker = None
-            if self.browser.predictions is None and self.dock_shown("browser"):
-                self.evaluate_test_set()  # the model changed meanwhile
-
-        # errors go to a dialog (given as _connect, superqt does not also re-raise them)
-        worker = create_worker(
-            work,
-            _start_thread=False,
-            _connect={
-                "yielded": on_event,
-                "finished": on_finished,
-                "errored": lambda exc: self.show_exception("Cannot browse MNIST", exc),
-            },
-        )
-        self._eval_worker = worker
-        worker.start()
+        self.browser_evaluator.evaluate()
 
     def _model_changed(self) -> None:
         """Predictions in the browser belong to the previous model: drop them, redo if shown."""
-        if self.browser.data is not None:
-            self.browser.set_predictions(None)
-            self.browser.status.setText("")
-            if self._eval_worker is not None:
-                self._eval_worker.quit()
-            elif self.dock_shown("browser"):
-                self.evaluate_test_set()
+        self.browser_evaluator.model_changed()
 
     def _show_browser_digit(self, index: int) -> None:
         self.sources.show_mnist(self.browser.data, index)
@@ -809,8 +752,7 @@ class MainWindow(QMainWindow):
             self.stop_training()
         self._closing = True
         self.routing_view.play_button.setChecked(False)
-        if self._eval_worker is not None:
-            self._eval_worker.quit()  # stops between chunks of 250 digits
+        self.browser_evaluator.quit()  # stops between chunks of 250 digits
         QThreadPool.globalInstance().waitForDone(5000)
         self._stages = {}
         self._stage_timer.stop()

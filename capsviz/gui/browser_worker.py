@@ -1,0 +1,109 @@
+"""The MNIST browser's background worker: load the test split and classify all of it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QObject
+
+from capsviz.data.mnist import MnistSplit, load_test_or_sample
+from capsviz.gui.widgets.browser import MnistBrowser
+from capsviz.runtime import lower_thread_priority
+from capsviz.train.loop import evaluate_model
+
+if TYPE_CHECKING:
+    from capsviz.gui.main_window import MainWindow
+
+
+class BrowserEvaluator(QObject):
+    """Fills ``browser`` with the test split (full MNIST, else the assets sample) and the
+    predictions of ``window``'s model for it, in a background thread.
+
+    Parameters
+    ----------
+    window : MainWindow
+        Gives the model (``model``), where MNIST is (``data_root``), whether it is training
+        (``is_training``), whether the browser is on screen (``dock_shown("browser")``), and
+        shows errors (``show_exception``).
+    browser : MnistBrowser
+        The view the test digits and predictions go to.
+    """
+
+    def __init__(self, window: MainWindow, browser: MnistBrowser) -> None:
+        super().__init__(window)
+        self._window = window
+        self.browser = browser
+        self.worker = None  # the running worker, else None
+
+    def evaluate(self) -> None:
+        """Load the test split into the browser and classify all of it in a background
+        thread, unless that is done or running."""
+        from superqt.utils import create_worker
+
+        window, browser = self._window, self.browser
+        if self.worker is not None or (browser.data is not None and browser.predictions is not None):
+            return
+        if window.is_training and browser.data is not None:
+            browser.status.setText("the model is training: its mistakes are listed when training stops")
+            return
+        model = window.model
+        data_root = window.data_root
+
+        def work():
+            lower_thread_priority()  # all cores, at the background workers' priority
+            data = browser.data
+            if data is None:
+                data, description = load_test_or_sample(data_root)
+                yield ("data", data, description)
+            chunks = []
+            for start in range(0, len(data), 250):  # in chunks, to report progress and stop between them
+                chunk = MnistSplit(data.images[start : start + 250], data.labels[start : start + 250])
+                chunks.append(evaluate_model(model, chunk, batch_size=250))
+                yield ("progress", start + len(chunk), len(data))
+            yield ("done", model, data, np.concatenate(chunks))
+
+        def on_event(ev) -> None:
+            if ev[0] == "data":
+                browser.set_data(ev[1], ev[2])
+                browser.select(0)  # the input stays what the user gave until they pick a digit here
+            elif ev[0] == "progress":
+                browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
+            elif ev[0] == "done" and ev[1] is window.model and ev[2] is browser.data:
+                browser.set_predictions(ev[3])
+                errors = int((ev[3] != browser.data.labels).sum())
+                # the number of digits is in the browser's source line already
+                browser.status.setText(f"{errors:,} mistakes ({100 * (1 - errors / len(ev[3])):.2f} % correct)")
+
+        def on_finished() -> None:
+            self.worker = None
+            if browser.predictions is None and window.dock_shown("browser"):
+                self.evaluate()  # the model changed meanwhile
+
+        # errors go to a dialog (given as _connect, superqt does not also re-raise them)
+        worker = create_worker(
+            work,
+            _start_thread=False,
+            _connect={
+                "yielded": on_event,
+                "finished": on_finished,
+                "errored": lambda exc: window.show_exception("Cannot browse MNIST", exc),
+            },
+        )
+        self.worker = worker
+        worker.start()
+
+    def model_changed(self) -> None:
+        """Predictions in the browser belong to the previous model: drop them, redo if shown."""
+        if self.browser.data is not None:
+            self.browser.set_predictions(None)
+            self.browser.status.setText("")
+            if self.worker is not None:
+                self.worker.quit()
+            elif self._window.dock_shown("browser"):
+                self.evaluate()
+
+    def quit(self) -> None:
+        """Ask a running worker to stop (between chunks of 250 digits)."""
+        if self.worker is not None:
+            self.worker.quit()
