@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 from superqt.utils import qthrottled
 
@@ -21,6 +20,7 @@ from capsviz.gui.dialogs import ErrorRelay, about_text
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.gui.input_sources import InputSources
+from capsviz.gui.menus import build_menus
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -188,7 +188,20 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
         self.errors = ErrorRelay(self, self.about_text)
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
-        self._build_menus()
+        self.actions = build_menus(
+            self,
+            {
+                "open_image": self.sources.open_image_dialog,
+                "paste": self.sources.paste_image,
+                "open": self._open_checkpoint_dialog,
+                "save": self._save_checkpoint_dialog,
+                "export_figures": self._export_figures_dialog,
+                "export_trace": self._export_trace_dialog,
+                "quit": self.close,
+                "about": self.errors.show_about,
+            },
+            self.docks.values(),
+        )
 
         self.input_panel.inputChanged.connect(self._on_input)
         self.input_panel.sampleRequested.connect(self.sources.show_random_sample)
@@ -292,31 +305,6 @@ class MainWindow(QMainWindow):
         if self.dock_shown("browser"):
             self.evaluate_test_set()
         self.docks_ready = True
-
-    def _build_menus(self) -> None:
-        self.actions: dict[str, QAction] = {}
-        file_menu = self.menuBar().addMenu("&File")
-        for key, text, shortcut, slot in (
-            ("open_image", "Open &image…", QKeySequence.StandardKey.Open, self.sources.open_image_dialog),
-            ("paste", "&Paste image", QKeySequence.StandardKey.Paste, self.sources.paste_image),
-            ("open", "Open &checkpoint…", "Ctrl+Shift+O", self._open_checkpoint_dialog),
-            ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs, self._save_checkpoint_dialog),
-            ("export_figures", "Export &figures (PNG + SVG)…", None, self._export_figures_dialog),
-            ("export_trace", "Export routing &trace (.npz)…", None, self._export_trace_dialog),
-            ("quit", "&Quit", QKeySequence.StandardKey.Quit, self.close),
-        ):
-            act = QAction(text, self, triggered=slot)
-            if shortcut is not None:
-                act.setShortcut(QKeySequence(shortcut))
-            file_menu.addAction(act)
-            self.actions[key] = act
-        view_menu = self.menuBar().addMenu("&View")
-        for dock in self.docks.values():
-            view_menu.addAction(dock.toggleViewAction())
-        help_menu = self.menuBar().addMenu("&Help")
-        about = QAction("&About capsviz", self, triggered=self.errors.show_about)
-        help_menu.addAction(about)
-        self.actions["about"] = about
 
     # -- model ----------------------------------------------------------------------
     def load_model(self, path: Path | None) -> bool:
