@@ -355,6 +355,7 @@ class MainWindow(QMainWindow):
             )
             self.statusBar().showMessage(f"saved {path}", 5000)
 
+    # -- export -------------------------------------------------------------------------------
     def figures(self) -> dict[str, QWidget]:
         """Every plot of the window, by file name."""
         views = (self.input_panel, self.lengths_view, self.routing_view, self.pose_view, self.training_panel)
