@@ -166,6 +166,7 @@ class InputPanel(QWidget):
         self.prediction.setObjectName("predictionLabel")
         self.prediction.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
+        self.prediction.setWordWrap(True)  # a long message wraps within the column, never widens the panel
 
         self.brush = QSpinBox()
         self.brush.setRange(4, 60)
@@ -282,7 +283,8 @@ class InputPanel(QWidget):
             text = f"{digit}   ({length:.2f})"
         else:
             text = (
-                f"nothing recognised<br><span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
+                "<span style='font-size: 13pt;'>nothing recognised</span><br>"
+                f"<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
                 f"({length:.2f} &lt; {RECOGNITION_THRESHOLD:.1f})</span>"
             )
         if text != self.prediction.text():
