@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "light", "dark"),
         default="auto",
         help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
-        "decide from the image's border (default)",
+        "decide from the image: its border, or for a photo the strokes' own contrast (default)",
     )
     _add_routing(c)
     _add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
