@@ -87,7 +87,7 @@ def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], pat
                 stale.unlink()
         except OSError:
             pass
-    check_destination(path)
+    _refuse_non_file(path)  # creating the temporary file below is the writability check
     try:
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     except OSError as exc:
@@ -113,6 +113,14 @@ def _named(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
+def _refuse_non_file(path: Path) -> None:
+    """Raise ``OSError`` naming ``path`` when it is a folder or another non-regular file."""
+    if path.is_dir():
+        raise OSError(errno.EISDIR, "is a folder; give a file name such as run.safetensors", str(path))
+    if path.exists() and not path.is_file():
+        raise OSError(errno.EINVAL, "is not a regular file (a device, pipe or socket)", str(path))
+
+
 def check_destination(path: str | os.PathLike) -> Path:
     """Check that a checkpoint can be written at ``path`` (before any training is spent on it).
 
@@ -123,10 +131,7 @@ def check_destination(path: str | os.PathLike) -> Path:
     non-regular file (a device, a pipe), or when its folder cannot be created or written.
     """
     path = Path(path)
-    if path.is_dir():
-        raise OSError(errno.EISDIR, "is a folder; give a file name such as run.safetensors", str(path))
-    if path.exists() and not path.is_file():
-        raise OSError(errno.EINVAL, "is not a regular file (a device, pipe or socket)", str(path))
+    _refuse_non_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
@@ -151,7 +156,6 @@ def fresh_path(path: str | os.PathLike) -> Path:
     A new training run writes there, so an earlier run's files are never replaced.
     """
     path = Path(path)
-
     candidate, k = path, 1
     while candidate.exists() or best_path(candidate).exists():
         k += 1
