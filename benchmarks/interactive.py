@@ -67,11 +67,11 @@ def main() -> None:
         app.processEvents()
 
     # 1. forward pass with trace, batch 1
-    image = window.inference.input
+    image = window.core.inference.input
     times = []
     for k in range(args.repeats + 3):
         t0 = time.perf_counter()
-        infer(window.model, image)
+        infer(window.core.model, image)
         if k >= 3:
             times.append(1000 * (time.perf_counter() - t0))
     infer_ms = statistics.median(times)
@@ -102,10 +102,10 @@ def main() -> None:
     for k in range(args.repeats):
         time.sleep(0.04)  # slower than the canvas's 30 ms throttle, like a steady hand
         app.processEvents()
-        before = window.inference
+        before = window.core.inference
         t0 = time.perf_counter()
         mouse(canvas, QEvent.Type.MouseMove, 140 + 3 * (k % 7), 45 + 6 * k, Qt.MouseButton.LeftButton)
-        while window.inference is before and time.perf_counter() - t0 < 1.0:
+        while window.core.inference is before and time.perf_counter() - t0 < 1.0:
             # wait as the app's event loop does: a busy loop here would hold the GIL the
             # inference thread needs between operations (the pass would take twice as long)
             app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
@@ -128,7 +128,7 @@ def main() -> None:
         ticks: list[float] = []
         timer = QTimer(interval=5)
         timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
-        window.start_training(panel.config(), from_scratch=True)
+        window.core.start_training(panel.config(), from_scratch=True)
         t_end = time.perf_counter() + 5.0  # let the worker load MNIST first
         while time.perf_counter() < t_end:
             app.processEvents()
@@ -138,8 +138,8 @@ def main() -> None:
             app.processEvents()
             time.sleep(0.001)
         timer.stop()
-        window.stop_training()
-        while window.is_training:
+        window.core.stop_training()
+        while window.core.is_training:
             app.processEvents()
         gaps = np.diff(ticks) * 1000
         stall_ms = float(gaps.max() - 5.0)

@@ -116,11 +116,11 @@ class Driver:
                 float(r.uniform(s.minimum(), s.maximum())) if r.random() < 0.7 else (1.0 if name == "scale" else 0.0)
             )
         elif what == "image":
-            w.open_image(self.images[int(r.integers(len(self.images)))])
-            if w.error_box is not None:
-                w.error_box.close()
+            w.sources.open_image(self.images[int(r.integers(len(self.images)))])
+            if w.errors.error_box is not None:
+                w.errors.error_box.close()
         elif what == "browse":
-            w.show_sample(int(r.integers(len(w.sample))))
+            w.sources.show_sample(int(r.integers(len(w.sources.sample))))
         elif what == "undo":
             w.input_panel.canvas.undo()
         elif what == "clear":
@@ -164,17 +164,19 @@ def main() -> None:
         data_root=args.data_root,
         settings=QSettings(str(folder / "capsviz.ini"), QSettings.Format.IniFormat),
     )
-    window._confirm_close = lambda: True
-    original_show_exception = window.show_exception
+    window.confirm_close = lambda: True
+    original_show_exception = window.errors.show_exception
 
     def count_exception(title, exc):
         exceptions.append(f"{title}: {type(exc).__name__}: {exc}")
         original_show_exception(title, exc)
 
-    window.show_exception = count_exception
+    window.errors.show_exception = count_exception
+    # the core's failures (inference, sweep, training) come with their traceback as details
+    window.core.error.connect(lambda title, message, details: details and exceptions.append(f"{title}: {message}"))
     window.show()
     # images to open: good ones in several formats, a bad one (it must only give a message)
-    sample = window.sample
+    sample = window.sources.sample
     images = []
     for k, fmt in enumerate(["png", "jpg", "bmp", "gif"]):
         path = folder / f"digit{k}.{fmt}"
@@ -195,7 +197,7 @@ def main() -> None:
         panel.test_subset.setValue(200)
         panel.train_subset.setValue(6400)
         panel.epochs.setValue(1000)
-        window.start_training(panel.config(), from_scratch=True)
+        window.core.start_training(panel.config(), from_scratch=True)
 
     after_startup()  # as run_app does after showing the window
     driver = Driver(window, images)
@@ -257,7 +259,7 @@ def main() -> None:
     gaps = np.diff(np.array(ticks[first:])) * 1000 if len(ticks) - first > 1 else np.array([0.0])
     t0 = time.perf_counter()
     window.close()
-    while window.is_training and time.perf_counter() - t0 < 10:
+    while window.core.is_training and time.perf_counter() - t0 < 10:
         app.processEvents()
     for box in window.findChildren(QMessageBox):
         box.close()

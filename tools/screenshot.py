@@ -62,15 +62,15 @@ if args.sample is None:
             )
             QApplication.sendEvent(canvas, ev)
 else:
-    w.show_sample(args.sample)
-w.wait_for_views()  # the forward pass runs on the inference thread, the views follow in turn
+    w.sources.show_sample(args.sample)
+w.scheduler.wait_idle()  # the forward pass runs on the inference thread, the views follow in turn
 w.routing_view.iteration.setValue(3)
-w.wait_for_views()
+w.scheduler.wait_idle()
 for _ in range(3):
     app.processEvents()
 args.out.parent.mkdir(parents=True, exist_ok=True)
 w.grab().save(str(args.out))
-print(f"wrote {args.out}; prediction {w.inference.prediction if w.inference else None}")
+print(f"wrote {args.out}; prediction {w.core.inference.prediction if w.core.inference else None}")
 
 # the routing view alone, larger, showing iteration 1 (c still uniform) with a shared colour scale
 routing = w.routing_view
@@ -105,7 +105,7 @@ def settle(seconds: float) -> None:
         time.sleep(0.01)
 
 
-w.show_sample(0)
+w.sources.show_sample(0)
 w.docks["transforms"].show()
 w.docks["transforms"].raise_()
 w.transform_view.sliders["rotation"].setValue(25.0)

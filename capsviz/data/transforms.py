@@ -72,7 +72,7 @@ def apply_transform(image: np.ndarray, t: InputTransform) -> np.ndarray:
 
 def apply_transforms(image: np.ndarray, transforms: list[InputTransform]) -> np.ndarray:
     """One input under several transforms: (K, 28, 28) float32 in [0, 1]."""
-    base = torch.from_numpy(np.asarray(image, dtype=np.float32)).reshape(1, 1, *np.shape(image))
+    base = torch.from_numpy(np.array(image, dtype=np.float32)).reshape(1, 1, *np.shape(image))  # a copy
     out = []
     for t in transforms:
         x = base.clone()

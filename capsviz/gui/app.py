@@ -36,7 +36,7 @@ def install_excepthook(window) -> None:
         if isinstance(value, (KeyboardInterrupt, SystemExit)):
             return
         try:
-            window.show_exception("Unexpected error", value.with_traceback(tb))
+            window.errors.show_exception("Unexpected error", value.with_traceback(tb))
         except Exception:  # the window is gone: the terminal and the log have it
             pass
 

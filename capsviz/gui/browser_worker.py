@@ -2,53 +2,63 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QObject
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
+from capsviz.gui.core import ExplorerCore
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
 from capsviz.train.loop import evaluate_model
 
-if TYPE_CHECKING:
-    from capsviz.gui.main_window import MainWindow
-
 
 class BrowserEvaluator(QObject):
     """Fills ``browser`` with the test split (full MNIST, else the assets sample) and the
-    predictions of ``window``'s model for it, in a background thread.
+    predictions of ``core``'s model for it, in a background thread.
 
     Parameters
     ----------
-    window : MainWindow
-        Gives the model (``model``), where MNIST is (``data_root``), whether it is training
-        (``is_training``), whether the browser is on screen (``dock_shown("browser")``), and
-        shows errors (``show_exception``).
+    core : ExplorerCore
+        Gives the model, where MNIST is (``data_root``) and whether it is training; its
+        ``modelChanged`` drops the predictions (and redoes them when the browser is shown).
     browser : MnistBrowser
         The view the test digits and predictions go to.
+    shown : callable
+        Returns whether the browser is on screen.
+    show_exception : callable
+        ``show_exception(title, exc)`` tells the user why the test split cannot be browsed.
     """
 
-    def __init__(self, window: MainWindow, browser: MnistBrowser) -> None:
-        super().__init__(window)
-        self._window = window
+    def __init__(
+        self,
+        core: ExplorerCore,
+        browser: MnistBrowser,
+        shown: Callable[[], bool],
+        show_exception: Callable[[str, BaseException], None],
+    ) -> None:
+        super().__init__(core)
+        self._core = core
         self.browser = browser
+        self._shown = shown
+        self._show_exception = show_exception
         self.worker = None  # the running worker, else None
+        core.modelChanged.connect(self.model_changed)
 
     def evaluate(self) -> None:
         """Load the test split into the browser and classify all of it in a background
         thread, unless that is done or running."""
         from superqt.utils import create_worker
 
-        window, browser = self._window, self.browser
+        core, browser = self._core, self.browser
         if self.worker is not None or (browser.data is not None and browser.predictions is not None):
             return
-        if window.is_training and browser.data is not None:
+        if core.is_training and browser.data is not None:
             browser.status.setText("the model is training: its mistakes are listed when training stops")
             return
-        model = window.model
-        data_root = window.data_root
+        model = core.model
+        data_root = core.data_root
 
         def work():
             lower_thread_priority()  # all cores, at the background workers' priority
@@ -69,7 +79,7 @@ class BrowserEvaluator(QObject):
                 browser.select(0)  # the input stays what the user gave until they pick a digit here
             elif ev[0] == "progress":
                 browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
-            elif ev[0] == "done" and ev[1] is window.model and ev[2] is browser.data:
+            elif ev[0] == "done" and ev[1] is core.model and ev[2] is browser.data:
                 browser.set_predictions(ev[3])
                 errors = int((ev[3] != browser.data.labels).sum())
                 # the number of digits is in the browser's source line already
@@ -77,7 +87,7 @@ class BrowserEvaluator(QObject):
 
         def on_finished() -> None:
             self.worker = None
-            if browser.predictions is None and window.dock_shown("browser"):
+            if browser.predictions is None and self._shown():
                 self.evaluate()  # the model changed meanwhile
 
         # errors go to a dialog (given as _connect, superqt does not also re-raise them)
@@ -87,7 +97,7 @@ class BrowserEvaluator(QObject):
             _connect={
                 "yielded": on_event,
                 "finished": on_finished,
-                "errored": lambda exc: window.show_exception("Cannot browse MNIST", exc),
+                "errored": lambda exc: self._show_exception("Cannot browse MNIST", exc),
             },
         )
         self.worker = worker
@@ -100,7 +110,7 @@ class BrowserEvaluator(QObject):
             self.browser.status.setText("")
             if self.worker is not None:
                 self.worker.quit()
-            elif self._window.dock_shown("browser"):
+            elif self._shown():
                 self.evaluate()
 
     def quit(self) -> None:

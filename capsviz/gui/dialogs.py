@@ -1,5 +1,5 @@
-"""Messages to the user: the error relay (message box, status bar, stderr, log file) and
-the About box."""
+"""Messages and questions to the user: the error relay (message box, status bar, stderr,
+log file), the About box, and the checkpoint file and quit questions."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox
 
 
 def about_text(device: torch.device, model: str) -> str:
@@ -92,3 +93,25 @@ class ErrorRelay(QObject):
                 self._window,
             )
         self.about_box.open()
+
+
+def ask_checkpoint_to_open(window: QMainWindow) -> Path | None:
+    """Ask for a checkpoint file to load; None when the user cancels."""
+    path, _ = QFileDialog.getOpenFileName(window, "Open checkpoint", "", "safetensors (*.safetensors);;All files (*)")
+    return Path(path) if path else None
+
+
+def ask_checkpoint_to_save(window: QMainWindow) -> Path | None:
+    """Ask where to save the model as a checkpoint; None when the user cancels."""
+    path, _ = QFileDialog.getSaveFileName(
+        window, "Save checkpoint", "capsnet.safetensors", "safetensors (*.safetensors)"
+    )
+    return Path(path) if path else None
+
+
+def confirm_stop_training(window: QMainWindow) -> bool:
+    """Ask whether to stop the training run (it autosaves) and quit."""
+    answer = QMessageBox.question(
+        window, "Training is running", "Stop training, save the autosave checkpoint and quit?"
+    )
+    return answer == QMessageBox.StandardButton.Yes

@@ -123,6 +123,19 @@ class InferenceThread(QObject):
         self._next: dict[type, object] = {}  # kind -> the newest request not yet started
         self._stopped = False
         self._thread: threading.Thread | None = None
+        self._running = None  # the request being run, else None
+
+    @property
+    def busy(self) -> bool:
+        """A request is queued or running (its result, if any, is then still to be delivered)."""
+        with self._cond:
+            return bool(self._next) or self._running is not None
+
+    @property
+    def running(self) -> bool:
+        """The worker thread is alive (it starts with the first request and ends at :meth:`stop`)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def submit(self, request) -> None:
         """Queue ``request`` in place of any of its kind not yet started (ignored after :meth:`stop`).
@@ -170,11 +183,13 @@ class InferenceThread(QObject):
                 if self._stopped:
                     return
                 request = self._next.pop(next(kind for kind in KINDS if kind in self._next))
+                self._running = request
             try:
                 result = request.run()
             except Exception as exc:  # delivered to the window, which shows it
                 result = exc
             with self._cond:
+                self._running = None
                 if self._stopped:
                     return
                 try:

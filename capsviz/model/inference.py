@@ -81,7 +81,7 @@ def infer(
     if image.shape != (28, 28):
         raise ValueError(f"expected a 28x28 image, got shape {image.shape}")
     model.eval()
-    x = torch.from_numpy(image).to(_device(model)).reshape(1, 1, 28, 28)
+    x = torch.tensor(image, device=_device(model)).reshape(1, 1, 28, 28)  # a copy: the image may be read-only
     out = model(x, routing_iterations=routing_iterations, reconstruct=reconstruct, trace=True)
     tr = out.trace.to_numpy(0, keys=("u", "u_lengths", "b", "c", "v", "lengths"))
     return Inference(

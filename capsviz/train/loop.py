@@ -227,6 +227,15 @@ def _training_position(path, info) -> tuple[dict, int, int]:
     return saved, epoch, batch_in_epoch
 
 
+def fresh_model(config: TrainConfig, model_config: CapsNetConfig) -> CapsNet:
+    """A newly initialised CapsNet of ``model_config``, its weights drawn from ``config.seed``
+    (the global RNG is left as it was), so a run from scratch starts from the same weights
+    wherever it is started."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        return CapsNet(model_config)
+
+
 @dataclass
 class Trainer:
     """Owns the model, optimizer and position of one training run.
@@ -250,9 +259,7 @@ class Trainer:
         self.checkpoint_path = check_destination(self.checkpoint_path) if self.checkpoint_path else None
         self.device = select_device(self.config.device)
         if self.model is None:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(self.config.seed)
-                self.model = CapsNet(self.model_config)
+            self.model = fresh_model(self.config, self.model_config)
         # The iterations trained with become the model's default at inference.
         self.model.cfg = dataclasses.replace(self.model.cfg, routing_iterations=self.config.routing_iterations)
         self.model.to(self.device)

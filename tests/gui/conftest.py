@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from capsviz.gui.app import configure_pyqtgraph
+from tests.gui.events import settle
 
 
 def temp_settings(folder):
@@ -18,13 +19,13 @@ def window(qtbot, shipped_checkpoint, tmp_path):
     from capsviz.gui.main_window import MainWindow
 
     w = MainWindow(checkpoint=shipped_checkpoint, device="cpu", settings=temp_settings(tmp_path))
-    w._confirm_close = lambda: True
+    w.confirm_close = lambda: True
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: w.docks_ready, timeout=5000)
-    w.wait_for_views()
+    settle(qtbot, w)
     yield w
-    if w.is_training:
-        w.stop_training()
-        qtbot.waitUntil(lambda: not w.is_training, timeout=10000)
+    if w.core.is_training:
+        w.core.stop_training()
+        qtbot.waitUntil(lambda: not w.core.is_training, timeout=10000)

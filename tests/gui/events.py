@@ -33,3 +33,13 @@ def drag_slider(slider, dx):
     )
     c = rect.center()
     drag(slider, [(c.x(), c.y()), (c.x() + dx // 2, c.y()), (c.x() + dx, c.y())])
+
+
+def settle(qtbot, window, timeout: int = 5000) -> None:
+    """Wait until every view of ``window`` shows the current input: the redraw scheduler's
+    ``idle`` signal (at once when it is idle already), then one more event-loop turn for
+    the last view to lay out what it was given."""
+    if not window.scheduler.is_idle:
+        with qtbot.waitSignal(window.scheduler.idle, timeout=timeout):
+            pass
+    QApplication.processEvents()

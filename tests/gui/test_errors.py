@@ -16,11 +16,11 @@ def test_a_training_thread_error_reaches_a_dialog_with_copyable_details_and_the_
     from capsviz.logs import log_path, setup_logging
 
     setup_logging()
-    window.data_root = tmp_path  # no MNIST here: the worker thread raises
+    window.core.data_root = tmp_path  # no MNIST here: the worker thread raises
     qtbot.mouseClick(window.training_panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible(), timeout=20000)
-    qtbot.waitUntil(lambda: not window.is_training, timeout=10000)
-    box = window.error_box
+    qtbot.waitUntil(lambda: window.errors.error_box is not None and window.errors.error_box.isVisible(), timeout=20000)
+    qtbot.waitUntil(lambda: not window.core.is_training, timeout=10000)
+    box = window.errors.error_box
     assert box.windowTitle() == "Training failed"
     assert "MnistNotFoundError" in box.text() and str(tmp_path) in box.text()
     assert "Traceback" in box.detailedText() and "training_events" in box.detailedText()
@@ -49,7 +49,7 @@ def test_exceptions_escaping_slots_become_dialogs(window, qtbot):
             sys.excepthook(type(exc), exc, exc.__traceback__)
     finally:
         sys.excepthook = previous
-    box = window.error_box
+    box = window.errors.error_box
     assert box.isVisible() and box.text() == "RuntimeError: a slot failed"
     assert "raise RuntimeError" in box.detailedText()
     box.close()
@@ -57,13 +57,13 @@ def test_exceptions_escaping_slots_become_dialogs(window, qtbot):
 
 def test_about_box_names_versions_device_and_model(window, qtbot):
     window.actions["about"].trigger()
-    text = window.about_box.text()
+    text = window.errors.about_box.text()
     assert f"torch {torch.__version__}" in text and "Qt 6." in text and "device cpu" in text
     assert "99." in text and "capsviz.log" in text
-    box = window.about_box
+    box = window.errors.about_box
     box.close()
     window.actions["about"].trigger()  # the same box again, not one more
-    assert window.about_box is box and box.isVisible() and box.text() == text
+    assert window.errors.about_box is box and box.isVisible() and box.text() == text
     box.close()
 
 
@@ -71,16 +71,16 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
     from ..unit.test_refusal import MARKER, bad_checkpoints
 
     files = bad_checkpoints(tmp_path)
-    model, label = window.model, window.model_label.text()
-    prediction = window.inference.prediction
+    model, label = window.core.model, window.model_label.text()
+    prediction = window.core.inference.prediction
     for kind, path in files.items():
-        assert not window.load_model(path), kind
-        box = window.error_box
+        assert not window.core.load_model(path), kind
+        box = window.errors.error_box
         assert box.isVisible() and box.windowTitle() == "Cannot load checkpoint"
         first = box.text().splitlines()[0]
         assert first.startswith(f"{path}: ") and "current model stays loaded" in box.text(), kind
-        assert window.model is model and window.model_label.text() == label
-        assert window.inference.prediction == prediction
+        assert window.core.model is model and window.model_label.text() == label
+        assert window.core.inference.prediction == prediction
     assert not (tmp_path / MARKER).exists()
     box.close()
 
@@ -98,30 +98,30 @@ def test_closing_while_training_asks_then_stops_and_saves(window, qtbot):
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
     asked = []
-    window._confirm_close = lambda: asked.append(1) or False  # the user says no
+    window.confirm_close = lambda: asked.append(1) or False  # the user says no
     window.close()
-    assert asked and window.isVisible() and window.is_training
-    window._confirm_close = lambda: asked.append(2) or True  # the user confirms
+    assert asked and window.isVisible() and window.core.is_training
+    window.confirm_close = lambda: asked.append(2) or True  # the user confirms
     window.close()
     assert asked == [1, 2] and not window.isVisible()
-    qtbot.waitUntil(lambda: not window.is_training, timeout=5000)
+    qtbot.waitUntil(lambda: not window.core.is_training, timeout=5000)
     _, info, state = load_checkpoint(autosave)
     assert info.step >= 2 and "rng.torch" in state
 
 
 def test_a_missing_shipped_model_is_said_plainly(qtbot, tmp_path, monkeypatch):
-    from capsviz.gui import main_window
+    from capsviz.gui import core, main_window
     from capsviz.gui.app import configure_pyqtgraph
 
     from .conftest import temp_settings
 
     configure_pyqtgraph()
     missing = tmp_path / "capsnet_mnist.safetensors"
-    monkeypatch.setattr(main_window, "shipped_checkpoint", lambda: missing)
+    monkeypatch.setattr(core, "shipped_checkpoint", lambda: missing)
     w = main_window.MainWindow(checkpoint=None, device="cpu", settings=temp_settings(tmp_path))
     qtbot.addWidget(w)
-    assert w.info is None and w.model_label.text() == "model: untrained (the shipped model is missing)"
-    box = w.error_box
+    assert w.core.info is None and w.model_label.text() == "model: untrained (the shipped model is missing)"
+    box = w.errors.error_box
     assert box is not None and box.windowTitle() == "No model"
     assert box.text().startswith(f"The shipped model cannot be loaded: {missing}: no such file")
-    assert "untrained CapsNet" in box.text()
+    assert "untrained model" in box.text()

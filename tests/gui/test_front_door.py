@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 from capsviz.train.checkpoint import read_info
+from tests.gui.events import settle
 
 from ..conftest import mnist_root
 
@@ -27,7 +28,7 @@ def _train_briefly(window, qtbot) -> str:
     panel.test_subset.setValue(32)
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
-    with qtbot.waitSignal(window.trainingFinished, timeout=30000):
+    with qtbot.waitSignal(window.core.trainingFinished, timeout=30000):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
     return panel.status.text()
 
@@ -43,15 +44,15 @@ def test_a_second_training_run_in_the_app_keeps_the_first_runs_file(window, qtbo
 
 
 def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, tmp_path):
-    digit = window.sample.images[1]  # a 2
+    digit = window.sources.sample.images[1]  # a 2
     Image.fromarray(255 - np.asarray(Image.fromarray(digit).resize((200, 200)))).save(tmp_path / "two.png")
-    assert window.open_image(tmp_path / "two.png")
-    window.wait_for_views()
+    assert window.sources.open_image(tmp_path / "two.png")
+    settle(qtbot, window)
     before = window.input_panel.current.copy()
     window.docks["browser"].show()
     window.docks["browser"].raise_()
     qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=180000)
-    window.wait_for_views()
+    settle(qtbot, window)
     assert window.input_panel.source.text() == "image: two.png"
     np.testing.assert_array_equal(window.input_panel.current, before)
     assert window.browser.index == 0 and "test image 0" in window.browser.current_label.text()
@@ -69,14 +70,14 @@ def test_the_prediction_says_when_nothing_is_recognised(window, qtbot):
     page = np.zeros((200, 200), np.float32)
     page[::8] = 1.0  # a ruled page: ink, but no digit
     window.input_panel.set_input(preprocess_ink(page), source="ruled page")
-    window.wait_for_views()
+    settle(qtbot, window)
     # the longer message wraps in its column: the panel and the docks beside it keep their widths
     assert (window.input_panel.width(), window.docks["lengths"].width()) == widths
-    inf = window.inference
+    inf = window.core.inference
     assert inf is not None and inf.lengths[-1].max() < RECOGNITION_THRESHOLD and not inf.recognised
     text = window.input_panel.prediction.text()
     assert "nothing recognised" in text and f"longest: {inf.prediction} " in text
     assert window.lengths_view.lengths.argmax() == inf.prediction  # the views still show the numbers
-    window.show_sample(0)
-    window.wait_for_views()
-    assert window.inference.recognised and window.input_panel.prediction.text().startswith("7")
+    window.sources.show_sample(0)
+    settle(qtbot, window)
+    assert window.core.inference.recognised and window.input_panel.prediction.text().startswith("7")

@@ -16,9 +16,9 @@ from capsviz.model.inference import infer
 
 
 def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, monkeypatch):
-    gate = threading.Event()
+    gate, started = threading.Event(), threading.Event()
     real_infer = inference_thread.infer
-    monkeypatch.setattr(inference_thread, "infer", lambda *a: (gate.wait(10), real_infer(*a))[-1])
+    monkeypatch.setattr(inference_thread, "infer", lambda *a: (started.set(), gate.wait(10), real_infer(*a))[-1])
     model = CapsNet().eval()
     sample = load_sample()
     images = [sample.images[k].astype(np.float32) / 255 for k in range(3)]
@@ -30,7 +30,7 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     )
     first = InferenceRequest(1, model, images[0], 3)
     worker.submit(first)
-    qtbot.waitUntil(lambda: not worker._next, timeout=2000)  # the first pass has started (it waits on the gate)
+    assert started.wait(5) and worker.running and worker.busy  # the first pass has started (it waits on the gate)
     rotations = [InputTransform(rotation=a) for a in (-30.0, 0.0, 30.0)]
     sweep = SweepRequest(1, model, images[2], 3, rotations, "rotation", np.array([-30.0, 0.0, 30.0], np.float32))
     worker.submit(sweep)
@@ -47,12 +47,10 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     v = got[2][1]
     assert v.shape == (3, 10, 16) and (np.linalg.norm(v, axis=-1) < 1).all()
     np.testing.assert_allclose(v[1], infer(model, images[2], 3).v[-1], atol=1e-5)  # rotation 0: the input itself
-    thread = worker._thread
     worker.stop()
-    assert not thread.is_alive() and worker._thread is None
-    worker.submit(InferenceRequest(4, model, images[0], 3))  # after stop: ignored
-    qtbot.wait(100)
-    assert len(got) == 3
+    assert not worker.running and not worker.busy
+    worker.submit(InferenceRequest(4, model, images[0], 3))  # after stop: ignored, no thread started
+    assert not worker.running and not worker.busy and len(got) == 3
 
 
 def test_the_thread_leaves_a_core_to_the_gui_and_the_default_as_it_was(qtbot, monkeypatch):

@@ -10,48 +10,49 @@ from PySide6.QtWidgets import QApplication
 
 from capsviz.data.images import load_ink
 from capsviz.data.preprocess import preprocess_ink
+from tests.gui.events import settle
 
 from .events import drag_slider
 
 
 def paper_digit(window, index: int, side: int = 300) -> tuple[np.ndarray, int]:
     """MNIST sample digit ``index`` as dark ink on white paper, side x side uint8, and its label."""
-    digit = window.sample.images[index]
+    digit = window.sources.sample.images[index]
     ink = np.asarray(Image.fromarray(digit).resize((side, side), Image.Resampling.BILINEAR))
-    return 255 - ink, int(window.sample.labels[index])
+    return 255 - ink, int(window.sources.sample.labels[index])
 
 
-def test_an_mnist_digit_is_the_input_exactly(window):
-    window.show_sample(5)
-    window.wait_for_views()  # the forward pass runs on the inference thread
-    np.testing.assert_array_equal(window.input_panel.current, window.sample.images[5] / np.float32(255))
-    assert window.inference.prediction == window.sample.labels[5]
+def test_an_mnist_digit_is_the_input_exactly(qtbot, window):
+    window.sources.show_sample(5)
+    settle(qtbot, window)  # the forward pass runs on the inference thread
+    np.testing.assert_array_equal(window.input_panel.current, window.sources.sample.images[5] / np.float32(255))
+    assert window.core.inference.prediction == window.sources.sample.labels[5]
     assert "MNIST test image 5" in window.input_panel.source.text()
 
 
-def test_open_image_file_classifies_it(window, tmp_path):
+def test_open_image_file_classifies_it(qtbot, window, tmp_path):
     paper, label = paper_digit(window, 1)
     Image.fromarray(paper).save(tmp_path / "two.png")
-    assert window.open_image(tmp_path / "two.png")
+    assert window.sources.open_image(tmp_path / "two.png")
     expected = preprocess_ink(load_ink(tmp_path / "two.png"))  # what `capsviz classify` feeds the model
     np.testing.assert_array_equal(window.input_panel.current, expected)
-    window.wait_for_views()
-    assert window.inference.prediction == label
+    settle(qtbot, window)
+    assert window.core.inference.prediction == label
     assert window.input_panel.source.text() == "image: two.png"
 
 
 def test_a_bad_file_gives_a_message_and_keeps_the_input(window, qtbot, tmp_path):
-    window.show_sample(3)
-    window.wait_for_views()
+    window.sources.show_sample(3)
+    settle(qtbot, window)
     before = window.input_panel.current.copy()
-    prediction = window.inference.prediction
+    prediction = window.core.inference.prediction
     (tmp_path / "fake.png").write_text("this is text")
-    assert not window.open_image(tmp_path / "fake.png")
-    box = window.error_box
+    assert not window.sources.open_image(tmp_path / "fake.png")
+    box = window.errors.error_box
     assert box is not None and box.isVisible()
     assert "fake.png: not an image file" in box.text()
     np.testing.assert_array_equal(window.input_panel.current, before)
-    assert window.inference.prediction == prediction
+    assert window.core.inference.prediction == prediction
     box.close()
 
 
@@ -60,15 +61,15 @@ def test_closed_error_boxes_are_deleted_not_kept(window, qtbot, tmp_path):
 
     (tmp_path / "fake.png").write_text("this is text")
     for _ in range(5):  # each unreadable file: a box, closed by the user
-        assert not window.open_image(tmp_path / "fake.png")
-        assert window.error_box.isVisible()
-        window.error_box.close()
+        assert not window.sources.open_image(tmp_path / "fake.png")
+        assert window.errors.error_box.isVisible()
+        window.errors.error_box.close()
     # a box only closed would stay a hidden child of the window (0.2 MB each)
     qtbot.waitUntil(lambda: not window.findChildren(QMessageBox), timeout=3000)
-    assert window.error_box is None
-    assert not window.open_image(tmp_path / "fake.png")  # and a new one still comes
-    assert window.error_box.isVisible() and "not an image file" in window.error_box.text()
-    window.error_box.close()
+    assert window.errors.error_box is None
+    assert not window.sources.open_image(tmp_path / "fake.png")  # and a new one still comes
+    assert window.errors.error_box.isVisible() and "not an image file" in window.errors.error_box.text()
+    window.errors.error_box.close()
 
 
 def test_drop_an_image_file_on_the_window(window, qtbot, tmp_path):
@@ -87,8 +88,8 @@ def test_drop_an_image_file_on_the_window(window, qtbot, tmp_path):
     )
     QApplication.sendEvent(window, drop)
     assert window.input_panel.source.text() == "image: seven.jpg"
-    window.wait_for_views()
-    assert window.inference.prediction == label == 7
+    settle(qtbot, window)
+    assert window.core.inference.prediction == label == 7
 
 
 def test_paste_an_image_with_ctrl_v(window, qtbot):
@@ -100,17 +101,17 @@ def test_paste_an_image_with_ctrl_v(window, qtbot):
     window.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.input_panel.source.text() == "image: pasted image", timeout=3000)
-    window.wait_for_views()
-    assert window.inference.prediction == label
+    settle(qtbot, window)
+    assert window.core.inference.prediction == label
 
 
-def test_ink_polarity_override_reloads_the_image(window, tmp_path):
+def test_ink_polarity_override_reloads_the_image(qtbot, window, tmp_path):
     paper, label = paper_digit(window, 4)
     Image.fromarray(paper).save(tmp_path / "d.png")
-    window.open_image(tmp_path / "d.png")
+    window.sources.open_image(tmp_path / "d.png")
     auto = window.input_panel.current.copy()
-    window.wait_for_views()
-    assert window.inference.prediction == label
+    settle(qtbot, window)
+    assert window.core.inference.prediction == label
     combo = window.input_panel.polarity
     combo.setCurrentIndex(combo.findData(False))  # "light on dark": the image is read as it is, not inverted
     forced = window.input_panel.current
@@ -124,7 +125,7 @@ def open_browser(window, qtbot, n: int = 1000):
     """Open the browser dock on the first ``n`` digits of the assets sample (quick to classify)."""
     from capsviz.data.mnist import MnistSplit
 
-    window.browser.set_data(MnistSplit(window.sample.images[:n], window.sample.labels[:n]), "sample")
+    window.browser.set_data(MnistSplit(window.sources.sample.images[:n], window.sources.sample.labels[:n]), "sample")
     window.docks["browser"].show()
     window.docks["browser"].raise_()
     qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=180000)
@@ -140,7 +141,7 @@ def test_browser_confusion_matrix_and_mistakes(window, qtbot):
     assert cm.sum() == len(data) == int(browser.source.text().split(": ")[1].split()[0].replace(",", ""))
     # the matrix is the model's: row sums are the label counts, the diagonal its correct answers
     np.testing.assert_array_equal(cm.sum(1), np.bincount(data.labels, minlength=10))
-    preds = evaluate_model(window.model, data)
+    preds = evaluate_model(window.core.model, data)
     np.testing.assert_array_equal(browser.predictions, preds)
     assert np.trace(cm) == int((preds == data.labels).sum())
     assert browser.matrix.item(3, 3).text() == f"{cm[3, 3]:,}"
@@ -154,8 +155,8 @@ def test_browser_confusion_matrix_and_mistakes(window, qtbot):
         qtbot.mouseClick(browser.next_button, Qt.MouseButton.LeftButton)
         assert browser.index == wrong[k + 1]
         np.testing.assert_array_equal(window.input_panel.current, data.images[browser.index] / np.float32(255))
-        window.wait_for_views()
-        assert window.inference.prediction == preds[browser.index] != data.labels[browser.index]
+        settle(qtbot, window)
+        assert window.core.inference.prediction == preds[browser.index] != data.labels[browser.index]
     # clicking a confusion-matrix cell browses its digits
     r, c = np.unravel_index(np.argmax(cm - np.diag(np.diag(cm))), cm.shape)
     rect = browser.matrix.visualItemRect(browser.matrix.item(r, c))
@@ -192,8 +193,8 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
         lambda *a: (sweep_threads.append(threading.current_thread()), digit_capsules(*a))[-1],
     )
 
-    window.show_sample(0)  # a 7
-    window.wait_for_views()
+    window.sources.show_sample(0)  # a 7
+    settle(qtbot, window)
     base = window.input_panel.current.copy()
     window.docks["transforms"].show()
     window.docks["transforms"].raise_()
@@ -202,12 +203,12 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     drag_slider(slider._slider, 40)
     angle = slider.value()
     assert angle > 3
-    assert window.transform == InputTransform(rotation=angle)
-    expected = apply_transform(base, window.transform)
-    window.wait_for_views()
-    np.testing.assert_allclose(window.inference.input, expected)
+    assert window.core.input.transform == InputTransform(rotation=angle)
+    expected = apply_transform(base, window.core.input.transform)
+    settle(qtbot, window)
+    np.testing.assert_allclose(window.core.inference.input, expected)
     np.testing.assert_allclose(window.input_panel.preview.image, expected)
-    assert not np.allclose(window.inference.input, base)
+    assert not np.allclose(window.core.inference.input, base)
     # the sweep: 16 pose curves over the rotation range, equal to the model's capsule at the marker
     qtbot.waitUntil(lambda: view.sweep is not None and view.sweep["name"] == "rotation", timeout=5000)
     view.sliders["rotation"].setValue(0.0)
@@ -215,8 +216,8 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     sweep = view.sweep
     assert sweep["poses"].shape == (21, 16) and sweep["values"][0] == -90 and sweep["values"][-1] == 90
     digit = sweep["digit"]
-    assert digit == window.inference.prediction == 7
-    at_zero = infer(window.model, base).v[-1, digit]
+    assert digit == window.core.inference.prediction == 7
+    at_zero = infer(window.core.model, base).v[-1, digit]
     np.testing.assert_allclose(sweep["poses"][10], at_zero, atol=1e-4)
     x, y = view.pose_curves[5].getData()
     np.testing.assert_allclose(y, sweep["poses"][:, 5])
@@ -225,5 +226,5 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     assert sweep["lengths"][8:13].min() > 0.5
     assert sweep_threads and threading.main_thread() not in sweep_threads
     view.reset_button.click()
-    window.wait_for_views()
-    np.testing.assert_allclose(window.inference.input, base)
+    settle(qtbot, window)
+    np.testing.assert_allclose(window.core.inference.input, base)

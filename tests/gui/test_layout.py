@@ -22,15 +22,16 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz.model.analysis import class_maps
+from tests.gui.events import settle
 
 SIZES = [(1600, 1000), (1366, 768)]
 
 
-def resize(window, size) -> None:
+def resize(qtbot, window, size) -> None:
     window.resize(*size)
     for _ in range(5):
         QApplication.processEvents()
-    window.wait_for_views()
+    settle(qtbot, window)
     for _ in range(3):
         QApplication.processEvents()
 
@@ -46,7 +47,7 @@ def small_browser_data(window, n: int = 40) -> None:
     """A few digits in the browser, so raising its dock classifies them quickly."""
     from capsviz.data.mnist import MnistSplit
 
-    window.browser.set_data(MnistSplit(window.sample.images[:n], window.sample.labels[:n]), "sample")
+    window.browser.set_data(MnistSplit(window.sources.sample.images[:n], window.sources.sample.labels[:n]), "sample")
 
 
 def shown_views(window) -> list[pg.GraphicsView]:
@@ -118,8 +119,8 @@ def text_rect_in(view: pg.GraphicsView, item: QGraphicsTextItem, ancestor) -> QR
 
 # -- a. the lengths per iteration ---------------------------------------------------------------
 @pytest.mark.parametrize("size", SIZES)
-def test_length_per_iteration_tick_labels_stand_apart(window, size):
-    resize(window, size)
+def test_length_per_iteration_tick_labels_stand_apart(qtbot, window, size):
+    resize(qtbot, window, size)
     axis = window.lengths_view.iter_plot.getAxis("left")
     labels = tick_label_rects(axis)
     assert len(labels) >= 2, labels  # 0 and 1 at least
@@ -133,8 +134,8 @@ def test_length_per_iteration_tick_labels_stand_apart(window, size):
 
 # -- b. the 'uniform' label of the entropy plot ---------------------------------------------------
 @pytest.mark.parametrize("size", SIZES)
-def test_uniform_label_is_off_the_entropy_curve_and_inside_the_plot(window, size):
-    resize(window, size)
+def test_uniform_label_is_off_the_entropy_curve_and_inside_the_plot(qtbot, window, size):
+    resize(qtbot, window, size)
     view = window.routing_view
     vb = view.entropy_plot.getViewBox()
     lines = [item for item in view.entropy_plot.getPlotItem().items if isinstance(item, pg.InfiniteLine)]
@@ -156,13 +157,13 @@ def test_uniform_label_is_off_the_entropy_curve_and_inside_the_plot(window, size
 
 # -- c. the overlay title ----------------------------------------------------------------------------
 @pytest.mark.parametrize("size", SIZES)
-def test_overlay_title_keeps_clear_of_the_docks_edge_and_its_neighbour(window, size):
-    resize(window, size)
+def test_overlay_title_keeps_clear_of_the_docks_edge_and_its_neighbour(qtbot, window, size):
+    resize(qtbot, window, size)
     view = window.routing_view
     dock = window.docks["routing"]
     panel = view.overlay_panel
     title = view.overlay_title.item
-    assert title.toPlainText() == f"map of {window.inference.prediction} on the input"
+    assert title.toPlainText() == f"map of {window.core.inference.prediction} on the input"
     rect = text_rect_in(panel, title, dock)
     inner = dock.rect().adjusted(4, 4, -4, -4)
     assert inner.contains(rect), (rect, dock.rect())
@@ -173,14 +174,14 @@ def test_overlay_title_keeps_clear_of_the_docks_edge_and_its_neighbour(window, s
 # -- every text of the plots on screen, and the window at 1366 x 768 -----------------------------------
 @pytest.mark.parametrize("size", SIZES)
 def test_no_plot_text_is_cut_off(window, qtbot, size):
-    resize(window, size)
+    resize(qtbot, window, size)
     small_browser_data(window)
     for tabs in (("pose", "training"), ("transforms", "browser")):
         for name in tabs:
             raise_dock(window, name)
         if "browser" in tabs:
             qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=60000)
-        window.wait_for_views()
+        settle(qtbot, window)
         views = shown_views(window)
         assert len(views) >= 8
         for view in views:
@@ -212,8 +213,8 @@ def controls_cut_off(window) -> list[str]:
     return bad
 
 
-def test_the_window_fits_1366_by_768_with_every_control_on_screen(window):
-    resize(window, (1366, 768))
+def test_the_window_fits_1366_by_768_with_every_control_on_screen(qtbot, window):
+    resize(qtbot, window, (1366, 768))
     assert (window.width(), window.height()) == (1366, 768)
     assert window.minimumSizeHint().height() <= 768 and window.minimumSizeHint().width() <= 1366
     screen = window.rect()
@@ -231,7 +232,7 @@ def test_the_window_fits_1366_by_768_with_every_control_on_screen(window):
 
 
 def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
-    resize(window, (1366, 768))
+    resize(qtbot, window, (1366, 768))
     panel = window.training_panel
     assert window.height() == 768
     area = panel.epochs.parentWidget()
@@ -339,14 +340,14 @@ def cell_colours(view) -> np.ndarray:
 
 def test_class_maps_show_departure_from_uniform_by_default(window, qtbot):
     view = window.routing_view
-    inf = window.inference
+    inf = window.core.inference
     assert view.scale.currentText() == "departure from uniform"
     assert window.restored.views["routing/scale"] == view.scale.currentIndex()  # the settings' default
     colours_of = view.colorbar.colorMap()
     for r in (3, 1):
         view.iteration.setFocus()
         qtbot.keyClick(view.iteration, Qt.Key.Key_End if r == 3 else Qt.Key.Key_Home)
-        window.wait_for_views()
+        settle(qtbot, window)
         for _ in range(3):
             QApplication.processEvents()
         departure = class_maps(inf.u_lengths, inf.c[r - 1] - 0.1)  # (10, 6, 6)

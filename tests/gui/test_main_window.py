@@ -14,6 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from capsviz.model.analysis import class_maps, mosaic_capsule, routed_mass
+from tests.gui.events import settle
 
 from ..conftest import mnist_root
 from .events import drag, drag_slider
@@ -21,7 +22,7 @@ from .events import drag, drag_slider
 
 def test_opens_with_shipped_model(window):
     assert "%" in window.model_label.text() and "test images" in window.model_label.text()
-    inf = window.inference
+    inf = window.core.inference
     assert inf is not None and inf.prediction == 7  # MNIST test image 0 is a 7
     assert window.input_panel.prediction.text().startswith("7")
     np.testing.assert_allclose(inf.c.sum(axis=-1), 1.0, atol=1e-5)
@@ -31,20 +32,20 @@ def test_opens_with_shipped_model(window):
 def test_drawing_a_vertical_stroke_reads_as_one(window, qtbot):
     canvas = window.input_panel.canvas
     qtbot.mouseClick(window.input_panel.clear_button, Qt.MouseButton.LeftButton)
-    assert window.input_panel.prediction.text() == "no digit" and window.inference is None
+    assert window.input_panel.prediction.text() == "no digit" and window.core.inference is None
     drag(canvas, [(140, 40 + 10 * k) for k in range(21)])
-    qtbot.waitUntil(lambda: window.inference is not None and window.inference.prediction == 1, timeout=3000)
+    qtbot.waitUntil(lambda: window.core.inference is not None and window.core.inference.prediction == 1, timeout=3000)
     assert window.input_panel.prediction.text().startswith("1")
     assert window.lengths_view.lengths.argmax() == 1
     # undo with the keyboard brings the empty canvas back
     qtbot.keyClick(window.input_panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: window.inference is None, timeout=3000)
+    qtbot.waitUntil(lambda: window.core.inference is None, timeout=3000)
 
 
 def test_drawing_changes_the_prediction_while_drawing(window, qtbot):
-    before = window.inference.lengths[-1].copy()
+    before = window.core.inference.lengths[-1].copy()
     drag(window.input_panel.canvas, [(60, 60), (200, 60), (200, 90)])
-    qtbot.waitUntil(lambda: not np.allclose(window.inference.lengths[-1], before), timeout=3000)
+    qtbot.waitUntil(lambda: not np.allclose(window.core.inference.lengths[-1], before), timeout=3000)
 
 
 def test_pose_slider_changes_the_reconstruction(window, qtbot):
@@ -63,13 +64,13 @@ def test_pose_slider_changes_the_reconstruction(window, qtbot):
 
 def test_iteration_selector_changes_the_coefficients(window, qtbot):
     view = window.routing_view
-    inf = window.inference
+    inf = window.core.inference
     np.testing.assert_allclose(view.shown, class_maps(inf.u_lengths, inf.c[2]), rtol=1e-6)
     slider = view.iteration
     slider.setFocus()
     qtbot.keyClick(slider, Qt.Key.Key_Home)
     assert view.iteration.value() == 1
-    window.wait_for_views()  # in the window, the routing plots redraw as stages
+    settle(qtbot, window)  # in the window, the routing plots redraw as stages
     np.testing.assert_allclose(view.shown, class_maps(inf.u_lengths, inf.c[0]), rtol=1e-6)
     assert view.iteration_label.text() == "r = 1 of 3"
     x, _ = view.entropy_curve.getData()
@@ -84,9 +85,9 @@ def test_more_routing_iterations_at_inference(window, qtbot):
     spin.setFocus()
     for _ in range(2):
         qtbot.keyClick(spin, Qt.Key.Key_Up)
-    window.wait_for_views()
-    assert window.inference.iterations == 5 and window.routing_view.iteration.maximum() == 5
-    np.testing.assert_allclose(window.inference.c.sum(-1), 1.0, atol=1e-5)
+    settle(qtbot, window)
+    assert window.core.inference.iterations == 5 and window.routing_view.iteration.maximum() == 5
+    np.testing.assert_allclose(window.core.inference.c.sum(-1), 1.0, atol=1e-5)
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
@@ -95,9 +96,9 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
     panel.batch_size.setValue(16)
     panel.train_subset.setValue(320)
     panel.test_subset.setValue(100)
-    before = window.inference.lengths[-1].copy()
+    before = window.core.inference.lengths[-1].copy()
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    assert window.is_training and not panel.start_button.isEnabled()
+    assert window.core.is_training and not panel.start_button.isEnabled()
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 3, timeout=60000)
     x, y = panel.loss_curve.getData()
     assert len(x) >= 3 and np.isfinite(y).all()
@@ -110,16 +111,16 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
         assert nice[threading.get_native_id()] == 0
         assert sum(v == 10 for v in nice.values()) >= 1
     # the views show the weights being learned (fresh weights replaced the shipped model)
-    qtbot.waitUntil(lambda: not np.allclose(window.inference.lengths[-1], before), timeout=10000)
-    with qtbot.waitSignal(window.trainingFinished, timeout=5000):
+    qtbot.waitUntil(lambda: not np.allclose(window.core.inference.lengths[-1], before), timeout=10000)
+    with qtbot.waitSignal(window.core.trainingFinished, timeout=5000):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
-    assert not window.is_training and panel.start_button.isEnabled()
+    assert not window.core.is_training and panel.start_button.isEnabled()
     assert "stopped" in panel.status.text()
 
 
 def test_hovering_the_mosaic_reads_the_trace_values(window, qtbot):
     view = window.routing_view
-    inf = window.inference
+    inf = window.core.inference
     t, y, x = 13, 2, 4  # capsule i = 13*36 + 2*6 + 4
     i = t * 36 + y * 6 + x
     col, row = (t % 8) * 7 + x, (t // 8) * 7 + y
@@ -136,7 +137,7 @@ def test_hovering_the_mosaic_reads_the_trace_values(window, qtbot):
 
 def test_routed_mass_and_entropy_are_the_traces(window):
     view = window.routing_view
-    inf = window.inference
+    inf = window.core.inference
     np.testing.assert_allclose(view.mass, (inf.u_lengths[None, :, None] * inf.c).sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(view.mass, routed_mass(inf.u_lengths, inf.c))
     x, y = view.mass_curves[inf.prediction].getData()
@@ -154,7 +155,7 @@ def test_hovering_a_class_map_reads_its_value(window, qtbot):
         assert all(class_cell(y0 + y, x0 + x) == (j, y, x) for y in range(6) for x in range(6))
     assert class_cell(0, 0) is None  # the title band
     view = window.routing_view
-    inf = window.inference
+    inf = window.core.inference
     r = view.iteration.value() - 1
     expected = class_maps(inf.u_lengths, inf.c[r])[7, 4, 1]
     departure = class_maps(inf.u_lengths, inf.c[r] - 0.1)[7, 4, 1]  # what the default scale shows
@@ -170,8 +171,8 @@ def test_clicking_a_class_map_selects_that_digit(window, qtbot):
     pos = view.graphics.mapFromScene(view.class_map_scene_pos(3, 2, 2))
     qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert view.selected_digit() == 3
-    window.wait_for_views()
-    inf = window.inference
+    settle(qtbot, window)
+    inf = window.core.inference
     r = view.iteration.value() - 1
     shown = view.mosaic.image
     assert shown.shape == (27, 55)
@@ -181,7 +182,7 @@ def test_clicking_a_class_map_selects_that_digit(window, qtbot):
 
 def test_primary_capsule_length_maps(window, qtbot):
     view = window.lengths_view
-    inf = window.inference
+    inf = window.core.inference
     image = view.primary_maps.image
     assert image.shape == (27, 55)
     np.testing.assert_allclose(image[7:13, 14:20], inf.u_lengths[10 * 36 : 11 * 36].reshape(6, 6), rtol=1e-6)
@@ -214,8 +215,8 @@ def test_length_scale_and_difference(window, qtbot):
     pose.scale.setFocus()
     qtbot.keyClick(pose.scale, Qt.Key.Key_Down)  # 1.00 -> 0.95
     np.testing.assert_allclose(pose.pose(), base * 0.95, rtol=1e-5)
-    np.testing.assert_allclose(pose.diff_panel.image, pose.reconstruction - window.inference.input, atol=1e-6)
-    assert pose.inferred_labels[2].text() == f"{window.inference.v[-1, window.inference.prediction, 2]:+.3f}"
+    np.testing.assert_allclose(pose.diff_panel.image, pose.reconstruction - window.core.inference.input, atol=1e-6)
+    assert pose.inferred_labels[2].text() == f"{window.core.inference.v[-1, window.core.inference.prediction, 2]:+.3f}"
 
 
 def test_every_figure_exports_as_png_and_svg(window, tmp_path):
@@ -233,19 +234,19 @@ def test_every_figure_exports_as_png_and_svg(window, tmp_path):
 
 
 def test_predicted_entries_name_the_prediction(window, qtbot):
-    pred = window.inference.prediction
+    pred = window.core.inference.prediction
     assert window.routing_view.digit.itemText(0) == f"predicted ({pred})"
     assert window.pose_view.digit.itemText(0) == f"predicted ({pred})"
     window.input_panel.canvas.clear()
-    qtbot.waitUntil(lambda: window.inference is None, timeout=3000)
+    qtbot.waitUntil(lambda: window.core.inference is None, timeout=3000)
     assert window.routing_view.digit.itemText(0) == "predicted"
 
 
-def test_views_keep_updating_under_a_stream_of_input(window):
+def test_views_keep_updating_under_a_stream_of_input(qtbot, window):
     """Input arriving faster than the views redraw (a stroke, the soak's driver): each
-    result of the inference thread goes to the prediction and the length bars at once,
-    even while newer input waits; the other views update one per event-loop turn, in
-    turn, so none starves; one chain of stages only. At the end all show the last input."""
+    turn of the redraw scheduler draws the newest result's prediction and length bars,
+    even while newer input waits, and one of the other parts, in turn, so none starves.
+    At the end all show the last input."""
     from PySide6.QtWidgets import QApplication
 
     views = {
@@ -253,23 +254,26 @@ def test_views_keep_updating_under_a_stream_of_input(window):
         "routing": lambda: window.routing_view.inference,
         "pose": lambda: window.pose_view.v,
     }
+    urgent = {"input/prediction", "lengths/bars"}
+    ordinary = lambda: window.scheduler.requested - urgent  # noqa: E731
     updated = {name: 0 for name in views}
     last = {name: get() for name, get in views.items()}
     results = set()
     end = time.monotonic() + 30
     k = 0
     while min(updated.values()) < 2 and time.monotonic() < end:
-        window.show_sample(k % 15)  # a new input every turn: always one waiting for the thread
+        window.sources.show_sample(k % 15)  # a new input every turn: always one waiting for the thread
         k += 1
-        before = len(window._stages)
-        shown = window.inference
+        before = ordinary()
+        shown = window.core.inference
         QApplication.processEvents()
-        inf = window.inference
+        inf = window.core.inference
         results.add(id(inf))
-        assert window.input_panel.prediction.text().startswith(str(inf.prediction))
-        np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
+        if not window.scheduler.requested & urgent:  # the newest result's prediction and bars are drawn
+            assert window.input_panel.prediction.text().startswith(str(inf.prediction))
+            np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
         if inf is shown and before:  # no new result this turn
-            assert len(window._stages) >= before - 1  # at most one view per turn
+            assert len(ordinary()) >= len(before) - 1  # at most one ordinary part per turn
         for name, get in views.items():
             if get() is not last[name]:
                 updated[name] += 1
@@ -277,10 +281,10 @@ def test_views_keep_updating_under_a_stream_of_input(window):
         time.sleep(0.002)
     assert min(updated.values()) >= 2, updated  # each view redrew during the stream
     assert len(results) >= 3
-    window.wait_for_views()
-    np.testing.assert_array_equal(window.inference.input, window.model_input())
-    assert window.routing_view.inference is window.inference
-    np.testing.assert_allclose(window.pose_view.v, window.inference.v[-1])
+    settle(qtbot, window)
+    np.testing.assert_array_equal(window.core.inference.input, window.core.input.model_image)
+    assert window.routing_view.inference is window.core.inference
+    np.testing.assert_allclose(window.pose_view.v, window.core.inference.v[-1])
 
 
 def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(window, qtbot, monkeypatch):
@@ -293,18 +297,19 @@ def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(w
         "infer",
         lambda *a: (threads.append(threading.current_thread()), time.sleep(0.1), infer(*a))[-1],
     )
-    window.show_sample(3)
-    assert window.inference_pending
-    window.wait_for_views()
+    window.sources.show_sample(3)
+    assert window.core.inference_pending
+    settle(qtbot, window)
     assert threads and all(t is not threading.main_thread() for t in threads)
-    assert window.inference.prediction == window.sample.labels[3]
+    assert window.core.inference.prediction == window.sources.sample.labels[3]
     # the canvas is cleared while a pass for a digit runs: its result must not come back
-    window.show_sample(4)
+    window.sources.show_sample(4)
     qtbot.waitUntil(lambda: len(threads) == 2, timeout=2000)
     window.input_panel.canvas.clear()
-    assert window.inference is None and not window.inference_pending
-    qtbot.wait(300)
-    assert window.inference is None and window.input_panel.prediction.text() == "no digit"
+    assert window.core.inference is None and not window.core.inference_pending
+    qtbot.waitUntil(lambda: not window.core.computing, timeout=3000)  # the pass for digit 4 has ended
+    QApplication.processEvents()  # and its result, if it sent one, has come
+    assert window.core.inference is None and window.input_panel.prediction.text() == "no digit"
 
 
 def test_a_failed_forward_pass_is_shown_in_a_dialog(window, qtbot, monkeypatch):
@@ -314,12 +319,12 @@ def test_a_failed_forward_pass_is_shown_in_a_dialog(window, qtbot, monkeypatch):
         raise RuntimeError("out of memory in conv1")
 
     monkeypatch.setattr(inference_thread, "infer", broken)
-    before = window.inference
-    window.show_sample(6)
-    qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible(), timeout=3000)
-    assert "out of memory in conv1" in window.error_box.text()
-    assert window.inference is before and not window.inference_pending
-    window.error_box.close()
+    before = window.core.inference
+    window.sources.show_sample(6)
+    qtbot.waitUntil(lambda: window.errors.error_box is not None and window.errors.error_box.isVisible(), timeout=3000)
+    assert "out of memory in conv1" in window.errors.error_box.text()
+    assert window.core.inference is before and not window.core.inference_pending
+    window.errors.error_box.close()
 
 
 class PaintCounter(QObject):
@@ -336,7 +341,7 @@ class PaintCounter(QObject):
         return False
 
 
-def test_plots_whose_range_follows_the_data_paint_once_per_update(window):
+def test_plots_whose_range_follows_the_data_paint_once_per_update(qtbot, window):
     if QGuiApplication.platformName() != "offscreen":
         pytest.skip("exact paint counts: a windowing system may add expose paints")
     # pyqtgraph applies an auto-range while painting, which asks for another paint; the
@@ -352,14 +357,14 @@ def test_plots_whose_range_follows_the_data_paint_once_per_update(window):
     }
     for index in (1, 2, 3):
         before = rv.mass_plot.getViewBox().viewRange()[1]
-        window.show_sample(index)
-        window.wait_for_views()
+        window.sources.show_sample(index)
+        settle(qtbot, window)
         for _ in range(3):
             QApplication.processEvents()
         assert rv.mass_plot.getViewBox().viewRange()[1] != before  # the y range followed the data
     assert counters["mass"].count == 3 and counters["entropy"].count == 3
     window.routing_view.iterations.setValue(5)  # the x range of the iteration plots changes too
-    window.wait_for_views()
+    settle(qtbot, window)
     for _ in range(3):
         QApplication.processEvents()
     assert counters["mass"].count == 4 and counters["lengths"].count == 4
@@ -393,7 +398,7 @@ def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(windo
     view = window.transform_view
     window.docks["transforms"].show()
     window.docks["transforms"].raise_()
-    window.show_sample(0)
+    window.sources.show_sample(0)
     qtbot.waitUntil(lambda: view.sweep is not None, timeout=5000)
     for _ in range(3):
         QApplication.processEvents()
@@ -402,7 +407,7 @@ def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(windo
     set_sweep = view.set_sweep
     monkeypatch.setattr(view, "set_sweep", lambda *a: (shown.append(a), set_sweep(*a)))
     for index in (1, 2, 3, 4):  # other digits: other poses and lengths, and so other ranges
-        window.show_sample(index)
+        window.sources.show_sample(index)
         qtbot.waitUntil(lambda index=index: len(shown) == index, timeout=5000)
         for _ in range(3):
             QApplication.processEvents()
@@ -414,49 +419,56 @@ def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(windo
     assert counter.count == len(shown) == 4
 
 
-def test_a_weight_snapshot_for_an_older_input_redraws_once_after_a_delay(window, qtbot, monkeypatch):
-    from capsviz.gui.main_window import WeightsSnapshot
+def test_a_weight_snapshot_for_the_current_input_is_shown_as_it_came(window, qtbot):
+    from capsviz.gui.core import WeightsSnapshot
     from capsviz.model.capsnet import CapsNet
     from capsviz.model.inference import infer
 
+    core = window.core
     model = CapsNet().eval()  # untrained weights: other lengths than the shipped model's
-    older = infer(model, window.sample.images[9].astype(np.float32) / 255, 3)  # made for another input
-    refreshes = []
-    refresh = window.refresh
-    monkeypatch.setattr(window, "refresh", lambda *a, **k: (refreshes.append(a), refresh(*a, **k)))
-    before = window.inference
-    window._on_training_event(WeightsSnapshot(model, older))
-    assert window.model is model and window.inference is before and not refreshes  # not in the same turn
-    qtbot.waitUntil(lambda: window.inference is not before, timeout=2000)
-    window.wait_for_views()
-    qtbot.wait(100)
-    assert refreshes == [()]  # one redraw, with an inference of its own for the current input
-    expected = infer(model, window.model_input(), window.routing_iterations)
-    np.testing.assert_allclose(window.inference.lengths, expected.lengths, atol=1e-5)
-    # new input first: it draws with the new weights, and the delayed redraw is dropped
-    window._on_training_event(WeightsSnapshot(CapsNet().eval(), older))
-    window.show_sample(5)
-    window.wait_for_views()
-    shown = window.inference
-    qtbot.wait(200)
-    assert window.inference is shown and refreshes == [(), ()]
+    made = infer(model, core.input.model_image, core.input.iterations)
+    with qtbot.waitSignal(core.inferenceReady, timeout=1000) as ready:
+        core.apply_snapshot(WeightsSnapshot(model, made, core.input))
+    assert ready.args == [made] and core.inference is made and core.model is model
+    assert not core.inference_pending  # no second pass for it
+    settle(qtbot, window)
+    np.testing.assert_allclose(window.lengths_view.lengths, made.lengths[-1])
 
 
-def test_a_routing_control_change_while_views_are_pending_loses_none(window, monkeypatch):
-    # the stages wait (a long interval) until the control has changed, however fast the machine
-    monkeypatch.setattr(window, "_stage_interval", lambda: 60_000)
-    window.show_sample(3)  # its views follow as stages, once the forward pass is done
-    end = time.monotonic() + 10
-    while window.inference_pending and time.monotonic() < end:
-        QApplication.processEvents()
-    pending = set(window._stages)
-    assert len(pending) == 5
-    window.routing_view.iteration.setValue(1)  # the routing parts are staged again, in their places
-    assert set(window._stages) == pending
+def test_a_weight_snapshot_for_an_older_input_is_inferred_again_with_its_weights(window, qtbot):
+    from capsviz.gui.core import WeightsSnapshot
+    from capsviz.model.capsnet import CapsNet
+    from capsviz.model.inference import infer
+
+    core = window.core
+    model = CapsNet().eval()
+    older_input = core.input.replace(image=window.sources.sample.images[9].astype(np.float32) / 255)
+    older = infer(model, older_input.model_image, 3)  # made for another input
+    before = core.inference
+    core.apply_snapshot(WeightsSnapshot(model, older, older_input))
+    assert core.model is model and core.inference is before and core.inference_pending
+    with qtbot.waitSignal(core.inferenceReady, timeout=3000) as ready:
+        pass
+    expected = infer(model, core.input.model_image, core.input.iterations)
+    np.testing.assert_allclose(ready.args[0].lengths, expected.lengths, atol=1e-5)
+    assert core.inference is ready.args[0] and core.inference is not older
+
+
+def test_a_routing_control_change_while_views_are_pending_loses_none(qtbot, window, monkeypatch):
+    # the turns wait (a long interval) until the control has changed, however fast the machine
+    monkeypatch.setattr(window.scheduler, "interval", lambda: 60_000)
+    window.sources.show_sample(3)  # its views follow in turns, once the forward pass is done
+    qtbot.waitUntil(lambda: not window.core.inference_pending, timeout=10000)
+    QApplication.processEvents()
+    pending = window.scheduler.requested
+    assert {"routing/maps", "routing/detail", "routing/curves", "pose/capsules"} <= pending
+    shown = window.routing_view.shown
+    window.routing_view.iteration.setValue(1)  # the routing parts are requested again: merged, none drawn now
+    assert window.scheduler.requested == pending and window.routing_view.shown is shown
     monkeypatch.undo()
-    window._stage_timer.start(0)
-    window.wait_for_views()
-    inf = window.inference
+    window.scheduler.flush()
+    assert not window.scheduler.requested
+    inf = window.core.inference
     assert window.pose_view.prediction == inf.prediction
     np.testing.assert_allclose(window.pose_view.v, inf.v[-1])
     np.testing.assert_allclose(window.routing_view.shown, class_maps(inf.u_lengths, inf.c[0]), rtol=1e-6)

@@ -6,6 +6,8 @@ import shutil
 
 from PySide6.QtCore import QSettings, Qt
 
+from tests.gui.events import settle
+
 from .conftest import temp_settings
 
 
@@ -13,12 +15,12 @@ def new_window(qtbot, settings, **kw):
     from capsviz.gui.main_window import MainWindow
 
     w = MainWindow(device="cpu", settings=settings, **kw)
-    w._confirm_close = lambda: True
+    w.confirm_close = lambda: True
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: w.docks_ready, timeout=5000)  # tabbed docks and saved layout come after show
-    w.wait_for_views()
+    settle(qtbot, w)
     return w
 
 
@@ -26,7 +28,7 @@ def test_choices_layout_and_checkpoint_persist(qtbot, tmp_path, shipped_checkpoi
     mine = tmp_path / "mine.safetensors"
     shutil.copy(shipped_checkpoint, mine)
     w = new_window(qtbot, temp_settings(tmp_path))
-    assert w.load_model(mine)
+    assert w.core.load_model(mine)
     w.input_panel.brush.setFocus()
     for _ in range(5):
         qtbot.keyClick(w.input_panel.brush, Qt.Key.Key_Up)
@@ -43,10 +45,10 @@ def test_choices_layout_and_checkpoint_persist(qtbot, tmp_path, shipped_checkpoi
 
     again = new_window(qtbot, temp_settings(tmp_path))
     assert again.input_panel.brush.value() == 27 and again.input_panel.canvas.brush_width == 27
-    assert again.routing_view.iterations.value() == 5 and again.inference.iterations == 5
+    assert again.routing_view.iterations.value() == 5 and again.core.inference.iterations == 5
     assert again.routing_view.scale.currentIndex() == 1 and again.pose_view.range.currentIndex() == 2
     assert again.input_panel.polarity.currentIndex() == 2 and again.transform_view.parameter.currentIndex() == 4
-    assert again.checkpoint_path == mine.resolve() and "mine.safetensors" in again.model_label.text()
+    assert again.core.checkpoint_path == mine.resolve() and "mine.safetensors" in again.model_label.text()
     assert not again.docks["lengths"].isVisible() and again.docks["pose"].isVisible()
     # the geometry comes back as saved (the offscreen test screen, 800 x 800, then clamps it)
     assert again.restored.geometry == geometry
@@ -57,7 +59,7 @@ def test_corrupt_settings_fall_back_to_defaults_with_a_notice(qtbot, tmp_path):
     (tmp_path / "capsviz.ini").write_bytes(b"\x00\xff[[[\x89PNG garbage\n=\n" * 50)
     w = new_window(qtbot, temp_settings(tmp_path))
     assert w.input_panel.brush.value() == 22 and w.routing_view.iterations.value() == 3
-    assert w.inference is not None and w.inference.iterations == 3
+    assert w.core.inference is not None and w.core.inference.iterations == 3
     assert "settings" in w.settings_notice and "default" in w.settings_notice
 
 

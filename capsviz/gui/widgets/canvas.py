@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpin
 from superqt.utils import qthrottled
 
 from capsviz.data.preprocess import preprocess_ink
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 
@@ -236,6 +237,8 @@ class InputPanel(QWidget):
         layout.addStretch(1)
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
+        self.inference = None  # what the part draws
+        self.redraws = Redraws("input", {"prediction": self._draw_prediction}, urgent=("prediction",))
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
@@ -272,6 +275,27 @@ class InputPanel(QWidget):
         if self.current is None:
             self.prediction.setText("no digit")
         self.inputChanged.emit(self.current)
+
+    def show_inference(self, inference) -> None:
+        """Show an :class:`~capsviz.model.inference.Inference`'s prediction (None: no digit),
+        through :attr:`redraws`."""
+        self.inference = inference
+        self.redraws.request()
+
+    def _draw_prediction(self) -> None:
+        inf = self.inference
+        if inf is None:
+            self.set_prediction(None)
+        else:
+            self.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised)
+
+    def settings(self) -> dict:
+        """The choices the app remembers: ``brush`` width (px), ``ink`` polarity (an index)."""
+        return {"brush": self.brush.value(), "ink": self.polarity.currentIndex()}
+
+    def apply_settings(self, values: dict) -> None:
+        self.brush.setValue(values["brush"])
+        self.polarity.setCurrentIndex(values["ink"])
 
     def set_prediction(self, digit: int | None, length: float | None = None, recognised: bool = True) -> None:
         """Show the predicted ``digit`` and its capsule's ``length``; when not ``recognised``

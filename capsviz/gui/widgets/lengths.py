@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, settle, sparse_ticks
 from capsviz.model.analysis import type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
@@ -82,6 +83,8 @@ class LengthsView(QWidget):
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
         self._curve_iterations = 0
+        self.inference = None  # what the parts draw
+        self.redraws = Redraws("lengths", {"bars": self._draw_bars, "primary": self._draw_primary}, urgent=("bars",))
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
@@ -90,6 +93,17 @@ class LengthsView(QWidget):
             "lengths_per_iteration": self.iter_plot,
             "primary_capsule_lengths": self.primary,
         }
+
+    def show_inference(self, inference) -> None:
+        """Show an :class:`~capsviz.model.inference.Inference`'s lengths (None clears), through :attr:`redraws`."""
+        self.inference = inference
+        self.redraws.request()
+
+    def _draw_bars(self) -> None:
+        self.set_lengths(None if self.inference is None else self.inference.lengths)
+
+    def _draw_primary(self) -> None:
+        self.set_primary(None if self.inference is None else self.inference.u_lengths)
 
     def set_primary(self, u_lengths: np.ndarray | None) -> None:
         """``u_lengths``: (1152,) primary capsule lengths in [0, 1), or None to clear."""

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 from superqt import QLabeledDoubleSlider
 
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel
 from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
 
@@ -178,6 +179,8 @@ class PoseView(QWidget):
         self.image: np.ndarray | None = None
         self.reconstruction: np.ndarray | None = None
         self.grid_dialog: PerturbationDialog | None = None
+        self.inference = None  # what the part draws
+        self.redraws = Redraws("pose", {"capsules": self._draw_capsules})
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
 
     def figures(self) -> dict[str, QWidget]:
@@ -201,6 +204,26 @@ class PoseView(QWidget):
         if self.v is None or digit is None:
             return None
         return (self.v[digit] + self.offsets()) * np.float32(self.scale.value())
+
+    def show_inference(self, inference) -> None:
+        """Show an :class:`~capsviz.model.inference.Inference`'s digit capsules (None clears),
+        through :attr:`redraws`."""
+        self.inference = inference
+        self.redraws.request()
+
+    def _draw_capsules(self) -> None:
+        inf = self.inference
+        if inf is None:
+            self.set_capsules(None, None, None)
+        else:
+            self.set_capsules(inf.input, inf.v[-1], inf.prediction)
+
+    def settings(self) -> dict:
+        """The choices the app remembers: the slider ``range`` (an index of POSE_RANGES)."""
+        return {"range": self.range.currentIndex()}
+
+    def apply_settings(self, values: dict) -> None:
+        self.range.setCurrentIndex(values["range"])
 
     def set_capsules(self, image: np.ndarray | None, v: np.ndarray | None, prediction: int | None) -> None:
         """``v``: (10, 16) digit capsule outputs for ``image`` (28, 28); None clears."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle, sparse_ticks
 from capsviz.model.analysis import (
     class_maps,
@@ -276,7 +277,10 @@ class RoutingView(QWidget):
         layout.addWidget(self.readout)
 
         self.inference = None
-        self._schedule = None  # see defer_redraws
+        # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
+        self.redraws = Redraws(
+            "routing", {"maps": self._draw_maps, "detail": self._draw_detail, "curves": self._draw_curves}
+        )
         self.shown: np.ndarray | None = None  # (10, 6, 6) class maps Σ ‖u_i‖ c_ij of the iteration on screen
         self.mass: np.ndarray | None = None  # (R, 10)
         self.entropy: np.ndarray | None = None  # (R,)
@@ -299,14 +303,8 @@ class RoutingView(QWidget):
         }
 
     def set_inference(self, inference) -> None:
-        """Show an :class:`~capsviz.model.inference.Inference` (or clear with None)."""
-        for part in self.update_parts(inference):
-            part()
-
-    def update_parts(self, inference) -> list:
-        """Take ``inference`` and return the redraws still to do, as three callables (maps,
-        mosaic and overlay, curves), so a caller under load can run them in separate
-        event-loop turns and each repaint stays short."""
+        """Show an :class:`~capsviz.model.inference.Inference` (or clear with None): its
+        derived maps now, the plots through :attr:`redraws`."""
         self.inference = inference
         if inference is not None:
             r = inference.iterations
@@ -325,10 +323,7 @@ class RoutingView(QWidget):
         else:
             self.shown = self.mass = self.entropy = None
             self.digit.setItemText(0, "predicted")
-        return self._parts()
-
-    def _parts(self) -> list:
-        return [self._draw_maps, self._draw_detail, self._draw_curves]
+        self.redraws.request()
 
     def selected_digit(self) -> int | None:
         d = self.digit.currentData()
@@ -382,21 +377,16 @@ class RoutingView(QWidget):
             )
         return f"class maps {quantity}, iteration {r + 1}<br>{note}"
 
-    def defer_redraws(self, schedule) -> None:
-        """Hand the redraws the view's own controls ask for (iteration r, digit, colour
-        scale) to ``schedule(parts)`` instead of drawing at once; ``parts`` is the list
-        :meth:`update_parts` returns. A window that spreads its views' updates over
-        event-loop turns uses this, so a control change does not repaint every routing
-        plot in the same turn as the input that came with it."""
-        self._schedule = schedule
-
     def _redraw(self) -> None:
-        parts = self._parts()
-        if self._schedule is not None:
-            self._schedule(parts)
-            return
-        for part in parts:
-            part()
+        self.redraws.request()
+
+    def settings(self) -> dict:
+        """The choices the app remembers: routing ``iterations`` at inference, colour ``scale`` (an index of SCALES)."""
+        return {"iterations": self.iterations.value(), "scale": self.scale.currentIndex()}
+
+    def apply_settings(self, values: dict) -> None:
+        self.iterations.setValue(values["iterations"])
+        self.scale.setCurrentIndex(values["scale"])
 
     def _draw_maps(self) -> None:
         inf = self.inference

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig, available_devices
 
@@ -184,6 +185,7 @@ class TrainingPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(left)
         layout.addLayout(plots, 1)
+        self.redraws = Redraws("training", {"curves": self._draw_curves})
         self.reset_curves()
 
     def figures(self) -> dict[str, QWidget]:
@@ -228,7 +230,7 @@ class TrainingPanel(QWidget):
     def reset_curves(self) -> None:
         self.history: dict[str, list[float]] = {k: [] for k in ("step", "loss", "margin", "recon", "train_acc")}
         self.test_history: dict[str, list[float]] = {"step": [], "acc": []}
-        self._redraw()
+        self.redraws.request()
 
     def set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
@@ -254,15 +256,15 @@ class TrainingPanel(QWidget):
             f"epoch {ev.epoch + 1}, batch {ev.batch}/{ev.batches_per_epoch}, "
             f"{ev.images_per_s:.0f} images/s, lr {ev.lr:.2e}, ETA {eta / 60:.1f} min"
         )
-        self._redraw()
+        self.redraws.request()
 
     def add_epoch(self, ev: EpochEvent) -> None:
         if ev.test_images:
             self.test_history["step"].append(ev.step)
             self.test_history["acc"].append(ev.test_accuracy)
-        self._redraw()
+        self.redraws.request()
 
-    def _redraw(self) -> None:
+    def _draw_curves(self) -> None:
         h = self.history
         x = np.asarray(h["step"], dtype=float)
         self.loss_curve.setData(x, np.asarray(h["loss"]))

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPush
 from superqt import QLabeledDoubleSlider
 
 from capsviz.data.transforms import PARAMETERS, InputTransform
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import set_y_extent, settle
 
 INFO = (
@@ -96,6 +97,8 @@ class TransformView(QWidget):
         layout.addWidget(self.summary)
         self.sweep: dict | None = None
         self._titles: tuple[str, str] | None = None
+        self._pending: tuple | None = None  # the arguments of set_sweep the part draws
+        self.redraws = Redraws("transforms", {"sweep": self._draw_sweep})
 
     # -- transform -------------------------------------------------------------------------
     def transform(self) -> InputTransform:
@@ -122,6 +125,35 @@ class TransformView(QWidget):
         name, values = self.sweep_parameter()
         base = self.transform()
         return name, values, [base.with_value(name, v) for v in values]
+
+    def settings(self) -> dict:
+        """The choices the app remembers: the swept ``parameter`` (an index of PARAMETERS)."""
+        return {"parameter": self.parameter.currentIndex()}
+
+    def apply_settings(self, values: dict) -> None:
+        self.parameter.setCurrentIndex(values["parameter"])
+
+    def show_sweep(
+        self, name: str | None, values: np.ndarray | None, v: np.ndarray | None, prediction: int | None
+    ) -> None:
+        """Show a computed sweep of parameter ``name`` over ``values`` (K,), ``v`` (K, classes,
+        pose dims) the digit capsules at each, through :attr:`redraws`; None clears. The plotted
+        capsule is the chosen one, else ``prediction``, else the longest at the middle of the
+        sweep. A sweep of a parameter no longer chosen is ignored (the change asked for another)."""
+        if name is None or values is None or v is None:
+            self._pending = (None,)
+        elif name != self.parameter.currentData():
+            return
+        else:
+            digit = self.capsule.currentData()
+            if digit == -1:
+                digit = prediction if prediction is not None else int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
+            self._pending = (values, v[:, digit], digit)
+        self.redraws.request()
+
+    def _draw_sweep(self) -> None:
+        if self._pending is not None:
+            self.set_sweep(*self._pending)
 
     def set_sweep(self, values: np.ndarray | None, poses: np.ndarray | None = None, digit: int | None = None) -> None:
         """Show a sweep: ``values`` (K,) of the swept parameter, ``poses`` (K, 16) the

@@ -1,0 +1,433 @@
+"""The explorer's state and work, without widgets: the model, the current input, the
+inference thread and the training session. Windows and tests drive it through its
+methods and follow it through its signals.
+
+Nothing here depends on the model's kind or input size: the model is any module that
+:func:`capsviz.model.inference.infer` and the training loop accept, the input an image of
+the size that model reads.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
+
+from capsviz.data.mnist import load_mnist, load_test_or_sample
+from capsviz.data.transforms import InputTransform, apply_transform
+from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
+from capsviz.model.inference import Inference, infer
+from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
+from capsviz.runtime import worker_thread
+from capsviz.train.checkpoint import (
+    CheckpointError,
+    CheckpointInfo,
+    fresh_path,
+    load_checkpoint,
+    read_info,
+    save_checkpoint,
+)
+from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, fresh_model, select_device
+
+# While training, the views show the model's weights as of at most this long ago: each
+# snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
+SNAPSHOT_INTERVAL_S = 1.0
+
+
+def _frozen(image) -> np.ndarray:
+    """A read-only float32 copy of ``image`` (kept as it is when it is one already)."""
+    if isinstance(image, np.ndarray) and image.dtype == np.float32 and not image.flags.writeable and image.base is None:
+        return image
+    out = np.array(image, dtype=np.float32, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ExplorerInput:
+    """What the model is asked about: an immutable value, replaced (:meth:`replace`), never
+    changed, so any thread may read the one it holds.
+
+    image : (H, W) float32 in [0, 1], read-only, or None (no input); H x W is the model's input size
+    transform : the :class:`~capsviz.data.transforms.InputTransform` applied before the model reads it
+    iterations : routing iterations (>= 1)
+    model_image : ``image`` under ``transform`` (read-only), what the model reads
+    """
+
+    image: np.ndarray | None = None
+    transform: InputTransform = InputTransform()
+    iterations: int = 3
+    model_image: np.ndarray | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        image = None if self.image is None else _frozen(self.image)
+        object.__setattr__(self, "image", image)
+        shown = (
+            image if image is None or self.transform.is_identity() else _frozen(apply_transform(image, self.transform))
+        )
+        object.__setattr__(self, "model_image", shown)
+
+    def replace(self, **changes) -> ExplorerInput:
+        """A new input with ``changes`` (``image``, ``transform``, ``iterations``)."""
+        return dataclasses.replace(self, **changes)
+
+
+class WeightsSnapshot:
+    """A copy of the model being trained and its inference for the input of the moment,
+    both made in the training thread so the GUI thread only swaps them in."""
+
+    def __init__(self, model: torch.nn.Module, inference: Inference | None, source: ExplorerInput) -> None:
+        self.model = model
+        self.inference = inference
+        self.source = source
+
+
+def training_events(trainer_factory, holder: dict, current_input):
+    """Generator run by the training worker: build the trainer, then relay its events and,
+    at most every ``SNAPSHOT_INTERVAL_S`` and once at the end (unless ``holder["closing"]``),
+    a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the moment.
+
+    The thread runs as a background worker (:func:`capsviz.runtime.worker_thread`): a lower
+    CPU priority and one intra-op thread fewer than the machine has, for this thread only.
+    """
+    with worker_thread("background"):
+        trainer = trainer_factory()
+        holder["trainer"] = trainer
+
+        def snapshot() -> WeightsSnapshot:
+            model = type(trainer.model)(trainer.model.cfg)
+            model.load_state_dict(trainer.snapshot_state_dict())
+            model.to(trainer.device).eval()
+            source = current_input()
+            image = source.model_image
+            return WeightsSnapshot(model, None if image is None else infer(model, image, source.iterations), source)
+
+        last = 0.0
+        for ev in trainer.run():
+            yield ev
+            now = time.monotonic()
+            if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
+                last = now
+                yield snapshot()
+        if not holder.get("closing"):  # the window is going away: no views to update
+            yield snapshot()
+
+
+class ExplorerCore(QObject):
+    """The explorer without its widgets.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model to start with (the stand-in when no checkpoint loads), in eval mode.
+    device : str
+        ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``
+        (:func:`capsviz.train.loop.select_device`; ``ValueError`` for an unknown one).
+    data_root : Path, optional
+        The folder holding ``MNIST/raw/`` for training (None: the default locations).
+
+    Signals
+    -------
+    modelChanged() : another model (a checkpoint loaded, training started from scratch or
+        ended); ``model``, ``info`` and ``model_summary`` describe it.
+    inferenceReady(object) : the :class:`~capsviz.model.inference.Inference` of the current
+        input (or of one it replaced, under a stream of inputs), or None for no input.
+    sweepReady(object, object) : ``(request, v)``: a :class:`SweepRequest` and the digit
+        capsules along it, (K, classes, pose dims) float32.
+    trainingStarted(object) : the checkpoint path the run saves to.
+    trainingEvent(object) : a ``BatchEvent``, ``EpochEvent`` or ``StoppedEvent`` of the run.
+    trainingFinished() : the run's thread ended (stopped, finished or failed).
+    error(str, str, str) : ``(title, message, details)`` for the user (details may be "").
+    resultHandled() : a result of the inference thread was used (after ``inferenceReady``,
+        ``sweepReady`` or ``error``); a waiter for the views checks again.
+    """
+
+    modelChanged = Signal()
+    inferenceReady = Signal(object)
+    sweepReady = Signal(object, object)
+    trainingStarted = Signal(object)
+    trainingEvent = Signal(object)
+    trainingFinished = Signal()
+    error = Signal(str, str, str)
+    resultHandled = Signal()
+
+    def __init__(
+        self, model: torch.nn.Module, device: str = "auto", data_root: Path | None = None, parent=None
+    ) -> None:
+        super().__init__(parent)
+        self.device_name = device
+        self.device = select_device(device)
+        self.data_root = data_root
+        self.model = model.to(self.device).eval()
+        self.info: CheckpointInfo | None = None
+        self.checkpoint_path: Path | None = None  # the loaded file (None: the shipped model or none)
+        self.model_summary = "untrained"
+        self.input = ExplorerInput()
+        self.inference: Inference | None = None  # the newest result shown
+        self._serials = Serials()
+        self._sweep_serials = Serials()
+        self._last_error = ""  # of the inference, shown once, not once per input
+        self._thread = InferenceThread(self)
+        self._thread.finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
+        self._worker = None
+        self._stop_event: threading.Event | None = None
+        self._holder: dict = {}
+        self.train_config: TrainConfig | None = None
+        self.closing = False
+
+    # -- model ------------------------------------------------------------------------
+    def load_model(self, path: Path | None = None) -> bool:
+        """Load checkpoint ``path`` (None: the shipped model). On failure emit ``error`` and
+        keep the current model. Returns success."""
+        target = Path(path) if path else shipped_checkpoint()
+        try:
+            model, info, _ = load_checkpoint(target, device=self.device)
+        except CheckpointError as exc:
+            if self.info is None and self.checkpoint_path is None and path is None:
+                self.model_summary = "untrained (the shipped model is missing)"
+                self.modelChanged.emit()
+                self._error(
+                    "No model",
+                    f"The shipped model cannot be loaded: {exc}\n\nThe views show an untrained model. "
+                    "Open a checkpoint (File → Open checkpoint…) or train one in the Training panel.",
+                )
+            else:
+                self._error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
+            return False
+        self.model, self.info = model, info
+        self.checkpoint_path = Path(path).resolve() if path else None
+        self.model_summary = f"{target.name} — {info.summary()}"
+        self.infer()
+        self.modelChanged.emit()
+        return True
+
+    def save_model(self, path: Path) -> Path | None:
+        """Save the model with its training record to ``path``; on failure emit ``error``.
+        Returns the file written, or None."""
+        info = self.info
+        try:
+            return save_checkpoint(
+                path,
+                self.model,
+                train_config=info.train_config if info else {},
+                epoch=info.epoch if info else 0,
+                step=info.step if info else 0,
+                test_accuracy=info.test_accuracy if info else None,
+                test_images=info.test_images if info else None,
+            )
+        except OSError as exc:
+            self._error("Cannot save checkpoint", str(exc))
+            return None
+
+    # -- input and inference ----------------------------------------------------------------
+    def set_image(self, image: np.ndarray | None) -> None:
+        """Use ``image`` ((H, W) float32 in [0, 1], copied; None: no input) and infer."""
+        self._set_input(self.input.replace(image=image))
+
+    def set_transform(self, transform: InputTransform) -> None:
+        self._set_input(self.input.replace(transform=transform))
+
+    def set_iterations(self, iterations: int) -> None:
+        """Routing iterations at inference; ``ValueError`` unless >= 1."""
+        if iterations < 1:
+            raise ValueError(f"routing iterations must be at least 1, not {iterations}")
+        self._set_input(self.input.replace(iterations=int(iterations)))
+
+    def _set_input(self, value: ExplorerInput) -> None:
+        self.input = value
+        self.infer()
+
+    def infer(self) -> None:
+        """Ask for the inference of the current input with the current model (on the
+        inference thread; ``inferenceReady`` brings it). No input: ``inferenceReady(None)`` now."""
+        if self.closing:
+            return
+        serial = self._serials.next()
+        image = self.input.model_image
+        if image is None:
+            self._serials.show_all()  # results of older requests no longer apply
+            self.inference = None
+            self.inferenceReady.emit(None)
+            return
+        self._thread.submit(InferenceRequest(serial, self.model, image, self.input.iterations))
+
+    def infer_now(self) -> Inference | None:
+        """The inference of the current input, computed on the calling thread (no signal)."""
+        image = self.input.model_image
+        return None if image is None else infer(self.model, image, self.input.iterations)
+
+    def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
+        """Ask for the digit capsules of the current image (before its own transform) under
+        each of ``transforms`` (the sweep of parameter ``name`` over ``values``, (K,));
+        ``sweepReady`` brings them. No input: ``sweepReady(None, None)`` now."""
+        if self.closing:
+            return
+        serial = self._sweep_serials.next()
+        if self.input.image is None:
+            self._sweep_serials.show_all()
+            self.sweepReady.emit(None, None)
+            return
+        self._thread.submit(
+            SweepRequest(serial, self.model, self.input.image, self.input.iterations, transforms, name, values)
+        )
+
+    @property
+    def inference_pending(self) -> bool:
+        """An inference newer than ``inference`` is still to come (never after :meth:`close`)."""
+        return self._serials.pending and not self.closing
+
+    @property
+    def computing(self) -> bool:
+        """A pass or a sweep is queued or running on the inference thread."""
+        return self._thread.busy
+
+    @property
+    def pending(self) -> bool:
+        """An inference or a sweep is still to come."""
+        return (self._serials.pending or self._sweep_serials.pending) and not self.closing
+
+    def _on_finished(self, request, result) -> None:
+        """A request of the inference thread is done. A result is used even when a newer
+        input is already waiting for its pass: under a stream of inputs every result is one
+        input old, and dropping those would leave the views unchanged until the stream stops."""
+        if self.closing:
+            return
+        if isinstance(request, SweepRequest):
+            if not self._sweep_serials.take(request.serial):
+                return
+            if isinstance(result, BaseException):
+                self._exception("Cannot compute the transform sweep", result)
+            else:
+                self.sweepReady.emit(request, result)
+            self.resultHandled.emit()
+            return
+        if request.model is not self.model or not self._serials.take(request.serial):
+            return  # another model came (its own request follows), or something newer is shown
+        if isinstance(result, BaseException):
+            if str(result) != self._last_error:
+                self._last_error = str(result)
+                self._exception("Cannot classify the input", result)
+            self.resultHandled.emit()
+            return
+        self._last_error = ""
+        self.inference = result
+        self.inferenceReady.emit(result)
+        self.resultHandled.emit()
+
+    # -- training -----------------------------------------------------------------------------
+    @property
+    def is_training(self) -> bool:
+        return self._worker is not None
+
+    def start_training(self, config: TrainConfig, from_scratch: bool = True) -> Path | None:
+        """Train in a background thread: a new model (``from_scratch``) or the current one
+        further, on MNIST, saving to a new file in the user's checkpoint folder (returned;
+        None when a run is going already). ``trainingEvent`` follows the run and weight
+        snapshots replace ``model`` about every ``SNAPSHOT_INTERVAL_S``."""
+        from superqt.utils import create_worker
+
+        if self.is_training or self.closing:
+            return None
+        if config.device == "auto":
+            config.device = self.device_name
+        self.train_config = config
+        data_root = self.data_root
+        init_model = fresh_model(config, self.model.cfg) if from_scratch else copy.deepcopy(self.model).cpu()
+        ckpt = fresh_path(user_checkpoint_dir() / "gui-training.safetensors")  # never an earlier run's file
+        stop = threading.Event()
+
+        def factory() -> Trainer:
+            train = load_mnist(train=True, data_root=data_root)
+            test, _ = load_test_or_sample(data_root)
+            return Trainer(config, train, test, model=init_model, checkpoint_path=ckpt, stop_event=stop)
+
+        self._stop_event = stop
+        self._holder = {}
+        self._worker = create_worker(
+            training_events,
+            factory,
+            self._holder,
+            lambda: self.input,
+            _start_thread=False,
+            _connect={
+                "yielded": self._on_training_event,
+                "errored": self._on_training_error,
+                "finished": self._on_training_finished,
+            },
+        )
+        if from_scratch:
+            self.model = copy.deepcopy(init_model).to(self.device).eval()
+            self.info, self.checkpoint_path = None, None
+            self.model_summary = "training from scratch"
+            self.infer()
+            self.modelChanged.emit()
+        self.trainingStarted.emit(ckpt)
+        self._worker.start()
+        return ckpt
+
+    def stop_training(self) -> None:
+        """Ask the run to stop (it autosaves and ends within about a second)."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+
+    def _on_training_event(self, ev) -> None:
+        if self.closing:  # delivered after close: nothing to update
+            return
+        if isinstance(ev, WeightsSnapshot):
+            self.apply_snapshot(ev)
+            return
+        if isinstance(ev, StoppedEvent) and ev.checkpoint is not None:
+            try:
+                self.info = read_info(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
+                self.model_summary = f"trained here — {self.info.summary()}"
+            except CheckpointError:
+                pass
+        self.trainingEvent.emit(ev)
+
+    def apply_snapshot(self, snapshot: WeightsSnapshot) -> None:
+        """Use a snapshot's weights as the model (the training run sends them). Its inference
+        is shown when it was made for the current input; otherwise the current input is
+        inferred again with the new weights."""
+        self.model = snapshot.model
+        if snapshot.source is self.input and snapshot.inference is not None:
+            self._serials.next()
+            self._serials.show_all()  # newer than any pass still running for the old weights
+            self.inference = snapshot.inference
+            self.inferenceReady.emit(snapshot.inference)
+        else:
+            self.infer()
+
+    def _on_training_error(self, exc: Exception) -> None:
+        self._exception("Training failed", exc)
+
+    def _on_training_finished(self) -> None:
+        self._worker = None
+        self._stop_event = None
+        if not self.closing:
+            self.modelChanged.emit()
+        self.trainingFinished.emit()
+
+    # -- end ----------------------------------------------------------------------------------
+    def close(self, wait_ms: int = 5000) -> None:
+        """Stop training (it autosaves) and the inference thread; emit nothing more. Waits
+        up to ``wait_ms`` for the background workers to end."""
+        self._holder["closing"] = True
+        self.stop_training()
+        self.closing = True
+        QThreadPool.globalInstance().waitForDone(wait_ms)
+        self._thread.stop()
+
+    def _error(self, title: str, message: str, details: str = "") -> None:
+        self.error.emit(title, message, details)
+
+    def _exception(self, title: str, exc: BaseException) -> None:
+        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self._error(title, f"{type(exc).__name__}: {exc}", details)

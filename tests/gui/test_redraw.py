@@ -1,0 +1,111 @@
+"""The redraw scheduler: named parts, merged requests, turns, the interval policy and idle."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QElapsedTimer
+
+from capsviz.gui.redraw import BUSY_INTERVAL_MS, Redraws, RedrawScheduler
+
+
+def scheduler_with(parts, urgent=(), record=None, **kw):
+    """A scheduler with parts that note their name (in the list returned, or through ``record``)."""
+    drawn = []
+    record = record or drawn.append
+    s = RedrawScheduler(**kw)
+    for name in parts:
+        s.register(name, lambda name=name: record(name), urgent=name in urgent)
+    return s, drawn
+
+
+def test_repeated_requests_merge_and_each_turn_draws_the_urgent_parts_and_one_other(qtbot):
+    s, drawn = scheduler_with(["a", "b", "c", "bars"], urgent=("bars",))
+    turns = []
+    s.idle.connect(lambda: turns.append(list(drawn)))
+    with qtbot.waitSignal(s.idle, timeout=2000):
+        for _ in range(5):
+            s.request("c", "a", "bars", "a")
+    assert drawn == ["bars", "a", "c"]  # one of each, urgent first, the others in registration order
+    assert turns == [["bars", "a", "c"]]  # one idle, at the end
+
+
+def test_the_round_continues_after_the_last_part_drawn_so_none_starves(qtbot):
+    drawn = []
+
+    def record(name):
+        drawn.append(name)
+        if drawn == ["a"]:
+            s.request("a")  # asked again as soon as it was drawn: "b" and "c" still go first
+
+    s, _ = scheduler_with(["a", "b", "c"], record=record)
+    with qtbot.waitSignal(s.idle, timeout=2000):
+        s.request("a", "b", "c")
+    assert drawn == ["a", "b", "c", "a"]
+
+
+def test_turns_are_the_policys_interval_apart_while_busy(qtbot):
+    drawn, times = [], []
+    clock = QElapsedTimer()
+    clock.start()
+    s, _ = scheduler_with(
+        ["a", "b", "c"], record=lambda name: (drawn.append(name), times.append(clock.elapsed())), busy=lambda: True
+    )
+    assert s.interval() == BUSY_INTERVAL_MS
+    with qtbot.waitSignal(s.idle, timeout=3000):
+        s.request("a", "b", "c")
+    assert drawn == ["a", "b", "c"]
+    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    assert all(gap >= BUSY_INTERVAL_MS - 1 for gap in gaps), gaps  # QTimer may fire a millisecond early
+    idle, _ = scheduler_with(["a"])
+    assert idle.interval() == 0
+
+
+def test_idle_waits_for_an_awaited_result(qtbot):
+    waiting = [True]
+    s, drawn = scheduler_with(["a"], waiting=lambda: waiting[0])
+    idles = []
+    s.idle.connect(lambda: idles.append(1))
+    s.request("a")
+    qtbot.waitUntil(lambda: drawn == ["a"], timeout=2000)
+    assert not idles and not s.is_idle  # drawn, but a result is still to come
+    waiting[0] = False
+    with qtbot.waitSignal(s.idle, timeout=1000):
+        s.check_idle()
+    assert s.is_idle and s.wait_idle(10)
+
+
+def test_flush_draws_everything_now_and_stop_draws_nothing_more(qtbot):
+    s, drawn = scheduler_with(["a", "b", "bars"], urgent=("bars",))
+    s.request("b", "a", "bars")
+    with qtbot.waitSignal(s.idle, timeout=1000):
+        s.flush()
+    assert drawn == ["bars", "a", "b"] and not s.requested
+    s.request("a")
+    s.stop()
+    s.request("b")
+    assert not s.requested and s.wait_idle(100)  # idle at once: nothing to draw
+    assert drawn == ["bars", "a", "b"]
+
+
+def test_unknown_and_duplicate_parts_are_refused(qtbot):
+    s, _ = scheduler_with(["a"])
+    with pytest.raises(KeyError, match="no redraw part 'x'"):
+        s.request("a", "x")
+    assert not s.requested  # nothing of a refused request is kept
+    with pytest.raises(ValueError, match="registered already"):
+        s.register("a", lambda: None)
+
+
+def test_a_views_parts_draw_at_once_until_registered(qtbot):
+    drawn = []
+    redraws = Redraws("view", {"one": lambda: drawn.append("one"), "two": lambda: drawn.append("two")})
+    redraws.request("two")
+    assert drawn == ["two"]  # no scheduler: at once
+    s = RedrawScheduler()
+    redraws.register(s)
+    assert s.parts == ["view/one", "view/two"]
+    redraws.request()
+    assert drawn == ["two"] and s.requested == {"view/one", "view/two"}
+    with qtbot.waitSignal(s.idle, timeout=1000):
+        pass
+    assert drawn == ["two", "one", "two"]
