@@ -105,7 +105,10 @@ def main() -> None:
         before = window.core.inference
         t0 = time.perf_counter()
         mouse(canvas, QEvent.Type.MouseMove, 140 + 3 * (k % 7), 45 + 6 * k, Qt.MouseButton.LeftButton)
-        while window.core.inference is before and time.perf_counter() - t0 < 1.0:
+        # until the stroke's result is in and the scheduler has drawn the length bars with it
+        while (
+            window.core.inference is before or "lengths/bars" in window.scheduler.requested
+        ) and time.perf_counter() - t0 < 1.0:
             # wait as the app's event loop does: a busy loop here would hold the GIL the
             # inference thread needs between operations (the pass would take twice as long)
             app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
