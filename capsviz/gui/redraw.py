@@ -27,9 +27,9 @@ class RedrawScheduler(QObject):
     - :meth:`request` marks parts to draw. A part requested again before it is drawn is
       drawn once (requests merge), with what its view holds then.
     - Each turn draws every requested *urgent* part (the prediction, the length bars: what
-      a user watches while drawing) and the next requested ordinary part, round the list
-      from the part after the last one drawn, so under a stream of requests every view
-      keeps its turn.
+      a user watches while drawing), then, in the next event-loop pass (after the paints
+      those cause), the next requested ordinary part, round the list from the part after
+      the last one drawn, so under a stream of requests every view keeps its turn.
     - Turns are at least ``interval()`` ms apart (the policy: :data:`BUSY_INTERVAL_MS`
       while ``busy()``, else 0, one part per event-loop turn).
     - ``idle`` is emitted when no part is left to draw and ``waiting()`` is false (no
@@ -61,6 +61,7 @@ class RedrawScheduler(QObject):
         self._urgent: list[str] = []
         self._requested: set[str] = set()
         self._turn = 0  # position in _order the next ordinary part is looked for from
+        self._ordinary_next = False  # the urgent half of a turn is done: its ordinary part is next
         self._since = QElapsedTimer()  # time since the last turn
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self._run_turn)
@@ -102,6 +103,7 @@ class RedrawScheduler(QObject):
     def flush(self) -> None:
         """Draw every requested part now, in order (the caller needs the views up to date at once)."""
         self._timer.stop()
+        self._ordinary_next = False
         while self._requested and not self._stopped:
             self._draw_one(next(name for name in self.parts if name in self._requested))
         self.check_idle()
@@ -136,17 +138,24 @@ class RedrawScheduler(QObject):
         self._stopped = True
         self._requested.clear()
         self._timer.stop()
+        self._ordinary_next = False
 
     def _draw_one(self, name: str) -> None:
         self._requested.discard(name)
         self._draw[name]()
 
     def _run_turn(self) -> None:
-        self._since.start()
-        for name in self._urgent:
-            if name in self._requested:
-                self._draw_one(name)
         ordinary = [i for i, name in enumerate(self._order) if name in self._requested]
+        if not self._ordinary_next:
+            self._since.start()
+            urgent = [name for name in self._urgent if name in self._requested]
+            for name in urgent:
+                self._draw_one(name)
+            if urgent and ordinary:
+                self._ordinary_next = True
+                self._timer.start(0)  # the ordinary part in the next pass: the urgent ones paint first
+                return
+        self._ordinary_next = False
         if ordinary:
             i = next((i for i in ordinary if i >= self._turn), ordinary[0])
             self._turn = i + 1

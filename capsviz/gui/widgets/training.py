@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig, available_devices
+from capsviz.train.precision import PRECISIONS
 
 INFO = (
     "Train a CapsNet on MNIST in the background with the paper's recipe (Adam, margin loss + "
@@ -75,6 +76,9 @@ class TrainingPanel(QWidget):
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=d.seed)
         self.device = QComboBox()
         self.device.addItems(available_devices())
+        self.precision = QComboBox()
+        self.precision.addItems(PRECISIONS)
+        self.precision.setCurrentText(d.precision)
         self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
         self.test_subset = QSpinBox(
@@ -97,6 +101,12 @@ class TrainingPanel(QWidget):
             ("max shift", self.max_shift, "random shifts of up to this many pixels, zero padded (paper: 2)"),
             ("seed", self.seed, "seed of the weights, the batch order and the shifts"),
             ("device", self.device, "where training runs"),
+            (
+                "precision",
+                self.precision,
+                "auto: bfloat16 products where the CPU or GPU runs them fast, else float32; "
+                "fp16 for GPUs without bfloat16",
+            ),
             ("training images", self.train_subset, "use only the first N training images (0: all)"),
             ("test images", self.test_subset, TEST_IMAGES_TIP),
         ):
@@ -130,6 +140,7 @@ class TrainingPanel(QWidget):
             self.max_shift,
             self.seed,
             self.device,
+            self.precision,
             self.train_subset,
             self.test_subset,
             self.from_scratch,
@@ -220,6 +231,7 @@ class TrainingPanel(QWidget):
             max_shift=self.max_shift.value(),
             seed=self.seed.value(),
             device=self.device.currentText(),
+            precision=self.precision.currentText(),
             train_subset=self.train_subset.value(),
             test_subset=self.test_subset.value(),
         )
