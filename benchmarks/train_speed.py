@@ -1,28 +1,37 @@
 """Training throughput of capsviz against a reference design, and against the hardware.
 
 Usage: python benchmarks/train_speed.py [--steps 6] [--warmup 2] [--batch-size 128] [--device auto]
+                                        [--precision fp32|bf16|fp16] [--image-size 28] [--profile]
                                         [--default-allocator]
 
 Measures, in one run and side by side:
 
 - ``train_images_per_s``: capsviz's CapsNet, one full optimizer step (forward, margin +
-  reconstruction loss, backward, Adam), 3 routing iterations, fp32; the median over
-  ``--steps`` steps after ``--warmup`` warm-up steps;
+  reconstruction loss, backward, Adam), 3 routing iterations, in ``--precision`` as
+  ``capsviz train`` runs it (:mod:`capsviz.train.precision`); the median over ``--steps``
+  steps after ``--warmup`` warm-up steps;
 - ``reference_train_images_per_s``: the same network written the way much public
   PyTorch code does: W tiled over the batch to (B, 1152, 10, 16, 8) and multiplied with
   ``torch.matmul``; routing logits kept as a (B, 1152, 10, 1, 1) tensor;
-- ``peak_gflops``: the median rate of a 4096 x 4096 fp32 matrix product;
+- ``peak_gflops``: the median rate of a 4096 x 4096 matrix product in that precision (the
+  reduced type for bf16 and fp16, which is what autocast gives the products);
 - ``fraction_of_peak`` = train_images_per_s x 1.214 / peak_gflops (one training image
   costs about 1.214 GFLOP: 3 x the forward pass's 404.6 MFLOP, counted for a direct
   convolution). On the CPU capsviz computes PrimaryCaps through DFTs with about 3.4x
   fewer multiply-adds, so this can exceed 1; ``executed_fraction_of_peak`` counts the
   0.41 GFLOP per image actually computed instead.
 
+Both networks run under the same autocast. ``--image-size 36`` times the 36x36 network
+(10x10 PrimaryCaps grid, 3,200 primary capsules; the reference then only counts, its
+shapes are MNIST's). ``--profile`` prints the 15 operators that take the most time in
+one capsviz step (torch profiler, self CPU or CUDA time).
+
 Both networks run in one process with the same allocator settings: by default those
 of ``capsviz train`` (:func:`capsviz.runtime.retain_freed_memory`);
 ``--default-allocator`` leaves glibc's defaults, to show what that setting is worth.
 
-The last line printed is a JSON object with these figures, ``device`` and ``allocator``.
+The last line printed is a JSON object with these figures, ``precision``, ``device`` and
+``allocator``.
 """
 
 from __future__ import annotations
@@ -35,9 +44,10 @@ import time
 import torch
 from torch import nn
 
-from capsviz.model import CapsNet, total_loss
+from capsviz.model import CapsNet, CapsNetConfig, total_loss
 from capsviz.runtime import retain_freed_memory
 from capsviz.train.loop import select_device
+from capsviz.train.precision import DTYPES, allow_tf32, autocast, cpu_bf16_units, grad_scaler, resolve_precision
 
 GFLOP_PER_TRAIN_IMAGE = 1.214
 
@@ -118,6 +128,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--precision", default="fp32", choices=("auto", *DTYPES))
+    parser.add_argument("--image-size", type=int, default=28, help="28 (MNIST) or 36 (MultiMNIST)")
+    parser.add_argument("--profile", action="store_true", help="print the top operators of one capsviz step")
     parser.add_argument(
         "--default-allocator",
         action="store_true",
@@ -126,57 +139,78 @@ def main() -> None:
     args = parser.parse_args()
     retained = False if args.default_allocator else retain_freed_memory()
     device = select_device(args.device)
+    precision = resolve_precision(args.precision, device)
+    allow_tf32(device)
     sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
     torch.manual_seed(0)
-    B = args.batch_size
-    x = torch.rand(B, 1, 28, 28, device=device)
+    B, size = args.batch_size, args.image_size
+    x = torch.rand(B, 1, size, size, device=device)
     y = torch.randint(0, 10, (B,), device=device)
 
-    model = CapsNet().to(device).train()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    def trainer(model, forward):
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        scaler = grad_scaler(precision, device)
 
-    def capsviz_step():
+        def step():
+            with autocast(precision, device):
+                lengths, recon = forward(model)
+            loss, _, _ = total_loss(lengths, recon, x, y)
+            opt.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+
+        return step
+
+    def capsviz_forward(model):
         out = model(x, routing_iterations=3, target=y)
-        loss, _, _ = total_loss(out.lengths, out.reconstruction, x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        return out.lengths, out.reconstruction
 
-    ref = ReferenceCapsNet().to(device).train()
-    ref_opt = torch.optim.Adam(ref.parameters(), lr=1e-3)
+    model = CapsNet(CapsNetConfig(image_size=size)).to(device).train()
+    capsviz_step = trainer(model, capsviz_forward)
+    reference_step = trainer(ReferenceCapsNet().to(device).train(), lambda ref: ref(x, y)) if size == 28 else None
 
-    def reference_step():
-        lengths, recon = ref(x, y)
-        loss, _, _ = total_loss(lengths, recon, x, y)
-        ref_opt.zero_grad(set_to_none=True)
-        loss.backward()
-        ref_opt.step()
-
-    a = torch.randn(4096, 4096, device=device)
-    b = torch.randn(4096, 4096, device=device)
+    dtype = DTYPES[precision]
+    a = torch.randn(4096, 4096, device=device).to(dtype)
+    b = torch.randn(4096, 4096, device=device).to(dtype)
 
     def matmul():
         torch.mm(a, b)
 
     t_caps = time_steps(capsviz_step, args.steps, args.warmup, sync)
-    t_ref = time_steps(reference_step, args.steps, args.warmup, sync)
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        with profile(activities=activities) as prof:
+            capsviz_step()
+            sync()
+        key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+        print(prof.key_averages().table(sort_by=key, row_limit=15))
+    t_ref = time_steps(reference_step, args.steps, args.warmup, sync) if reference_step else [float("nan")]
     t_mm = time_steps(matmul, args.steps, 1, sync)
     ips = B / statistics.median(t_caps)
     ref_ips = B / statistics.median(t_ref)
     peak = 2 * 4096**3 / statistics.median(t_mm) / 1e9
-    print(f"capsviz:   {ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_caps)} s)")
-    print(f"reference: {ref_ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_ref)} s)")
-    print(f"matmul:    {peak:8.1f} GFLOP/s")
+    print(
+        f"capsviz {size}x{size}, {precision}: {ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_caps)} s)"
+    )
+    print(f"reference, {precision}: {ref_ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_ref)} s)")
+    print(f"matmul {precision}: {peak:8.1f} GFLOP/s")
+    mnist = size == 28
     result = {
+        "precision": precision,
+        "image_size": size,
         "train_images_per_s": round(ips, 2),
-        "reference_train_images_per_s": round(ref_ips, 2),
-        "train_speedup": round(ips / ref_ips, 3),
+        "reference_train_images_per_s": round(ref_ips, 2) if mnist else None,
+        "train_speedup": round(ips / ref_ips, 3) if mnist else None,
         "peak_gflops": round(peak, 1),
-        "fraction_of_peak": round(ips * GFLOP_PER_TRAIN_IMAGE / peak, 3),
+        "fraction_of_peak": round(ips * GFLOP_PER_TRAIN_IMAGE / peak, 3) if mnist else None,
         # the same on the work actually done (CPU only; the GPU runs the direct convolution)
         "executed_fraction_of_peak": (
-            round(ips * executed_gflop_per_train_image(B) / peak, 3) if device.type == "cpu" else None
+            round(ips * executed_gflop_per_train_image(B) / peak, 3) if device.type == "cpu" and mnist else None
         ),
+        "cpu_bf16_units": list(cpu_bf16_units()),
         "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
         "batch_size": B,
         "torch": torch.__version__,

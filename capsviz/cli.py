@@ -41,6 +41,7 @@ TRAIN_HELP = {
     "device": "auto, cpu, cuda, cuda:N or mps",
     "train_subset": "train on the first N training images only (0: all 60,000)",
     "test_subset": "evaluate on the first N test images after each epoch (0: all 10,000)",
+    "precision": "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)",
 }
 
 
@@ -95,12 +96,18 @@ def _add_routing(p: argparse.ArgumentParser) -> None:
 
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     from capsviz.train.loop import TRAIN_LIMITS, TrainConfig
+    from capsviz.train.precision import PRECISIONS
 
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
         if f.name == "device":
             continue  # in _add_common
         value = getattr(defaults, f.name)
+        if f.name == "precision":
+            p.add_argument(
+                "--precision", choices=PRECISIONS, default=None, help=f"{TRAIN_HELP[f.name]} (default: {value})"
+            )
+            continue
         flag = "--" + f.name.replace("_", "-")
         p.add_argument(
             flag,
@@ -307,7 +314,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             flush=True,
         )
     cfg = trainer.config
-    print(f"training on {trainer.device}: {dataclasses.asdict(cfg)}", flush=True)
+    print(f"training on {trainer.device} in {trainer.precision}: {dataclasses.asdict(cfg)}", flush=True)
     print(f"checkpoint: {trainer.checkpoint_path}", flush=True)
     total = cfg.epochs * trainer.batches_per_epoch
     bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True)

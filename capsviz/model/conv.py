@@ -162,7 +162,8 @@ class _SpectralConv2d(torch.autograd.Function):
     def backward(ctx, grad_y: Tensor):
         x3, w3 = ctx.saved_tensors
         batch, c_in, height, width, c_out, k, stride = ctx.shape
-        (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, grad_y)
+        grad_y = grad_y.to(x3.dtype)  # the spectra's type: float32, or autocast's bfloat16
+        (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, x3)
         n_freq = 3 * nh * kw
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
         grad_p = torch.matmul(t_inv.t(), grad_y).transpose(0, 1)  # (3F, B, C_out) view

@@ -13,6 +13,12 @@ import torch
 from torch import Tensor
 
 SQUASH_EPS = 1e-8
+REDUCED = (torch.bfloat16, torch.float16)
+
+
+def full_precision(t: Tensor) -> Tensor:
+    """``t`` as float32 when it is bfloat16 or float16 (mixed-precision training), else ``t``."""
+    return t.float() if t.dtype in REDUCED else t
 
 
 def squash(s: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
@@ -29,15 +35,19 @@ def squash(s: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
 
     Returns
     -------
-    Tensor, same shape and dtype as ``s``, with vector lengths in [0, 1).
+    Tensor, same shape as ``s`` and its dtype (float32 for a bfloat16 or float16 ``s``:
+    the squash is computed in float32 under mixed precision), vector lengths in [0, 1).
     """
+    s = full_precision(s)
     norm_sq = (s * s).sum(dim=dim, keepdim=True)
     scale = norm_sq / (1.0 + norm_sq) / torch.sqrt(norm_sq + eps)
     return scale * s
 
 
 def capsule_length(v: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
-    """Length ||v|| along ``dim``, with ``eps`` inside the root for finite gradients at 0."""
+    """Length ||v|| along ``dim``, with ``eps`` inside the root for finite gradients at 0
+    (float32 for a bfloat16 or float16 ``v``)."""
+    v = full_precision(v)
     return torch.sqrt((v * v).sum(dim=dim) + eps)
 
 
@@ -98,19 +108,22 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
     Returns the per-iteration ``b`` and ``c`` (B, J, I), ``s`` and ``v`` (B, J, D): b[r] is
     the logits that gave c[r]. b starts at zero for each example and each call: it is
     never shared across the batch. Differentiable by autograd.
+
+    Under mixed precision (u_hat in bfloat16 or float16) b, c and v stay float32: the
+    softmax and the squash in full precision, the two products in autocast's type.
     """
     n, n_in, dim = u_hat_j.shape
     n_out = n // batch
-    b = u_hat_j.new_zeros(batch, n_out, n_in)  # (B, J, I)
+    b = u_hat_j.new_zeros(batch, n_out, n_in, dtype=full_precision(u_hat_j[:0]).dtype)  # (B, J, I)
     out: dict[str, list[Tensor]] = {"b": [], "c": [], "s": [], "v": []}
     for r in range(iterations):
         c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3
-        s = torch.bmm(c.reshape(n, 1, n_in), u_hat_j).reshape(batch, n_out, dim)  # Eq. 2
+        s = torch.bmm(c.reshape(n, 1, n_in).to(u_hat_j.dtype), u_hat_j).reshape(batch, n_out, dim)  # Eq. 2
         v = squash(s, dim=-1)  # Eq. 1
         for key, value in (("b", b), ("c", c), ("s", s), ("v", v)):
             out[key].append(value)
         if r < iterations - 1:
-            b = b + torch.bmm(u_hat_j, v.reshape(n, dim, 1)).reshape(batch, n_out, n_in)  # agreement u_hat . v
+            b = b + torch.bmm(u_hat_j, v.reshape(n, dim, 1).to(u_hat_j.dtype)).reshape(batch, n_out, n_in)  # u_hat . v
     return out
 
 
@@ -125,7 +138,9 @@ class _RoutingFunction(torch.autograd.Function):
 
         dL/du_hat[n, i, :] = sum_r c_r[n, i] ds_r[n, :] + sum_{r<R} da_r[n, i] v_r[n, :]
 
-    The numbers equal autograd's through the plain loop (a unit test checks this).
+    The numbers equal autograd's through the plain loop (a unit test checks this). Under
+    mixed precision the products run in u_hat's type and the softmax and squash
+    gradients in float32, as in the forward pass.
     """
 
     @staticmethod
@@ -140,6 +155,7 @@ class _RoutingFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_v: Tensor):
         u_hat_j, cs, ss, vs = ctx.saved_tensors
+        low = u_hat_j.dtype  # the products' type (float32, or autocast's bfloat16 or float16)
         n, n_in, dim = u_hat_j.shape
         batch = ctx.batch
         n_out = n // batch
@@ -153,16 +169,17 @@ class _RoutingFunction(torch.autograd.Function):
                 gv = grad_v
             else:
                 ga = grad_b_next  # b_{r+1} = b_r + a_r
-                gv = torch.bmm(u_hat_j.transpose(1, 2), ga.reshape(n, n_in, 1)).reshape(batch, n_out, dim)
-                left.append(ga.reshape(n, n_in, 1))
-                right.append(vs[r].reshape(n, 1, dim))
+                gv = torch.bmm(u_hat_j.transpose(1, 2), ga.reshape(n, n_in, 1).to(low))
+                gv = full_precision(gv.reshape(batch, n_out, dim))
+                left.append(ga.reshape(n, n_in, 1).to(low))
+                right.append(vs[r].reshape(n, 1, dim).to(low))
             with torch.enable_grad():
                 s_leaf = ss[r].detach().requires_grad_()
                 (gs,) = torch.autograd.grad(squash(s_leaf, dim=-1), s_leaf, gv)
-            left.append(c.reshape(n, n_in, 1))
-            right.append(gs.reshape(n, 1, dim))
+            left.append(c.reshape(n, n_in, 1).to(low))
+            right.append(gs.reshape(n, 1, dim).to(low))
             if r > 0:  # b_0 = 0 is a constant
-                gc = torch.bmm(u_hat_j, gs.reshape(n, dim, 1)).reshape(batch, n_out, n_in)
+                gc = full_precision(torch.bmm(u_hat_j, gs.reshape(n, dim, 1).to(low)).reshape(batch, n_out, n_in))
                 gb = c * (gc - (c * gc).sum(dim=1, keepdim=True))  # softmax backward over J
                 grad_b_next = gb if grad_b_next is None else gb + grad_b_next
         grad_u = torch.bmm(torch.cat(left, dim=2), torch.cat(right, dim=1))  # (N, I, D)

@@ -32,6 +32,7 @@ from capsviz.train.checkpoint import (
     restore_optimizer,
     save_checkpoint,
 )
+from capsviz.train.precision import PRECISIONS, allow_tf32, autocast, grad_scaler, resolve_precision
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class TrainConfig:
     max_shift : int, pixels     seed : int
     device : "auto", "cpu", "cuda", "cuda:N" or "mps"
     train_subset, test_subset : int, use only the first N images (0 = all)
+    precision : "auto", "fp32", "bf16" or "fp16" (:mod:`capsviz.train.precision`)
     """
 
     epochs: int = 10
@@ -108,12 +110,15 @@ class TrainConfig:
     device: str = "auto"
     train_subset: int = 0
     test_subset: int = 0
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         for name, limit in TRAIN_LIMITS.items():
             problem = limit.problem(getattr(self, name))
             if problem:
                 raise ValueError(f"{name} {problem}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -263,6 +268,9 @@ class Trainer:
         # The iterations trained with become the model's default at inference.
         self.model.cfg = dataclasses.replace(self.model.cfg, routing_iterations=self.config.routing_iterations)
         self.model.to(self.device)
+        self.precision = resolve_precision(self.config.precision, self.device)  # what "auto" means here
+        allow_tf32(self.device)
+        self.scaler = grad_scaler(self.precision, self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.config.lr)
         self.step = 0  # optimizer steps taken (sets the learning rate)
         self.epoch = 0  # completed epochs
@@ -395,7 +403,7 @@ class Trainer:
         return save_checkpoint(
             path,
             self.model,
-            train_config=self.config.to_dict(),
+            train_config={**self.config.to_dict(), "precision": self.precision},  # the precision used
             epoch=self.epoch + self.batch_in_epoch / self.batches_per_epoch,
             step=self.step,
             test_accuracy=self.last_test_accuracy,
@@ -432,7 +440,8 @@ class Trainer:
         lr = cfg.lr_at(self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        out = self.model(x, routing_iterations=cfg.routing_iterations, target=y)
+        with autocast(self.precision, self.device):  # reduced-precision products; the losses stay float32
+            out = self.model(x, routing_iterations=cfg.routing_iterations, target=y)
         loss, margin, recon = total_loss(out.lengths, out.reconstruction, x, y, cfg.reconstruction_weight)
         if not torch.isfinite(loss):
             raise TrainingDiverged(
@@ -440,10 +449,11 @@ class Trainer:
                 f"(margin {margin.item()}, reconstruction {recon.item()}); lower the learning rate"
             )
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        self.scaler.scale(loss).backward()  # the scaler passes the loss through unless fp16
         self._check_stop()
         with self._lock:
-            self.optimizer.step()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
         acc = (out.lengths.argmax(1) == y).float().mean().item()
         return loss.item(), margin.item(), recon.item(), acc
 

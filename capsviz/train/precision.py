@@ -1,0 +1,86 @@
+"""Training precision: float32, or mixed precision with bfloat16 or float16 matrix products.
+
+Under ``bf16`` and ``fp16`` the network runs inside :func:`torch.autocast`: matrix
+products and convolutions compute in the reduced type, while the numerically sensitive
+parts stay float32 (squash and the capsule lengths, the softmax of routing, the losses:
+:mod:`capsviz.model.routing` and :mod:`capsviz.model.losses` leave autocast for them).
+The weights and Adam's state stay float32. ``fp16`` adds a gradient scaler, since float16
+gradients underflow; bfloat16 has float32's exponent range and needs none.
+
+``auto`` picks bfloat16 where the hardware runs it fast (a CUDA GPU with bfloat16, a CPU
+with AMX or AVX-512 BF16 units), float16 on a CUDA GPU without bfloat16, float32
+elsewhere. On a CPU without bfloat16 units a bfloat16 product is converted in software
+and runs slower than float32.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from functools import lru_cache
+
+import torch
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+@lru_cache(maxsize=1)
+def cpu_bf16_units() -> tuple[str, ...]:
+    """The CPU's bfloat16 instruction sets among ``CPU_BF16_FLAGS`` (Linux: from /proc/cpuinfo;
+    elsewhere none are reported)."""
+    if not sys.platform.startswith("linux"):
+        return ()
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return ()
+    return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """The precision a run on ``device`` uses: ``precision`` itself, or for ``auto`` the
+    fastest safe one (see the module docstring).
+
+    Raises ``ValueError`` for a name not in ``PRECISIONS``, for ``fp16`` off CUDA (float16
+    is for GPUs without bfloat16; on a CPU use ``bf16``), and for ``bf16`` on a CUDA GPU
+    without bfloat16 (use ``fp16``).
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    cuda = device.type == "cuda"
+    bf16_cuda = cuda and torch.cuda.is_bf16_supported()
+    if precision == "auto":
+        if cuda:
+            return "bf16" if bf16_cuda else "fp16"
+        return "bf16" if device.type == "cpu" and cpu_bf16_units() else "fp32"
+    if precision == "fp16" and not cuda:
+        raise ValueError(f"fp16 needs a CUDA GPU (this run is on {device}); use bf16 or fp32")
+    if precision == "bf16" and cuda and not bf16_cuda:
+        raise ValueError(f"{torch.cuda.get_device_name(device)} has no bfloat16; use fp16 or fp32")
+    if precision == "bf16" and device.type not in ("cpu", "cuda"):
+        raise ValueError(f"bf16 runs on the CPU or CUDA, not on {device}; use fp32")
+    return precision
+
+
+def autocast(precision: str, device: torch.device):
+    """The context to run the network's forward pass in: ``torch.autocast`` for ``bf16`` and
+    ``fp16`` (a resolved precision), nothing for ``fp32``."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=DTYPES[precision])
+
+
+def grad_scaler(precision: str, device: torch.device) -> torch.amp.GradScaler:
+    """A gradient scaler, enabled for ``fp16`` only (a disabled one passes steps through)."""
+    return torch.amp.GradScaler(device.type, enabled=precision == "fp16")
+
+
+def allow_tf32(device: torch.device) -> None:
+    """On CUDA, let what stays float32 use TF32 tensor cores (matrix products and cuDNN
+    convolutions with a 10-bit mantissa; process-wide). Does nothing elsewhere."""
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True

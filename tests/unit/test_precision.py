@@ -1,0 +1,119 @@
+"""Mixed-precision training: the choice of precision, the model's parts in bfloat16 against
+float64, and a training run in bf16."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import capsviz.train.precision as precision
+from capsviz.data.mnist import load_sample
+from capsviz.model import CapsNet
+from capsviz.model.conv import spectral_conv2d
+from capsviz.model.routing import capsule_length, dynamic_routing, squash
+from capsviz.train.checkpoint import load_checkpoint, read_info
+from capsviz.train.loop import TrainConfig, Trainer
+
+CPU = torch.device("cpu")
+
+
+def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a.detach().double() - b.detach().double()).norm() / b.detach().double().norm())
+
+
+def test_auto_is_bf16_only_where_the_hardware_has_it(monkeypatch):
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ())
+    assert precision.resolve_precision("auto", CPU) == "fp32"
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ("amx_bf16",))
+    assert precision.resolve_precision("auto", CPU) == "bf16"
+    assert precision.resolve_precision("fp32", CPU) == "fp32" and precision.resolve_precision("bf16", CPU) == "bf16"
+    with pytest.raises(ValueError, match="fp16 needs a CUDA GPU"):
+        precision.resolve_precision("fp16", CPU)
+    with pytest.raises(ValueError, match="precision must be one of auto, fp32, bf16, fp16"):
+        precision.resolve_precision("half", CPU)
+    with pytest.raises(ValueError, match="precision must be one of"):
+        TrainConfig(precision="fp8")
+
+
+def test_the_cpu_units_are_read_from_the_cpu_flags():
+    units = precision.cpu_bf16_units()
+    assert set(units) <= set(precision.CPU_BF16_FLAGS)
+    with open("/proc/cpuinfo") as f:
+        flags = next(line for line in f if line.startswith("flags")).split()
+    assert set(units) == {u for u in precision.CPU_BF16_FLAGS if u in flags}
+
+
+def test_the_spectral_primarycaps_conv_in_bf16_is_as_close_to_float64_as_onednns():
+    """Under autocast the DFT path runs its products in bfloat16; its values and gradients
+    stay within bfloat16's rounding of a float64 reference, as close as oneDNN's own
+    bfloat16 convolution."""
+    torch.manual_seed(2)
+    x = torch.relu(torch.randn(12, 64, 20, 20, dtype=torch.float64))
+    w = 0.05 * torch.randn(32, 64, 9, 9, dtype=torch.float64)
+    bias = 0.1 * torch.randn(32, dtype=torch.float64)
+    g = torch.randn(12, 32, 6, 6, dtype=torch.float64)
+    ref_x, ref_w = (t.clone().requires_grad_() for t in (x, w))
+    ref = torch.nn.functional.conv2d(ref_x, ref_w, bias, stride=2)
+    ref_grads = torch.autograd.grad(ref, (ref_x, ref_w), g)
+
+    def run(conv):
+        xs, ws = x.float().requires_grad_(), w.float().requires_grad_()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = conv(xs, ws)
+        grads = torch.autograd.grad(out, (xs, ws), g.to(out.dtype))
+        assert grads[0].dtype == torch.float32 and grads[1].dtype == torch.float32  # the inputs' types
+        return out, grads
+
+    out, grads = run(lambda xs, ws: spectral_conv2d(xs, ws, bias.float(), 2).permute(0, 3, 1, 2))
+    onednn, onednn_grads = run(lambda xs, ws: torch.nn.functional.conv2d(xs, ws, bias.float(), stride=2))
+    assert relative_error(out, ref) < 2e-2 and relative_error(out, ref) < 3 * relative_error(onednn, ref)
+    for ours, theirs, exact in zip(grads, onednn_grads, ref_grads):
+        assert relative_error(ours, exact) < 3e-2
+        assert relative_error(ours, exact) < 3 * relative_error(theirs, exact)
+
+
+def test_routing_in_bf16_keeps_c_and_v_float32_and_its_gradient_close_to_float64():
+    torch.manual_seed(7)
+    u_hat = 0.3 * torch.randn(4, 50, 10, 16, dtype=torch.float64)
+    g = torch.randn(4, 10, 16, dtype=torch.float64)
+    exact = u_hat.clone().requires_grad_()
+    v_ref = dynamic_routing(exact, 3, record=True)[0]
+    (grad_ref,) = torch.autograd.grad(v_ref, exact, g)
+    low = u_hat.to(torch.bfloat16).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        v = dynamic_routing(low, 3)[0]  # the hand-written backward
+        _, record = dynamic_routing(low.detach(), 3, record=True)
+    assert v.dtype == torch.float32 and record["c"][-1].dtype == torch.float32
+    torch.testing.assert_close(record["c"][-1].sum(-1), torch.ones(4, 50), rtol=0, atol=1e-6)
+    (grad,) = torch.autograd.grad(v, low, g.float())
+    assert grad.dtype == torch.bfloat16
+    assert relative_error(v, v_ref) < 2e-2 and relative_error(grad, grad_ref) < 3e-2
+    s = torch.randn(3, 16, dtype=torch.bfloat16)
+    assert squash(s).dtype == torch.float32 and capsule_length(s).dtype == torch.float32
+
+
+def test_a_bf16_training_run_learns_keeps_float32_weights_and_records_its_precision(tmp_path):
+    sample = load_sample()
+    config = TrainConfig(
+        epochs=2, batch_size=16, train_subset=160, test_subset=100, device="cpu", precision="bf16", seed=1
+    )
+    path = tmp_path / "bf16.safetensors"
+    trainer = Trainer(config, sample, sample, checkpoint_path=path)
+    losses = [ev.loss for ev in trainer.run() if type(ev).__name__ == "BatchEvent"]
+    assert all(torch.isfinite(torch.tensor(losses)))
+    assert sum(losses[-5:]) < sum(losses[:5])  # it learns
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+    assert read_info(path).train_config["precision"] == "bf16"
+    model, info, _ = load_checkpoint(path)
+    assert isinstance(model, CapsNet) and info.train_config["precision"] == "bf16"
+
+
+def test_auto_records_the_precision_it_chose(tmp_path, monkeypatch):
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ())
+    sample = load_sample()
+    config = TrainConfig(epochs=1, batch_size=16, train_subset=32, test_subset=16, device="cpu")
+    assert config.precision == "auto"
+    path = tmp_path / "auto.safetensors"
+    trainer = Trainer(config, sample, sample, checkpoint_path=path)
+    list(trainer.run())
+    assert trainer.precision == "fp32" and read_info(path).train_config["precision"] == "fp32"
