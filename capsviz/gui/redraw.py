@@ -26,12 +26,14 @@ class RedrawScheduler(QObject):
       were registered.
     - :meth:`request` marks parts to draw. A part requested again before it is drawn is
       drawn once (requests merge), with what its view holds then.
-    - Each turn draws every requested *urgent* part (the prediction, the length bars: what
-      a user watches while drawing), then, in the next event-loop pass (after the paints
-      those cause), the next requested ordinary part, round the list from the part after
-      the last one drawn, so under a stream of requests every view keeps its turn.
-    - Turns are at least ``interval()`` ms apart (the policy: :data:`BUSY_INTERVAL_MS`
-      while ``busy()``, else 0, one part per event-loop turn).
+    - *Urgent* parts (the prediction, the length bars: what a user watches while drawing)
+      are drawn together, in the event-loop pass after they are requested, unless they
+      were drawn less than ``interval()`` ms before: then once that time is up.
+    - The other parts are drawn one per turn, round the list from the part after the last
+      one drawn, so under a stream of requests every view keeps its turn; turns are at
+      least ``interval()`` ms apart.
+    - The policy: ``interval()`` is :data:`BUSY_INTERVAL_MS` while ``busy()``, else 0 (one
+      part per event-loop pass).
     - ``idle`` is emitted when no part is left to draw and ``waiting()`` is false (no
       result that will request parts is still to come). Tests wait on it with
       ``qtbot.waitSignal``; tools use :meth:`wait_idle`.
@@ -61,10 +63,12 @@ class RedrawScheduler(QObject):
         self._urgent: list[str] = []
         self._requested: set[str] = set()
         self._turn = 0  # position in _order the next ordinary part is looked for from
-        self._ordinary_next = False  # the urgent half of a turn is done: its ordinary part is next
         self._since = QElapsedTimer()  # time since the last turn
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self._run_turn)
+        self._urgent_since = QElapsedTimer()  # time since the urgent parts were drawn
+        self._urgent_timer = QTimer(self, singleShot=True)
+        self._urgent_timer.timeout.connect(self._run_urgent)
         self._stopped = False
 
     def register(self, name: str, draw: Callable[[], None], urgent: bool = False) -> None:
@@ -96,14 +100,15 @@ class RedrawScheduler(QObject):
         if self._stopped:
             return
         self._requested.update(names)
-        if names and not self._timer.isActive():
-            elapsed = self._since.elapsed() if self._since.isValid() else 1 << 30
-            self._timer.start(max(0, self.interval() - elapsed))
+        for urgent, timer, since in ((True, self._urgent_timer, self._urgent_since), (False, self._timer, self._since)):
+            if not timer.isActive() and any((name in self._urgent) == urgent for name in names):
+                elapsed = since.elapsed() if since.isValid() else 1 << 30
+                timer.start(max(0, self.interval() - elapsed))
 
     def flush(self) -> None:
         """Draw every requested part now, in order (the caller needs the views up to date at once)."""
         self._timer.stop()
-        self._ordinary_next = False
+        self._urgent_timer.stop()
         while self._requested and not self._stopped:
             self._draw_one(next(name for name in self.parts if name in self._requested))
         self.check_idle()
@@ -138,29 +143,27 @@ class RedrawScheduler(QObject):
         self._stopped = True
         self._requested.clear()
         self._timer.stop()
-        self._ordinary_next = False
+        self._urgent_timer.stop()
 
     def _draw_one(self, name: str) -> None:
         self._requested.discard(name)
         self._draw[name]()
 
-    def _run_turn(self) -> None:
-        ordinary = [i for i, name in enumerate(self._order) if name in self._requested]
-        if not self._ordinary_next:
-            self._since.start()
-            urgent = [name for name in self._urgent if name in self._requested]
-            for name in urgent:
+    def _run_urgent(self) -> None:
+        self._urgent_since.start()
+        for name in self._urgent:
+            if name in self._requested:
                 self._draw_one(name)
-            if urgent and ordinary:
-                self._ordinary_next = True
-                self._timer.start(0)  # the ordinary part in the next pass: the urgent ones paint first
-                return
-        self._ordinary_next = False
+        self.check_idle()
+
+    def _run_turn(self) -> None:
+        self._since.start()
+        ordinary = [i for i, name in enumerate(self._order) if name in self._requested]
         if ordinary:
             i = next((i for i in ordinary if i >= self._turn), ordinary[0])
             self._turn = i + 1
             self._draw_one(self._order[i])
-        if self._requested:
+        if any(name in self._requested for name in self._order):
             self._timer.start(self.interval())
         else:
             self._turn = 0

@@ -18,7 +18,7 @@ def scheduler_with(parts, urgent=(), record=None, **kw):
     return s, drawn
 
 
-def test_repeated_requests_merge_and_each_turn_draws_the_urgent_parts_and_one_other(qtbot):
+def test_repeated_requests_merge_and_the_urgent_parts_go_first(qtbot):
     s, drawn = scheduler_with(["a", "b", "c", "bars"], urgent=("bars",))
     turns = []
     s.idle.connect(lambda: turns.append(list(drawn)))
