@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QThreadPool, QTimer, Signal
 
 from capsviz.data.mnist import load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
@@ -40,6 +40,8 @@ from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig
 # While training, the views show the model's weights as of at most this long ago: each
 # snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
 SNAPSHOT_INTERVAL_S = 1.0
+# Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
+SWEEP_INTERVAL_MS = 120
 
 
 def _frozen(image) -> np.ndarray:
@@ -174,6 +176,10 @@ class ExplorerCore(QObject):
         self.inference: Inference | None = None  # the newest result shown
         self._serials = Serials()
         self._sweep_serials = Serials()
+        self._next_sweep: tuple | None = None  # (serial, name, values, transforms) of the sweep to start
+        self._sweep_since = QElapsedTimer()  # since the last sweep started
+        self._sweep_timer = QTimer(self, singleShot=True)
+        self._sweep_timer.timeout.connect(self._start_sweep)
         self._last_error = ""  # of the inference, shown once, not once per input
         self._thread = InferenceThread(self)
         self._thread.finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
@@ -267,14 +273,30 @@ class ExplorerCore(QObject):
     def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
         """Ask for the digit capsules of the current image (before its own transform) under
         each of ``transforms`` (the sweep of parameter ``name`` over ``values``, (K,));
-        ``sweepReady`` brings them. No input: ``sweepReady(None, None)`` now."""
+        ``sweepReady`` brings them. No input: ``sweepReady(None, None)`` now.
+
+        A sweep is K forward passes: sweeps start at most every ``SWEEP_INTERVAL_MS``, each
+        for the input and model of the moment it starts, so under a stream of inputs the
+        inference thread leaves the cores to the GUI and to training between them."""
         if self.closing:
             return
         serial = self._sweep_serials.next()
         if self.input.image is None:
             self._sweep_serials.show_all()
+            self._next_sweep = None
+            self._sweep_timer.stop()
             self.sweepReady.emit(None, None)
             return
+        self._next_sweep = (serial, name, values, transforms)
+        if not self._sweep_timer.isActive():
+            elapsed = self._sweep_since.elapsed() if self._sweep_since.isValid() else SWEEP_INTERVAL_MS
+            self._sweep_timer.start(max(0, SWEEP_INTERVAL_MS - elapsed))
+
+    def _start_sweep(self) -> None:
+        if self._next_sweep is None or self.closing or self.input.image is None:
+            return
+        (serial, name, values, transforms), self._next_sweep = self._next_sweep, None
+        self._sweep_since.start()
         self._thread.submit(
             SweepRequest(serial, self.model, self.input.image, self.input.iterations, transforms, name, values)
         )
@@ -422,6 +444,7 @@ class ExplorerCore(QObject):
         self._holder["closing"] = True
         self.stop_training()
         self.closing = True
+        self._sweep_timer.stop()
         QThreadPool.globalInstance().waitForDone(wait_ms)
         self._thread.stop()
 
