@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import platform
+import traceback
 from pathlib import Path
 
 from capsviz import __version__
@@ -14,6 +15,13 @@ from capsviz import __version__
 LOGGER_NAME = "capsviz"
 MAX_BYTES = 1_000_000
 BACKUPS = 3
+
+
+def exception_report(exc: BaseException) -> tuple[str, str]:
+    """What the user is told of ``exc``: ``(message, details)``, the message
+    ``"TypeName: text"`` and the details its formatted traceback."""
+    details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return f"{type(exc).__name__}: {exc}", details
 
 
 def log_path() -> Path:

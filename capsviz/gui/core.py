@@ -13,7 +13,6 @@ import copy
 import dataclasses
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QThreadPool, QTimer, Sign
 from capsviz.data.mnist import load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
+from capsviz.logs import exception_report
 from capsviz.model.inference import Inference, infer
 from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
 from capsviz.runtime import worker_thread
@@ -452,5 +452,4 @@ class ExplorerCore(QObject):
         self.error.emit(title, message, details)
 
     def _exception(self, title: str, exc: BaseException) -> None:
-        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        self._error(title, f"{type(exc).__name__}: {exc}", details)
+        self._error(title, *exception_report(exc))

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox
+
+from capsviz.logs import exception_report
 
 
 def about_text(device: torch.device, model: str) -> str:
@@ -77,8 +78,8 @@ class ErrorRelay(QObject):
 
     def show_exception(self, title: str, exc: BaseException) -> None:
         """:meth:`show_error` for an exception, with its traceback as the details."""
-        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        self.show_error(title, f"{type(exc).__name__}: {exc}", details=details)
+        message, details = exception_report(exc)
+        self.show_error(title, message, details=details)
 
     def show_about(self) -> None:
         """Open the About box (one box, brought up to date)."""

@@ -16,9 +16,14 @@ SQUASH_EPS = 1e-8
 REDUCED = (torch.bfloat16, torch.float16)
 
 
+def full_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float32 for bfloat16 or float16 (mixed-precision training), else ``dtype``."""
+    return torch.float32 if dtype in REDUCED else dtype
+
+
 def full_precision(t: Tensor) -> Tensor:
-    """``t`` as float32 when it is bfloat16 or float16 (mixed-precision training), else ``t``."""
-    return t.float() if t.dtype in REDUCED else t
+    """``t`` as :func:`full_dtype` of its type (a no-op unless it is bfloat16 or float16)."""
+    return t.to(full_dtype(t.dtype))
 
 
 def squash(s: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
@@ -114,7 +119,7 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
     """
     n, n_in, dim = u_hat_j.shape
     n_out = n // batch
-    b = u_hat_j.new_zeros(batch, n_out, n_in, dtype=full_precision(u_hat_j[:0]).dtype)  # (B, J, I)
+    b = u_hat_j.new_zeros(batch, n_out, n_in, dtype=full_dtype(u_hat_j.dtype))  # (B, J, I)
     out: dict[str, list[Tensor]] = {"b": [], "c": [], "s": [], "v": []}
     for r in range(iterations):
         c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3

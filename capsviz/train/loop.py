@@ -32,7 +32,7 @@ from capsviz.train.checkpoint import (
     restore_optimizer,
     save_checkpoint,
 )
-from capsviz.train.precision import PRECISIONS, allow_tf32, autocast, grad_scaler, resolve_precision
+from capsviz.train.precision import allow_tf32, autocast, check_precision, grad_scaler, resolve_precision
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,7 @@ class TrainConfig:
             problem = limit.problem(getattr(self, name))
             if problem:
                 raise ValueError(f"{name} {problem}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})")
+        check_precision(self.precision)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

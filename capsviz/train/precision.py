@@ -40,6 +40,13 @@ def cpu_bf16_units() -> tuple[str, ...]:
     return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
 
 
+def check_precision(precision: str) -> str:
+    """``precision`` if it is one of ``PRECISIONS``; else ``ValueError`` naming them."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    return precision
+
+
 def resolve_precision(precision: str, device: torch.device) -> str:
     """The precision a run on ``device`` uses: ``precision`` itself, or for ``auto`` the
     fastest safe one (see the module docstring).
@@ -48,8 +55,7 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     is for GPUs without bfloat16; on a CPU use ``bf16``), and for ``bf16`` on a CUDA GPU
     without bfloat16 (use ``fp16``).
     """
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    check_precision(precision)
     cuda = device.type == "cuda"
     bf16_cuda = cuda and torch.cuda.is_bf16_supported()
     if precision == "auto":
