@@ -41,6 +41,8 @@ TRAIN_HELP = {
     "device": "auto, cpu, cuda, cuda:N or mps",
     "train_subset": "train on the first N training images only (0: all 60,000)",
     "test_subset": "evaluate on the first N test images after each epoch (0: all 10,000)",
+    "dataset": "mnist: single digits, 28x28; multimnist: pairs of overlapping digits, 36x36 (paper Sec. 6)",
+    "pairs_per_epoch": "MultiMNIST pairs drawn afresh for each epoch",
     "precision": "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)",
 }
 
@@ -51,7 +53,7 @@ def _checked(name: str):
     time, naming the flag and its range."""
     from capsviz.train.loop import TRAIN_LIMITS, Limit
 
-    limit = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000)}[name]
+    limit = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000), "test_pairs": Limit(int, 1, 1_000_000)}[name]
 
     def parse(text: str):
         try:
@@ -95,6 +97,7 @@ def _add_routing(p: argparse.ArgumentParser) -> None:
 
 
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
+    from capsviz.data.datasets import DATASETS
     from capsviz.train.loop import TRAIN_LIMITS, TrainConfig
     from capsviz.train.precision import PRECISIONS
 
@@ -103,9 +106,10 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         if f.name == "device":
             continue  # in _add_common
         value = getattr(defaults, f.name)
-        if f.name == "precision":
+        if f.name in ("precision", "dataset"):
+            choices = PRECISIONS if f.name == "precision" else DATASETS
             p.add_argument(
-                "--precision", choices=PRECISIONS, default=None, help=f"{TRAIN_HELP[f.name]} (default: {value})"
+                "--" + f.name, choices=choices, default=None, help=f"{TRAIN_HELP[f.name]} (default: {value})"
             )
             continue
         flag = "--" + f.name.replace("_", "-")
@@ -140,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser(
         "train",
         help="train headless with a progress bar",
-        description="Train a CapsNet on MNIST with the paper's recipe; autosaves after every epoch and on Ctrl+C.",
+        description="Train a CapsNet on MNIST or MultiMNIST with the paper's recipe; autosaves after every "
+        "epoch and on Ctrl+C.",
     )
     _add_train_flags(t)
     t.add_argument(
@@ -171,17 +176,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
         "the weights, the step (so the learning rate), the completed epochs and the recipe "
         "(every setting above but --device); flags given here replace the recipe's values; Adam "
-        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs",
+        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs. "
+        "An MNIST model given with --dataset multimnist starts a new MultiMNIST run from its weights "
+        "(convolutions copied, W_ij and the decoder's output widened to the 36x36 field)",
     )
     _add_common(t)
 
     e = sub.add_parser(
         "eval",
         help="print the test accuracy of a checkpoint",
-        description="Evaluate a checkpoint on all 10,000 MNIST test images (only the test files t10k-* are needed).",
+        description="Evaluate a checkpoint on all 10,000 MNIST test images, or a MultiMNIST model on the "
+        "fixed MultiMNIST test pairs (only the test files t10k-* are needed).",
     )
     _add_common(e, checkpoint_help="checkpoint to evaluate (default: the shipped model)")
     _add_routing(e)
+    e.add_argument(
+        "--per-iteration",
+        type=_checked("routing_iterations"),
+        default=None,
+        metavar="N",
+        help="also print a table of the accuracy with 1, 2, ..., N routing iterations",
+    )
+    e.add_argument(
+        "--test-pairs",
+        type=_checked("test_pairs"),
+        default=None,
+        metavar="N",
+        help="MultiMNIST models: evaluate on the first N of the fixed test pairs (default: 10,000; "
+        "more are drawn in further blocks of 1,000)",
+    )
     e.add_argument(
         "--batch-size",
         type=_checked("eval_batch_size"),
@@ -209,7 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
         "classify",
         help="print the predicted digit and capsule lengths of image files",
         description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
-        "fit into 20x20, centre by mass). One line per file; a file that cannot be "
+        "fit into 20x20, centre by mass; an image of the model's input size, 28x28 or 36x36 for a "
+        "MultiMNIST model, is used as stored). A MultiMNIST model prints its two longest capsules. "
+        "One line per file; a file that cannot be "
         "read gets an error line and the others go on; the exit code is 1 if any "
         "file failed.",
     )
@@ -217,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--json",
         action="store_true",
-        help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} or {"file", "error"}',
+        help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} (a MultiMNIST model: '
+        '{"file", "predictions": [two digits, longest first], "lengths"}) or {"file", "error"}',
     )
     c.add_argument(
         "--ink",
@@ -266,12 +292,11 @@ def _nothing_to_train(trainer, source: Path) -> str | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from capsviz.data.mnist import load_mnist
     from capsviz.runtime import tune_process
+    from capsviz.train import distributed
     from capsviz.train.checkpoint import load_checkpoint
-    from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer
+    from capsviz.train.loop import TrainConfig, Trainer
 
     tune_process("train")
     if args.resume and args.init:
@@ -280,7 +305,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     for given in (args.resume, args.init):
         if given is not None:
             load_checkpoint(given)  # refuse a bad file before spending time on the data
-    out = _train_destination(args)
+    device = _resolve(args, "device")
+    parallel = distributed.launched()
+    if parallel:  # one of the processes of torchrun; only rank 0 writes and prints
+        device = distributed.start(device)
+    lead = distributed.rank() == 0
+    out = _train_destination(args) if lead else None
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
     overrides = {
@@ -288,7 +318,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         for f in dataclasses.fields(TrainConfig)
         if f.name != "device" and getattr(args, f.name, None) is not None
     }
-    device = _resolve(args, "device")
     if device is not None:
         overrides["device"] = device
     if args.resume:
@@ -299,25 +328,52 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     else:
         trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=out)
+    if not lead:
+        trainer.checkpoint_path = None
+    if parallel:
+        distributed.attach(trainer)
     source = args.resume or args.init
     if source is not None:
         message = _nothing_to_train(trainer, source)
         if message:
             raise CliError(message)
-    if args.init:
+    try:
+        return _train_with_progress(trainer, args, overrides, lead)
+    finally:
+        distributed.finish()
+
+
+def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool) -> int:
+    """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only);
+    the first Ctrl+C stops it cleanly with an autosave. Returns the exit code."""
+    from tqdm import tqdm
+
+    from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent
+
+    def say(text: str) -> None:
+        if lead:
+            print(text, flush=True)
+
+    if args.init and trainer.initialised_from is not None:
+        size = trainer.model.cfg.image_size
+        say(
+            f"from {args.init}: its weights widened to {size}x{size} {trainer.config.dataset} "
+            "(capsviz.model.transfer); a new run from step 0 with the recipe below"
+        )
+    elif args.init:
         given = sorted(k for k in overrides if k != "device")
-        print(
+        say(
             f"from {args.init}: its weights, step {trainer.step:,} (lr {trainer.config.lr_at(trainer.step):.2e}), "
             f"{trainer.epoch} completed epochs and its recipe"
             + (f", with {', '.join(given)} from the command line" if given else "")
-            + "; fresh Adam moments",
-            flush=True,
+            + "; fresh Adam moments"
         )
     cfg = trainer.config
-    print(f"training on {trainer.device} in {trainer.precision}: {dataclasses.asdict(cfg)}", flush=True)
-    print(f"checkpoint: {trainer.checkpoint_path}", flush=True)
+    ranks = f" x {trainer.world} processes (torch.distributed)" if trainer.world > 1 else ""
+    say(f"training on {trainer.device}{ranks} in {trainer.precision}: {dataclasses.asdict(cfg)}")
+    say(f"checkpoint: {trainer.checkpoint_path}")
     total = cfg.epochs * trainer.batches_per_epoch
-    bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True)
+    bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True, disable=not lead)
 
     def on_sigint(signum, frame):
         # First Ctrl+C: stop cleanly within a second and autosave; a second one aborts.
@@ -338,14 +394,17 @@ def cmd_train(args: argparse.Namespace) -> int:
                     img_s=f"{ev.images_per_s:.0f}",
                     lr=f"{ev.lr:.2e}",
                 )
-            elif isinstance(ev, EpochEvent):
+            elif isinstance(ev, EpochEvent) and lead:
                 bar.write(
                     f"epoch {ev.epoch}: test accuracy {100 * ev.test_accuracy:.2f} % "
                     f"({ev.test_images:,} images), step {ev.step}, saved {ev.checkpoint}"
                 )
             elif isinstance(ev, StoppedEvent):
                 stopped_early = not ev.finished
-                bar.write(f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}")
+                if lead:
+                    bar.write(
+                        f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}"
+                    )
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()
@@ -353,34 +412,83 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    import numpy as np
     from tqdm import tqdm
 
     from capsviz.data.mnist import load_mnist
+    from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
     from capsviz.runtime import tune_process
     from capsviz.train.loop import confusion_matrix, evaluate_model
 
     tune_process("eval")
     path = _resolve(args, "checkpoint") or shipped_checkpoint()
     model, info = _load_model(args)
+    if args.test_pairs is not None and info.dataset != "multimnist":
+        raise CliError(f"{path}: --test-pairs is for MultiMNIST models; this is an MNIST model")
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
     iterations = (
         args.routing_iterations if args.routing_iterations is not None else (info.model_config.routing_iterations)
     )
-    with tqdm(total=len(test), unit="image", desc="evaluating", dynamic_ncols=True, leave=False) as bar:
-        preds = evaluate_model(
-            model, test, routing_iterations=iterations, batch_size=args.batch_size, after_batch=bar.update
-        )
+    if info.dataset == "multimnist":
+        return _eval_pairs(args, model, path, fixed_test_pairs(test, args.test_pairs or TEST_PAIRS), iterations)
+
+    def predictions(n_iterations: int) -> np.ndarray:
+        with tqdm(total=len(test), unit="image", desc="evaluating", dynamic_ncols=True, leave=False) as bar:
+            return evaluate_model(
+                model, test, routing_iterations=n_iterations, batch_size=args.batch_size, after_batch=bar.update
+            )
+
+    preds = predictions(iterations)
     correct = int((preds == test.labels).sum())
     n = len(test)
     print(f"checkpoint: {path}")
     print(f"routing iterations: {iterations}")
     print(f"test accuracy: {100 * correct / n:.2f} % ({correct:,} / {n:,}), error {100 * (n - correct) / n:.2f} %")
+    if args.per_iteration:
+        print("routing iterations | correct | test error")
+        for r in range(1, args.per_iteration + 1):
+            right = correct if r == iterations else int((predictions(r) == test.labels).sum())
+            print(f"{r:>18} | {right:,} / {n:,} | {100 * (n - right) / n:.2f} %", flush=True)
     cm = confusion_matrix(test.labels, preds)
     print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(10)))
     print("confusion matrix (rows: true, columns: predicted)")
     print("      " + "".join(f"{k:>6}" for k in range(10)))
     for k in range(10):
         print(f"{k:>6}" + "".join(f"{x:>6}" for x in cm[k]))
+    return 0
+
+
+def _eval_pairs(args: argparse.Namespace, model, path: Path, pairs, iterations: int) -> int:
+    """``capsviz eval`` of a MultiMNIST model on ``pairs``: both-right (the paper's measure),
+    at-least-one-right, and the table per routing iteration when asked."""
+    import numpy as np
+    import torch
+    from tqdm import tqdm
+
+    from capsviz.train.loop import model_lengths, two_digit_hits
+
+    n = len(pairs)
+
+    def hits(n_iterations: int) -> np.ndarray:
+        with tqdm(total=n, unit="pair", desc="evaluating", dynamic_ncols=True, leave=False) as bar:
+            lengths = model_lengths(
+                model, pairs.images, n_iterations, batch_size=args.batch_size, after_batch=bar.update
+            )
+        return two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(pairs.labels)).numpy()
+
+    found = hits(iterations)
+    both, one = int((found == 2).sum()), int((found >= 1).sum())
+    print(f"checkpoint: {path}")
+    print(f"MultiMNIST test pairs: {n:,} (capsviz.data.multimnist.fixed_test_pairs)")
+    print(f"routing iterations: {iterations}")
+    print(f"both digits right: {100 * both / n:.2f} % ({both:,} / {n:,}), error {100 * (n - both) / n:.2f} %")
+    print(f"at least one digit right: {100 * one / n:.2f} % ({one:,} / {n:,})")
+    if args.per_iteration:
+        print("routing iterations | both right | error | at least one right")
+        for r in range(1, args.per_iteration + 1):
+            f = found if r == iterations else hits(r)
+            b, o = int((f == 2).sum()), int((f >= 1).sum())
+            print(f"{r:>18} | {b:,} / {n:,} | {100 * (n - b) / n:.2f} % | {100 * o / n:.2f} %", flush=True)
     return 0
 
 
@@ -422,7 +530,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         if given.is_dir():
             raise CliError(f"{given}: is a folder; give the .npz file to write, e.g. {given / 'trace.npz'}")
     model, _ = _load_model(args)
-    image, _ = load_input(args.image)
+    image, _ = load_input(args.image, size=model.cfg.image_size)
     inference = infer(model, image, args.routing_iterations)
     save_trace(inference, out)
     lengths = inference.lengths[-1]
@@ -441,16 +549,17 @@ def cmd_classify(args: argparse.Namespace) -> int:
     from capsviz.data.images import ImageReadError, load_input
     from capsviz.model.inference import capsule_lengths, recognised
 
-    model, _ = _load_model(args)
+    model, info = _load_model(args)
+    size, two = model.cfg.image_size, info.dataset == "multimnist"
     inputs, errors = {}, {}
     for k, path in enumerate(args.images):
         try:
-            inputs[k], _ = load_input(path, invert=INVERT[args.ink])
+            inputs[k], _ = load_input(path, invert=INVERT[args.ink], size=size)
         except ImageReadError as exc:
             errors[k] = str(exc)
     order = sorted(inputs)
     lengths = capsule_lengths(
-        model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, 28, 28)), args.routing_iterations
+        model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, size, size)), args.routing_iterations
     )
     results = dict(zip(order, lengths))
     for k, path in enumerate(args.images):
@@ -461,6 +570,13 @@ def cmd_classify(args: argparse.Namespace) -> int:
                 print(f"error: {errors[k]}", file=sys.stderr, flush=True)
             continue
         v = results[k]
+        if two:
+            top = [int(j) for j in np.argsort(-v, kind="stable")[:2]]
+            if args.json:
+                print(json.dumps({"file": str(path), "predictions": top, "lengths": [round(float(x), 6) for x in v]}))
+            else:
+                print(f"{path}: {top[0]} ({v[top[0]]:.3f}) and {top[1]} ({v[top[1]]:.3f})  lengths {_lengths_text(v)}")
+            continue
         if args.json:
             print(
                 json.dumps(

@@ -106,25 +106,61 @@ def load_input(
     invert: bool | None = None,
     name: str | None = None,
     remove_background: bool = True,
+    size: int = 28,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """An image file as the model's input: :func:`load_ink`, then MNIST-style
-    :func:`~capsviz.data.preprocess.preprocess_ink` (the app, ``classify`` and ``trace``).
+    """An image file as the input of a model for ``size`` x ``size`` images (the app,
+    ``classify`` and ``trace``).
 
-    Returns (input (28, 28) float32 in [0, 1], ink (H, W) float32 in [0, 1]).
+    - An image of exactly that size is the input as stored (grayscale, inverted when dark ink
+      on light, per ``invert``): no background removal, crop or centring, like a MNIST digit
+      (28) or a MultiMNIST pair (36).
+    - Any other image: :func:`load_ink`, then MNIST-style
+      :func:`~capsviz.data.preprocess.preprocess_ink` to 28 x 28; for ``size`` 36 (MultiMNIST)
+      that field is placed in the middle of the 36 x 36 one, where the recipe places an
+      unshifted digit (:data:`capsviz.data.multimnist.PAD` = 4 px around it).
+
+    Returns (input (size, size) float32 in [0, 1], ink (H, W) float32 in [0, 1]).
 
     Raises
     ------
     ImageReadError
         As :func:`load_ink`, or when the image holds no ink; ``name`` (default: the path,
         or "image data") starts the message.
+    ValueError
+        If ``size`` is smaller than 28 or of another parity.
     """
-    from capsviz.data.preprocess import preprocess_ink
+    from capsviz.data.preprocess import FIELD, preprocess_ink
 
-    ink = load_ink(source, invert=invert, name=name, remove_background=remove_background)
+    if size < FIELD or (size - FIELD) % 2:
+        raise ValueError(f"size must be 28 + an even number of pixels, got {size}")
+    as_stored = _pixel_size(source) == (size, size)
+    ink = load_ink(source, invert=invert, name=name, remove_background=remove_background and not as_stored)
+    if as_stored:
+        if not (ink > 0).any():
+            raise ImageReadError(f"{name or _name(source)}: no ink found (an empty image)")
+        return ink.copy(), ink
     image = preprocess_ink(ink)
     if image is None:
         raise ImageReadError(f"{name or _name(source)}: no ink found (an empty image)")
-    return image, ink
+    pad = (size - FIELD) // 2
+    return np.pad(image, pad), ink
+
+
+def _pixel_size(source) -> tuple[int, int] | None:
+    """(width, height) from the image header, or None when it cannot be read (then
+    :func:`load_ink` says why). A file object is left at the position it was at."""
+    try:
+        if isinstance(source, (bytes, bytearray)):
+            source = io.BytesIO(source)
+        position = source.tell() if hasattr(source, "read") else None
+        try:
+            with Image.open(source) as im:
+                return im.size
+        finally:
+            if position is not None:
+                source.seek(position)
+    except Exception:  # any unreadable file: load_ink reports it
+        return None
 
 
 def _grayscale(im: Image.Image) -> tuple[np.ndarray, bool]:

@@ -30,6 +30,7 @@ from capsviz.runtime import worker_thread
 from capsviz.train.checkpoint import (
     CheckpointError,
     CheckpointInfo,
+    check_dataset_of,
     fresh_path,
     load_checkpoint,
     read_info,
@@ -196,6 +197,7 @@ class ExplorerCore(QObject):
         target = Path(path) if path else shipped_checkpoint()
         try:
             model, info, _ = load_checkpoint(target, device=self.device)
+            check_dataset_of(info, "mnist", "the explorer")
         except CheckpointError as exc:
             if self.info is None and self.checkpoint_path is None and path is None:
                 self.model_summary = "untrained (the shipped model is missing)"

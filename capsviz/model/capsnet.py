@@ -155,8 +155,8 @@ class Decoder(nn.Module):
 class CapsNetOutput:
     """Result of :meth:`CapsNet.forward`.
 
-    v : (B, 10, 16); lengths : (B, 10) in [0, 1); reconstruction : (B, 1, 28, 28) in (0, 1)
-    or None; u_hat : (B, 1152, 10, 16); trace : RoutingTrace or None.
+    v : (B, 10, 16); lengths : (B, 10) in [0, 1); reconstruction : (B, 1, H, H) in (0, 1),
+    (B, K, 1, H, H) for a (B, K) target, or None; trace : RoutingTrace or None.
     """
 
     v: Tensor
@@ -205,12 +205,15 @@ class CapsNet(nn.Module):
 
         Parameters
         ----------
-        x : Tensor, float32, shape (B, 1, 28, 28), values in [0, 1]
+        x : Tensor, float32, shape (B, 1, H, H), values in [0, 1]; H = ``cfg.image_size``
+            (28 for MNIST, 36 for MultiMNIST)
         routing_iterations : int, optional
             Run-time number of routing iterations (default: the config's, 3).
-        target : LongTensor (B,), optional
+        target : LongTensor (B,) or (B, K), optional
             Class whose capsule the decoder sees (training: the true label). Default:
-            the longest capsule (the prediction).
+            the longest capsule (the prediction). With (B, K) the decoder runs once per
+            listed class (MultiMNIST, Sec. 6: K = 2) and ``reconstruction`` is
+            (B, K, 1, H, W).
         reconstruct : bool
             Skip the decoder when false.
         trace : bool
@@ -219,7 +222,7 @@ class CapsNet(nn.Module):
         Raises
         ------
         ValueError
-            If ``x`` is not (B, 1, 28, 28).
+            If ``x`` is not (B, 1, H, H).
         """
         size = self.cfg.image_size
         if x.dim() != 4 or tuple(x.shape[1:]) != (1, size, size):
@@ -232,7 +235,12 @@ class CapsNet(nn.Module):
         recon = None
         if reconstruct:
             classes = target if target is not None else lengths.argmax(dim=1)
-            recon = self.decoder(v, classes)
+            if classes.dim() == 2:  # one reconstruction per listed class, in one decoder pass
+                k = classes.shape[1]
+                recon = self.decoder(v.repeat_interleave(k, dim=0), classes.reshape(-1))
+                recon = recon.reshape(-1, k, 1, size, size)
+            else:
+                recon = self.decoder(v, classes)
         routing_trace = None
         if rec is not None:
             vs = torch.stack(rec["v"])  # (R, B, J, D)

@@ -13,14 +13,15 @@ from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 @dataclass
 class Inference:
-    """Everything the views show for one input.
+    """Everything the views show for one input. H is the model's input size (28 for MNIST,
+    36 for MultiMNIST), I its number of primary capsules (1152, 3200).
 
-    input : (28, 28) float32 in [0, 1]
-    u : (1152, 8); u_lengths : (1152,) in [0, 1)
-    b, c : (R, 1152, 10) routing logits and couplings per iteration (c sums to 1 over 10)
+    input : (H, H) float32 in [0, 1]
+    u : (I, 8); u_lengths : (I,) in [0, 1)
+    b, c : (R, I, 10) routing logits and couplings per iteration (c sums to 1 over 10)
     v : (R, 10, 16); lengths : (R, 10) in [0, 1)
     prediction : int, argmax of the final lengths
-    reconstruction : (28, 28) float32 in (0, 1), from the predicted capsule, or None
+    reconstruction : (H, H) float32 in (0, 1), from the predicted capsule, or None
         unless asked for (the pose view decodes its own, with the user's offsets)
     """
 
@@ -63,11 +64,11 @@ def _device(model: CapsNet) -> torch.device:
 def infer(
     model: CapsNet, image: np.ndarray, routing_iterations: int | None = None, reconstruct: bool = False
 ) -> Inference:
-    """Run one 28x28 image through ``model`` with a routing trace.
+    """Run one image through ``model`` with a routing trace.
 
     Parameters
     ----------
-    image : ndarray, float, shape (28, 28), values in [0, 1]
+    image : ndarray, float, shape (H, H), values in [0, 1]; H = ``model.cfg.image_size``
     routing_iterations : int >= 1, default the model's (3)
     reconstruct : bool
         Also run the decoder on the predicted capsule.
@@ -75,13 +76,14 @@ def infer(
     Raises
     ------
     ValueError
-        If ``image`` is not 28x28.
+        If ``image`` is not H x H.
     """
     image = np.asarray(image, dtype=np.float32)
-    if image.shape != (28, 28):
-        raise ValueError(f"expected a 28x28 image, got shape {image.shape}")
+    size = model.cfg.image_size
+    if image.shape != (size, size):
+        raise ValueError(f"expected a {size}x{size} image, got shape {image.shape}")
     model.eval()
-    x = torch.tensor(image, device=_device(model)).reshape(1, 1, 28, 28)  # a copy: the image may be read-only
+    x = torch.tensor(image, device=_device(model)).reshape(1, 1, size, size)  # a copy: the image may be read-only
     out = model(x, routing_iterations=routing_iterations, reconstruct=reconstruct, trace=True)
     tr = out.trace.to_numpy(0, keys=("u", "u_lengths", "b", "c", "v", "lengths"))
     return Inference(
@@ -103,17 +105,18 @@ def digit_capsules(
 ) -> np.ndarray:
     """Digit-capsule outputs v_j for a stack of inputs, without traces.
 
-    images : (N, 28, 28) float in [0, 1]. Returns (N, 10, 16) float32; each capsule's
-    length ||v_j|| is in [0, 1).
+    images : (N, H, H) float in [0, 1], H = ``model.cfg.image_size``. Returns (N, 10, 16)
+    float32; each capsule's length ||v_j|| is in [0, 1).
 
     Raises
     ------
     ValueError
-        If ``images`` is not (N, 28, 28).
+        If ``images`` is not (N, H, H).
     """
     images = np.asarray(images, dtype=np.float32)
-    if images.ndim != 3 or images.shape[1:] != (28, 28):
-        raise ValueError(f"expected images of shape (N, 28, 28), got {images.shape}")
+    size = model.cfg.image_size
+    if images.ndim != 3 or images.shape[1:] != (size, size):
+        raise ValueError(f"expected images of shape (N, {size}, {size}), got {images.shape}")
     model.eval()
     out = [np.zeros((0, model.cfg.num_classes, model.cfg.digit_dim), np.float32)]
     for start in range(0, len(images), batch_size):
@@ -125,14 +128,14 @@ def digit_capsules(
 def capsule_lengths(
     model: CapsNet, images: np.ndarray, routing_iterations: int | None = None, batch_size: int = 256
 ) -> np.ndarray:
-    """Digit-capsule lengths ||v_j||: (N, 28, 28) in [0, 1] -> (N, 10) float32 in [0, 1);
+    """Digit-capsule lengths ||v_j||: (N, H, H) in [0, 1] -> (N, 10) float32 in [0, 1);
     the prediction is the argmax over the 10."""
     return np.linalg.norm(digit_capsules(model, images, routing_iterations, batch_size), axis=-1)
 
 
 @torch.inference_mode()
 def reconstruct(model: CapsNet, pose: np.ndarray, digit: int) -> np.ndarray:
-    """Decoder output for a 16-D ``pose`` placed in digit capsule ``digit``: (28, 28) float32 in (0, 1)."""
+    """Decoder output for a 16-D ``pose`` placed in digit capsule ``digit``: (H, H) float32 in (0, 1)."""
     p = torch.as_tensor(np.asarray(pose, dtype=np.float32), device=_device(model)).reshape(1, -1)
     cls = torch.tensor([int(digit)], device=p.device)
     return model.decoder.decode_pose(p, cls)[0, 0].float().cpu().numpy().copy()
@@ -141,8 +144,8 @@ def reconstruct(model: CapsNet, pose: np.ndarray, digit: int) -> np.ndarray:
 def save_trace(inference: Inference, path) -> None:
     """Write a routing trace as ``.npz``.
 
-    Keys: ``u`` (1152, 8), ``u_lengths`` (1152,), ``b`` (R, 1152, 10), ``c`` (R, 1152, 10),
-    ``v`` (R, 10, 16), ``lengths`` (R, 10), ``input`` (28, 28), all float32, and
+    Keys: ``u`` (I, 8), ``u_lengths`` (I,), ``b`` (R, I, 10), ``c`` (R, I, 10),
+    ``v`` (R, 10, 16), ``lengths`` (R, 10), ``input`` (H, H), all float32, and
     ``prediction`` (), int64.
     """
     np.savez(
@@ -168,7 +171,7 @@ def perturbation_grid(
     """Reconstructions with one pose dimension moved at a time (the paper's Fig. 4).
 
     pose : (16,) the digit capsule's output; offsets : (K,), default 11 steps of 0.05
-    in [-0.25, 0.25]. Returns (16, K, 28, 28) float32 in (0, 1); row d moves dimension d,
+    in [-0.25, 0.25]. Returns (16, K, H, H) float32 in (0, 1); row d moves dimension d,
     and a column whose offset is 0 is the unperturbed reconstruction.
     """
     pose = np.asarray(pose, dtype=np.float32)
@@ -179,7 +182,8 @@ def perturbation_grid(
     p = torch.from_numpy(batch.reshape(dims * k, dims)).to(_device(model))
     classes = torch.full((dims * k,), int(digit), device=p.device, dtype=torch.long)
     images = model.decoder.decode_pose(p, classes)[:, 0]
-    return images.float().cpu().numpy().reshape(dims, k, 28, 28)
+    size = model.cfg.image_size
+    return images.float().cpu().numpy().reshape(dims, k, size, size)
 
 
 def tile_grid(grid: np.ndarray, gap: int = 2) -> np.ndarray:

@@ -32,6 +32,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from capsviz import __version__
+from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 
 FORMAT = "capsviz-checkpoint-1"
@@ -60,6 +61,12 @@ class CheckpointInfo:
     created: str = ""
     version: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dataset(self) -> str:
+        """What the model is for: ``mnist`` or ``multimnist`` (metadata ``dataset``; a file
+        without it is an MNIST model)."""
+        return self.metadata.get("dataset", "mnist")
 
     def summary(self) -> str:
         """One line for humans, e.g. ``99.21 % on 10,000 test images, 3 epochs, 2026-11-30``."""
@@ -295,7 +302,31 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
         )
     except (ValueError, TypeError, KeyError) as exc:
         raise CheckpointError(f"{path}: bad checkpoint metadata: {exc}") from None
+    size = IMAGE_SIZE.get(info.dataset)
+    if size is None:
+        raise CheckpointError(
+            f"{path}: bad checkpoint metadata: dataset {info.dataset!r} is not one of {', '.join(IMAGE_SIZE)}"
+        )
+    if size != cfg.image_size:
+        raise CheckpointError(
+            f"{path}: bad checkpoint metadata: a {info.dataset} model must take {size}x{size} images, "
+            f"its config says {cfg.image_size}x{cfg.image_size}"
+        )
     return info
+
+
+def check_dataset_of(info: CheckpointInfo, dataset: str, command: str) -> None:
+    """Refuse, in one line, a model made for another dataset than ``dataset``.
+
+    Raises ``CheckpointError``: e.g. ``run.safetensors: a model for MultiMNIST (36x36
+    images); the explorer takes MNIST models``.
+    """
+    if info.dataset != dataset:
+        size = info.model_config.image_size
+        raise CheckpointError(
+            f"{info.path}: a model for {TITLES[info.dataset]} ({size}x{size} images); "
+            f"{command} takes {TITLES[dataset]} models"
+        )
 
 
 def load_tensors(path: str | os.PathLike) -> tuple[CheckpointInfo, dict[str, torch.Tensor]]:

@@ -21,8 +21,11 @@ import numpy as np
 import torch
 from torchvision.transforms import v2
 
+from capsviz.data.datasets import IMAGE_SIZE, check_dataset
 from capsviz.data.mnist import MnistSplit
+from capsviz.data.multimnist import PAIRS_PER_EPOCH, MultiMnistPairs, fixed_test_pairs, training_pairs
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
+from capsviz.model.losses import two_digit_loss
 from capsviz.train.checkpoint import (
     CheckpointError,
     best_path,
@@ -82,6 +85,7 @@ TRAIN_LIMITS = {
     "seed": Limit(int, 0, 2**31 - 1),
     "train_subset": Limit(int, 0),
     "test_subset": Limit(int, 0),
+    "pairs_per_epoch": Limit(int, 1),
 }
 
 
@@ -96,6 +100,10 @@ class TrainConfig:
     device : "auto", "cpu", "cuda", "cuda:N" or "mps"
     train_subset, test_subset : int, use only the first N images (0 = all)
     precision : "auto", "fp32", "bf16" or "fp16" (:mod:`capsviz.train.precision`)
+    dataset : "mnist" or "multimnist" (:mod:`capsviz.data.datasets`); MultiMNIST draws
+        ``pairs_per_epoch`` fresh pairs of the training digits every epoch and evaluates on
+        the fixed test pairs (``test_subset`` of them); ``max_shift`` is MNIST's, the
+        pairs carry their own shifts
     """
 
     epochs: int = 10
@@ -111,6 +119,8 @@ class TrainConfig:
     train_subset: int = 0
     test_subset: int = 0
     precision: str = "auto"
+    dataset: str = "mnist"
+    pairs_per_epoch: int = PAIRS_PER_EPOCH
 
     def __post_init__(self) -> None:
         for name, limit in TRAIN_LIMITS.items():
@@ -118,6 +128,12 @@ class TrainConfig:
             if problem:
                 raise ValueError(f"{name} {problem}")
         check_precision(self.precision)
+        check_dataset(self.dataset)
+
+    @property
+    def image_size(self) -> int:
+        """Side of the model's input image for this dataset (28 or 36)."""
+        return IMAGE_SIZE[self.dataset]
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -256,10 +272,18 @@ class Trainer:
     test_data: MnistSplit | None = None
     model: CapsNet | None = None
     checkpoint_path: Path | None = None
-    model_config: CapsNetConfig = field(default_factory=CapsNetConfig)
+    model_config: CapsNetConfig | None = None  # default: the paper's network for ``config.dataset``
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
+        size = self.config.image_size
+        if self.model_config is None:
+            self.model_config = self.model.cfg if self.model is not None else CapsNetConfig(image_size=size)
+        if (self.model.cfg if self.model is not None else self.model_config).image_size != size:
+            raise ValueError(
+                f"a model for {self.model_config.image_size}x{self.model_config.image_size} images cannot train on "
+                f"{self.config.dataset} ({size}x{size}); give --dataset of the model"
+            )
         self.checkpoint_path = check_destination(self.checkpoint_path) if self.checkpoint_path else None
         self.device = select_device(self.config.device)
         if self.model is None:
@@ -283,8 +307,15 @@ class Trainer:
         n = len(self.train_data)
         if self.config.train_subset:
             n = min(n, self.config.train_subset)
-        self.n_train = n
-        self.shift = v2.RandomCrop(28, padding=self.config.max_shift) if self.config.max_shift else None
+        self.n_train = n  # training images used (MultiMNIST: the digits its pairs are drawn from)
+        self.multi = self.config.dataset == "multimnist"
+        self.n_examples = self.config.pairs_per_epoch if self.multi else n  # per epoch
+        self.shift = (
+            v2.RandomCrop(size, padding=self.config.max_shift) if self.config.max_shift and not self.multi else None
+        )
+        self._test_pairs: MultiMnistPairs | None = None
+        self.rank, self.world = 0, 1  # set by capsviz.train.distributed for data-parallel runs
+        self.initialised_from: Path | None = None  # the smaller model a widened run started from
 
     # -- resume ---------------------------------------------------------------
     @classmethod
@@ -373,12 +404,34 @@ class Trainer:
         """
         model, info, _ = load_checkpoint(path)
         saved, epoch, _ = _training_position(path, info)
-        cfg = TrainConfig.from_dict({**saved, **(overrides or {})})
+        overrides = dict(overrides or {})
+        dataset = overrides.get("dataset", info.dataset)
+        if dataset != info.dataset:
+            return cls._widened(model, info, TrainConfig(**overrides), train_data, test_data, checkpoint_path)
+        cfg = TrainConfig.from_dict({**saved, **overrides})
         trainer = cls(
             cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path, model_config=info.model_config
         )
         trainer.step, trainer.epoch = info.step, epoch
         trainer.rng.manual_seed(cfg.seed * 7919 + epoch)
+        return trainer
+
+    @classmethod
+    def _widened(cls, model, info, cfg, train_data, test_data, checkpoint_path) -> Trainer:
+        """A run from step 0 on ``cfg.dataset`` whose model starts from the weights of
+        ``model``, trained on another dataset with a smaller input
+        (:func:`capsviz.model.transfer.widen_state`)."""
+        from capsviz.model.transfer import widen_state
+
+        target = dataclasses.replace(info.model_config, image_size=cfg.image_size)
+        try:
+            state = widen_state(model.state_dict(), info.model_config, target)
+        except ValueError as exc:
+            raise CheckpointError(f"{info.path}: {exc}") from None
+        wide = CapsNet(target)
+        wide.load_state_dict(state)
+        trainer = cls(cfg, train_data, test_data, model=wide, checkpoint_path=checkpoint_path)
+        trainer.initialised_from = info.path
         return trainer
 
     # -- control --------------------------------------------------------------
@@ -387,7 +440,7 @@ class Trainer:
 
     @property
     def batches_per_epoch(self) -> int:
-        return math.ceil(self.n_train / self.config.batch_size)
+        return math.ceil(self.n_examples / (self.config.batch_size * self.world))
 
     def snapshot_state_dict(self) -> dict[str, torch.Tensor]:
         """A CPU copy of the current weights (thread-safe, between optimizer steps)."""
@@ -409,7 +462,12 @@ class Trainer:
             test_images=self.last_test_images,
             optimizer=self.optimizer,
             rng_state=self.rng.get_state(),
-            extra_metadata={"completed_epochs": str(self.epoch), "batch_in_epoch": str(self.batch_in_epoch)},
+            extra_metadata={
+                "completed_epochs": str(self.epoch),
+                "batch_in_epoch": str(self.batch_in_epoch),
+                "dataset": self.config.dataset,
+                **({"initialised_from": Path(self.initialised_from).name} if self.initialised_from else {}),
+            },
         )
 
     # -- the loop ---------------------------------------------------------------
@@ -429,10 +487,31 @@ class Trainer:
         return out
 
     def _check_stop(self, *args) -> None:
-        if self._stop.is_set():
+        if self._stop.is_set() and self.world == 1:
             raise _StopRequested
 
-    def _train_step(self, images: torch.Tensor, labels: torch.Tensor) -> tuple[float, float, float, float]:
+    def _agreed(self, flag: bool) -> bool:
+        """``flag`` of any rank (True on one rank makes it True on all); ``flag`` itself in a
+        single process. Data-parallel ranks stop, and fail, at the same step."""
+        if self.world == 1:
+            return flag
+        value = torch.tensor([1.0 if flag else 0.0])
+        torch.distributed.all_reduce(value, op=torch.distributed.ReduceOp.MAX)
+        return bool(value.item())
+
+    def _batch_generator(self, epoch: int, batch: int) -> None:
+        """Data-parallel runs: reseed the augmentation RNG of this rank for one batch from
+        (seed, epoch, batch, rank), so a resumed run continues exactly on any rank without the
+        other ranks' RNG states in the checkpoint."""
+        if self.world > 1:
+            self.rng.manual_seed(((self.config.seed * 1_000_003 + epoch) * 1_000_003 + batch) * 1009 + self.rank)
+
+    def _train_step(
+        self, images: torch.Tensor, labels: torch.Tensor, parts: torch.Tensor | None = None
+    ) -> tuple[float, float, float, float]:
+        """One optimizer step on uint8 ``images`` (B, H, W) with ``labels`` (B,); MultiMNIST:
+        ``labels`` (B, 2) and ``parts`` (B, 2, H, W), each digit alone (its reconstruction target).
+        Returns (loss, margin loss, reconstruction SSE, accuracy) of the batch."""
         cfg = self.config
         x = images.to(self.device, non_blocking=True).unsqueeze(1).float().div_(255.0)
         y = labels.to(self.device)
@@ -440,9 +519,13 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         with autocast(self.precision, self.device):  # reduced-precision products; the losses stay float32
-            out = self.model(x, routing_iterations=cfg.routing_iterations, target=y)
-        loss, margin, recon = total_loss(out.lengths, out.reconstruction, x, y, cfg.reconstruction_weight)
-        if not torch.isfinite(loss):
+            out = self.network(x, routing_iterations=cfg.routing_iterations, target=y)
+        if parts is None:
+            loss, margin, recon = total_loss(out.lengths, out.reconstruction, x, y, cfg.reconstruction_weight)
+        else:
+            targets = parts.to(self.device, non_blocking=True).unsqueeze(2).float().div_(255.0)
+            loss, margin, recon = two_digit_loss(out.lengths, out.reconstruction, targets, y, cfg.reconstruction_weight)
+        if self._agreed(not torch.isfinite(loss)):
             raise TrainingDiverged(
                 f"training diverged at step {self.step + 1}: loss is {loss.item()} "
                 f"(margin {margin.item()}, reconstruction {recon.item()}); lower the learning rate"
@@ -453,12 +536,40 @@ class Trainer:
         with self._lock:
             self.scaler.step(self.optimizer)
             self.scaler.update()
-        acc = (out.lengths.argmax(1) == y).float().mean().item()
+        if parts is None:
+            acc = (out.lengths.argmax(1) == y).float().mean().item()
+        else:
+            acc = (two_digit_hits(out.lengths.detach(), y) == 2).float().mean().item()
         return loss.item(), margin.item(), recon.item(), acc
 
+    @property
+    def network(self) -> torch.nn.Module:
+        """What a training step calls: the model, or its DistributedDataParallel wrapper."""
+        return getattr(self, "ddp", None) or self.model
+
+    def test_pairs(self) -> MultiMnistPairs:
+        """The fixed MultiMNIST test pairs of this run (``test_subset`` of them, default 10,000)."""
+        if self._test_pairs is None:
+            self._test_pairs = fixed_test_pairs(self.test_data, self.config.test_subset or 10_000)
+        return self._test_pairs
+
     def evaluate(self) -> tuple[float, int]:
-        """Test accuracy in [0, 1] and the number of test images used."""
+        """Test accuracy in [0, 1] and the number of test images used (MultiMNIST: the
+        fraction of test pairs whose two longest capsules are exactly their two digits)."""
         assert self.test_data is not None
+        if self.multi:
+            pairs = self.test_pairs()
+            lengths = model_lengths(
+                self.model,
+                pairs.images,
+                self.config.routing_iterations,
+                batch_size=128,
+                device=self.device,
+                before_batch=self._check_stop,
+            )
+            self.model.train()
+            hits = two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(pairs.labels))
+            return float((hits == 2).float().mean()), len(pairs)
         n = len(self.test_data)
         if self.config.test_subset:
             n = min(n, self.config.test_subset)
@@ -492,21 +603,41 @@ class Trainer:
         cfg = self.config
         images_all = torch.from_numpy(self.train_data.images[: self.n_train])
         labels_all = torch.from_numpy(self.train_data.labels[: self.n_train])
-        hooks = [m.register_forward_pre_hook(self._check_stop) for m in self.model.children()]
-        hooks += [m.register_full_backward_pre_hook(self._check_stop) for m in self.model.children()]
+        digits = MnistSplit(self.train_data.images[: self.n_train], self.train_data.labels[: self.n_train])
+        hooks = []
+        if self.world == 1:  # stop inside a step; data-parallel ranks stop together between steps
+            hooks = [m.register_forward_pre_hook(self._check_stop) for m in self.model.children()]
+            hooks += [m.register_full_backward_pre_hook(self._check_stop) for m in self.model.children()]
         self.model.train()
         finished = False
         try:
             while self.epoch < cfg.epochs:
-                order = self._epoch_order(self.epoch)
+                if self.multi:
+                    pairs = training_pairs(digits, self.epoch, cfg.seed, cfg.pairs_per_epoch)
+                    order = torch.arange(len(pairs))  # drawn in random order already
+                else:
+                    order = self._epoch_order(self.epoch)
                 bpe = self.batches_per_epoch
                 while self.batch_in_epoch < bpe:
                     batch = self.batch_in_epoch
-                    idx = order[batch * cfg.batch_size : (batch + 1) * cfg.batch_size]
+                    # this rank's share of the global batch (all of it in a single process)
+                    start = batch * cfg.batch_size * self.world + self.rank * cfg.batch_size
+                    idx = order[start : start + cfg.batch_size]
+                    if self._agreed(self._stop.is_set()):
+                        raise _StopRequested
                     t0 = time.perf_counter()
+                    self._batch_generator(self.epoch, batch)
                     rng_before = self.rng.get_state()
                     try:
-                        loss, margin, recon, acc = self._train_step(self._augment(images_all[idx]), labels_all[idx])
+                        if self.multi:
+                            chosen = pairs[idx.numpy()]
+                            loss, margin, recon, acc = self._train_step(
+                                torch.from_numpy(chosen.images),
+                                torch.from_numpy(chosen.labels),
+                                torch.from_numpy(chosen.parts),
+                            )
+                        else:
+                            loss, margin, recon, acc = self._train_step(self._augment(images_all[idx]), labels_all[idx])
                     except _StopRequested:
                         self.rng.set_state(rng_before)  # the unfinished step is discarded
                         raise
@@ -523,13 +654,13 @@ class Trainer:
                         recon,
                         acc,
                         cfg.lr_at(self.step - 1),
-                        len(idx) / dt,
+                        len(idx) * self.world / dt,
                     )
                     self._check_stop()
                 self.epoch += 1
                 self.batch_in_epoch = 0
                 self.last_test_accuracy = self.last_test_images = None
-                if self.test_data is not None:
+                if self.test_data is not None and self.rank == 0:
                     self.last_test_accuracy, self.last_test_images = self.evaluate()
                 path = self.save()
                 if (
@@ -561,6 +692,50 @@ class Trainer:
         yield StoppedEvent(self.epoch, self.step, finished, path)
 
 
+def model_lengths(
+    model: CapsNet,
+    images: np.ndarray,
+    routing_iterations: int | None = None,
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch=None,
+    after_batch=None,
+) -> np.ndarray:
+    """Digit-capsule lengths ||v_j|| of all ``images``: float32 numpy array (N, 10) in [0, 1).
+
+    ``images``: (N, H, H) uint8 in 0..255, or float in [0, 1], H the model's input size.
+    ``before_batch()``, if given, is called before each batch (it may raise to stop);
+    ``after_batch(n)`` after each, with the number of images the batch held (a progress bar).
+    Leaves ``model`` in eval mode.
+    """
+    device = device or next(model.parameters()).device
+    out_lengths = []
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(images), batch_size):
+            if before_batch is not None:
+                before_batch()
+            x = torch.from_numpy(images[start : start + batch_size]).to(device).unsqueeze(1).float()
+            if images.dtype == np.uint8:
+                x = x / 255.0
+            out = model(x, routing_iterations=routing_iterations, reconstruct=False)
+            out_lengths.append(out.lengths.float().cpu().numpy())
+            if after_batch is not None:
+                after_batch(len(x))
+    return np.concatenate(out_lengths) if out_lengths else np.zeros((0, model.cfg.num_classes), dtype=np.float32)
+
+
+def two_digit_hits(lengths: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """How many of each example's two digits are among its two longest capsules: (N,) int64
+    in {0, 1, 2}. ``lengths`` (N, 10), ``labels`` (N, 2) with two different classes.
+
+    2 is the paper's MultiMNIST measure (Sec. 6: both digits right, error = 1 - mean(hits == 2));
+    >= 1: at least one digit right.
+    """
+    top2 = lengths.topk(2, dim=1).indices  # (N, 2)
+    return (top2.unsqueeze(2) == labels.unsqueeze(1)).any(dim=1).sum(dim=1)
+
+
 def evaluate_model(
     model: CapsNet,
     data: MnistSplit,
@@ -577,21 +752,8 @@ def evaluate_model(
     ``after_batch(n)`` after each, with the number of images the batch held (a progress bar).
     Leaves ``model`` in eval mode.
     """
-    device = device or next(model.parameters()).device
-    preds = []
-    model.eval()
-    with torch.inference_mode():
-        for start in range(0, len(data), batch_size):
-            if before_batch is not None:
-                before_batch()
-            x = torch.from_numpy(data.images[start : start + batch_size]).to(device).unsqueeze(1).float()
-            if data.images.dtype == np.uint8:
-                x = x / 255.0
-            out = model(x, routing_iterations=routing_iterations, reconstruct=False)
-            preds.append(out.lengths.argmax(1).cpu().numpy())
-            if after_batch is not None:
-                after_batch(len(x))
-    return np.concatenate(preds) if preds else np.zeros(0, dtype=np.int64)
+    lengths = model_lengths(model, data.images, routing_iterations, batch_size, device, before_batch, after_batch)
+    return lengths.argmax(1).astype(np.int64)
 
 
 def confusion_matrix(labels: np.ndarray, predictions: np.ndarray, classes: int = 10) -> np.ndarray:

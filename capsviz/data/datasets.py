@@ -1,0 +1,15 @@
+"""The data sets a capsviz model is trained for, and the input size each one fixes."""
+
+from __future__ import annotations
+
+# name -> side of the square input image in pixels
+IMAGE_SIZE = {"mnist": 28, "multimnist": 36}
+DATASETS = tuple(IMAGE_SIZE)
+TITLES = {"mnist": "MNIST", "multimnist": "MultiMNIST"}
+
+
+def check_dataset(name: str) -> str:
+    """Return ``name`` if it is one of :data:`DATASETS`; else raise ``ValueError`` listing them."""
+    if name not in IMAGE_SIZE:
+        raise ValueError(f"dataset must be one of {', '.join(DATASETS)} (got {name!r})")
+    return name
