@@ -1,24 +1,43 @@
 """Summaries of a routing trace for the explorer (numpy, Qt-free).
 
-Shapes: I = 1152 primary capsules on a 32 x 6 x 6 grid (i = type*36 + y*6 + x),
-J = 10 digit capsules, R = routing iterations.
+Shapes: I primary capsules on a 32 x G x G grid (i = type*G*G + y*G + x; G = 6, I = 1152 for
+MNIST; G = 10, I = 3200 for MultiMNIST), J = 10 digit capsules, R = routing iterations. The
+grid side is read from I.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-TYPES, GRID, FIELD = 32, 6, 28
+TYPES = 32
 RF_SIZE, RF_STRIDE = 17, 2  # a primary capsule at (y, x) sees input rows 2y..2y+16, columns 2x..2x+16
+MOSAIC_ROWS, MOSAIC_COLS = 4, 8  # the 32 types as 4 x 8 tiles
+
+
+def grid_side(n_primary: int) -> int:
+    """G of I = 32 G^2 primary capsules (6 for 1152, 10 for 3200). Raises ``ValueError`` otherwise."""
+    side = math.isqrt(n_primary // TYPES)
+    if TYPES * side * side != n_primary:
+        raise ValueError(f"{n_primary} primary capsules are not {TYPES} types on a square grid")
+    return side
+
+
+def field_side(grid: int) -> int:
+    """Side of the input image of a G x G PrimaryCaps grid: 28 for G = 6, 36 for G = 10
+    (two 9 x 9 convolutions, the second of stride 2)."""
+    return RF_STRIDE * (grid - 1) + RF_SIZE + 1
 
 
 def class_maps(u_lengths: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Length-weighted coupling per class on the primary grid.
 
-    u_lengths : (I,), c : (I, J) for one iteration -> (J, 6, 6), float:
-    map[j, y, x] = sum over the 32 types of ||u_i|| c_ij, i = type*36 + y*6 + x.
+    u_lengths : (I,), c : (I, J) for one iteration -> (J, G, G), float:
+    map[j, y, x] = sum over the 32 types of ||u_i|| c_ij, i = type*G*G + y*G + x.
     """
-    w = (u_lengths[:, None] * c).reshape(-1, GRID, GRID, c.shape[1])  # (32, 6, 6, J)
+    g = grid_side(len(u_lengths))
+    w = (u_lengths[:, None] * c).reshape(-1, g, g, c.shape[1])  # (32, G, G, J)
     return w.sum(axis=0).transpose(2, 0, 1)
 
 
@@ -32,34 +51,69 @@ def mean_entropy(c: np.ndarray) -> np.ndarray:
     return -(c * np.log(np.clip(c, 1e-12, 1.0))).sum(axis=-1).mean(axis=-1)
 
 
+def mosaic_shape(grid: int) -> tuple[int, int]:
+    """Shape of :func:`type_mosaic` for a G x G grid: (27, 55) for G = 6, (43, 87) for G = 10."""
+    step = grid + 1
+    return MOSAIC_ROWS * step - 1, MOSAIC_COLS * step - 1
+
+
 def type_mosaic(values: np.ndarray, gap: float = np.nan) -> np.ndarray:
-    """Arrange one value per primary capsule, (I,), as 4 x 8 tiles of 6 x 6 (one tile per type),
-    separated by one-pixel ``gap`` lines: -> (27, 55)."""
-    tiles = values.reshape(TYPES, GRID, GRID)
-    rows, cols, step = 4, 8, GRID + 1
-    out = np.full((rows * step - 1, cols * step - 1), gap, dtype=np.float32)
+    """Arrange one value per primary capsule, (I,), as 4 x 8 tiles of G x G (one tile per type),
+    separated by one-pixel ``gap`` lines: -> :func:`mosaic_shape` (27, 55) for MNIST."""
+    g = grid_side(len(values))
+    tiles = values.reshape(TYPES, g, g)
+    step = g + 1
+    out = np.full(mosaic_shape(g), gap, dtype=np.float32)
     for t in range(TYPES):
-        r, c = divmod(t, cols)
-        out[r * step : r * step + GRID, c * step : c * step + GRID] = tiles[t]
+        r, c = divmod(t, MOSAIC_COLS)
+        out[r * step : r * step + g, c * step : c * step + g] = tiles[t]
     return out
 
 
-def mosaic_capsule(row: int, col: int) -> tuple[int, int, int] | None:
-    """(type, y, x) of the capsule at mosaic pixel (row, col), or None on a gap line."""
-    step = GRID + 1
-    if not (0 <= row < 4 * step - 1 and 0 <= col < 8 * step - 1):
+def mosaic_capsule(row: int, col: int, grid: int = 6) -> tuple[int, int, int] | None:
+    """(type, y, x) of the capsule at mosaic pixel (row, col) of a G x G grid, or None on a gap line."""
+    step = grid + 1
+    rows, cols = mosaic_shape(grid)
+    if not (0 <= row < rows and 0 <= col < cols):
         return None
     y, x = row % step, col % step
-    if y == GRID or x == GRID:
+    if y == grid or x == grid:
         return None
-    return (row // step) * 8 + col // step, y, x
+    return (row // step) * MOSAIC_COLS + col // step, y, x
 
 
 def receptive_overlay(grid_map: np.ndarray) -> np.ndarray:
-    """Spread a (6, 6) map over the input: each cell adds its value to the 17 x 17 input
-    pixels its capsules see (rows 2y..2y+16, columns 2x..2x+16) -> (28, 28)."""
-    out = np.zeros((FIELD, FIELD), dtype=np.float64)
-    for y in range(GRID):
-        for x in range(GRID):
+    """Spread a (G, G) map over the input: each cell adds its value to the 17 x 17 input
+    pixels its capsules see (rows 2y..2y+16, columns 2x..2x+16) -> (H, H), H = :func:`field_side`
+    (28 for G = 6, 36 for G = 10)."""
+    g = grid_map.shape[0]
+    side = field_side(g)
+    out = np.zeros((side, side), dtype=np.float64)
+    for y in range(g):
+        for x in range(g):
             out[RF_STRIDE * y : RF_STRIDE * y + RF_SIZE, RF_STRIDE * x : RF_STRIDE * x + RF_SIZE] += grid_map[y, x]
     return out.astype(np.float32)
+
+
+def segmentation(u_lengths: np.ndarray, c: np.ndarray, digits: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Segmentation by routing (MultiMNIST, Sec. 6): how the primary capsules divide between two
+    digit capsules, laid over the input through their receptive fields.
+
+    u_lengths : (I,); c : (I, J) couplings of one iteration; digits : (a, b), two classes.
+    Returns (share, weight), both (H, H) float32:
+
+    - ``weight[p] = sum over the capsules i whose receptive field holds pixel p of
+      ||u_i|| (c_ia + c_ib)``: how much of the two digits' input the pixel carries;
+    - ``share[p] = sum_i ||u_i|| c_ia / weight[p]`` in [0, 1]: 1 where those capsules send to
+      digit a only, 0 where to b only, 0.5 where weight is 0.
+
+    Raises ``ValueError`` when the two digits are the same class.
+    """
+    a, b = (int(d) for d in digits)
+    if a == b:
+        raise ValueError(f"segmentation needs two different digits, got {a} twice")
+    maps = class_maps(u_lengths, c[:, [a, b]])  # (2, G, G)
+    to_a, to_b = receptive_overlay(maps[0]), receptive_overlay(maps[1])
+    weight = to_a + to_b
+    share = np.divide(to_a, weight, out=np.full_like(weight, 0.5), where=weight > 0)
+    return share.astype(np.float32), weight.astype(np.float32)

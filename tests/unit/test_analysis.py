@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import torch
 
 from capsviz.model.analysis import (
     class_maps,
+    field_side,
+    grid_side,
     mean_entropy,
     mosaic_capsule,
+    mosaic_shape,
     receptive_overlay,
     routed_mass,
+    segmentation,
     type_mosaic,
 )
 
@@ -51,3 +57,58 @@ def test_receptive_overlay_covers_rows_2y_to_2y_plus_16():
     out = receptive_overlay(grid)
     rows, cols = np.nonzero(out)
     assert rows.min() == 4 and rows.max() == 20 and cols.min() == 10 and cols.max() == 26
+
+
+def test_the_summaries_follow_the_grid_of_the_multimnist_model():
+    rng = np.random.default_rng(1)
+    u_len = rng.random(3200)
+    c = rng.dirichlet(np.ones(10), size=3200)
+    assert grid_side(3200) == 10 and grid_side(1152) == 6 and field_side(10) == 36 and field_side(6) == 28
+    maps = class_maps(u_len, c)
+    assert maps.shape == (10, 10, 10) and np.isclose(maps.sum(), u_len.sum())
+    i = 7 * 100 + 9 * 10 + 4  # type 7, y 9, x 4
+    assert np.isclose(maps[2, 9, 4], sum(u_len[t * 100 + 94] * c[t * 100 + 94, 2] for t in range(32)))
+    m = type_mosaic(np.arange(3200, dtype=np.float32))
+    assert m.shape == mosaic_shape(10) == (43, 87)
+    row, col = (7 // 8) * 11 + 9, (7 % 8) * 11 + 4
+    assert m[row, col] == i and mosaic_capsule(row, col, grid=10) == (7, 9, 4)
+    grid = np.zeros((10, 10))
+    grid[9, 0] = 1.0
+    rows, cols = np.nonzero(receptive_overlay(grid))
+    assert (rows.min(), rows.max(), cols.min(), cols.max()) == (18, 34, 0, 16)
+    with pytest.raises(ValueError, match="not 32 types on a square grid"):
+        grid_side(1000)
+
+
+def test_segmentation_divides_each_pixel_between_the_two_digits_by_the_couplings_that_reach_it():
+    from capsviz.data.mnist import load_sample
+    from capsviz.data.multimnist import draw_pairs
+    from capsviz.model import CapsNet, CapsNetConfig
+    from capsviz.model.inference import infer
+
+    torch.manual_seed(0)
+    model = CapsNet(CapsNetConfig(image_size=36))
+    pair = draw_pairs(load_sample(), 1, np.random.default_rng(2))
+    a, b = (int(d) for d in pair.labels[0])
+    inference = infer(model, pair.images[0] / np.float32(255))
+    for r in range(inference.iterations):
+        c = inference.c[r]
+        share, weight = segmentation(inference.u_lengths, c, (a, b))
+        assert share.shape == weight.shape == (36, 36)
+        for py, px in [(0, 0), (17, 20), (35, 35), (10, 3)]:
+            seen = [
+                t * 100 + y * 10 + x
+                for t in range(32)
+                for y in range(10)
+                for x in range(10)
+                if 2 * y <= py <= 2 * y + 16 and 2 * x <= px <= 2 * x + 16
+            ]
+            if not seen:  # row and column 35: no capsule's field reaches them
+                assert weight[py, px] == 0 and share[py, px] == 0.5
+                continue
+            to_a = sum(inference.u_lengths[i] * c[i, a] for i in seen)
+            to_b = sum(inference.u_lengths[i] * c[i, b] for i in seen)
+            assert np.isclose(weight[py, px], to_a + to_b, rtol=1e-4)
+            assert np.isclose(share[py, px], to_a / (to_a + to_b), rtol=1e-4)
+    with pytest.raises(ValueError, match="two different digits"):
+        segmentation(inference.u_lengths, inference.c[0], (3, 3))
