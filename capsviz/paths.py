@@ -18,6 +18,7 @@ from pathlib import Path
 
 APP_NAME = "capsviz"
 SHIPPED_CHECKPOINT_NAME = "capsnet_mnist.safetensors"
+SHIPPED_MULTIMNIST_NAME = "capsnet_multimnist.safetensors"
 MNIST_SAMPLE_NAME = "mnist_test_sample.npz"
 SOURCE_ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -35,6 +36,11 @@ def assets_dir() -> Path:
 def shipped_checkpoint() -> Path:
     """The pretrained MNIST CapsNet shipped with capsviz (a safetensors checkpoint)."""
     return assets_dir() / SHIPPED_CHECKPOINT_NAME
+
+
+def shipped_multimnist_checkpoint() -> Path:
+    """The pretrained MultiMNIST CapsNet (36x36 pairs of overlapping digits) shipped with capsviz."""
+    return assets_dir() / SHIPPED_MULTIMNIST_NAME
 
 
 def mnist_sample() -> Path:

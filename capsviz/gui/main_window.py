@@ -14,6 +14,7 @@ from capsviz.gui.core import ExplorerCore
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
+from capsviz.gui.pair_window import model_dataset, open_pair_window
 from capsviz.gui.redraw import RedrawScheduler
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
@@ -84,15 +85,17 @@ class MainWindow(QMainWindow):
             {
                 "open_image": self.sources.open_image_dialog,
                 "paste": self.sources.paste_image,
-                "open": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and core.load_model(path),
+                "open": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_checkpoint(path),
                 "save": self._save_checkpoint,
                 "export_figures": lambda: export_figures_dialog(self, self.figures()),
                 "export_trace": lambda: export_trace_dialog(self, core.inference),
                 "quit": self.close,
                 "about": self.errors.show_about,
+                "pairs": lambda: open_pair_window(self, None, data_root),
             },
             self.docks.values(),
         )
+        self.pair_window = None  # the overlapping-digits window, once opened
         self.setAcceptDrops(True)
         self._connect()
         self._apply_view_settings(self.restored.views)
@@ -100,7 +103,7 @@ class MainWindow(QMainWindow):
             if not core.load_model(self.restored.checkpoint):
                 core.load_model(None)
         else:
-            core.load_model(checkpoint)
+            self.open_checkpoint(checkpoint)
         if self.restored.geometry is not None:
             self.restoreGeometry(self.restored.geometry)
         self.settings_notice = ""
@@ -278,6 +281,15 @@ class MainWindow(QMainWindow):
             self.training_panel.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
 
     # -- closing ------------------------------------------------------------------
+    def open_checkpoint(self, path: Path | None) -> bool:
+        """Load ``path`` (None: the shipped model) into the explorer, or a MultiMNIST model into
+        the overlapping-digits window. Returns success (errors are shown)."""
+        if path is not None and model_dataset(path) == "multimnist":
+            if self.core.info is None:
+                self.core.load_model(None)  # the explorer shows the shipped MNIST model meanwhile
+            return open_pair_window(self, Path(path), self.core.data_root) is not None
+        return self.core.load_model(path)
+
     def confirm_close(self) -> bool:
         """Whether to close while training runs (asks the user)."""
         return dialogs.confirm_stop_training(self)
@@ -290,6 +302,8 @@ class MainWindow(QMainWindow):
         self.browser_evaluator.quit()  # stops between chunks of 250 digits
         self.scheduler.stop()
         self.core.close()  # waits for the background workers
+        if self.pair_window is not None:
+            self.pair_window.close()
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

@@ -1,5 +1,5 @@
 """The main window's menus: File (input, checkpoints, export, quit), View (a toggle per
-dock) and Help (About)."""
+dock, and the overlapping-digits window) and Help (About)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def build_menus(
     window : QMainWindow
         Owner of the menu bar and the actions.
     slots : dict
-        What each action does, by key: the keys of ``FILE_ACTIONS`` and ``"about"``.
+        What each action does, by key: the keys of ``FILE_ACTIONS``, ``"about"`` and
+        ``"pairs"`` (View → Overlapping digits).
     docks : iterable of QDockWidget
         The docks the View menu shows and hides, in menu order.
 
@@ -44,7 +45,7 @@ def build_menus(
     ValueError
         If ``slots`` lacks an action's key or has a key no action uses.
     """
-    keys = {key for key, _, _ in FILE_ACTIONS} | {"about"}
+    keys = {key for key, _, _ in FILE_ACTIONS} | {"about", "pairs"}
     if set(slots) != keys:
         raise ValueError(f"slots needs exactly the keys {sorted(keys)}, got {sorted(slots)}")
     actions: dict[str, QAction] = {}
@@ -58,6 +59,10 @@ def build_menus(
     view_menu = window.menuBar().addMenu("&View")
     for dock in docks:
         view_menu.addAction(dock.toggleViewAction())
+    view_menu.addSeparator()
+    pairs = QAction("&Overlapping digits (MultiMNIST)…", window, triggered=slots["pairs"])
+    view_menu.addAction(pairs)
+    actions["pairs"] = pairs
     help_menu = window.menuBar().addMenu("&Help")
     about = QAction("&About capsviz", window, triggered=slots["about"])
     help_menu.addAction(about)
