@@ -10,7 +10,12 @@ Prints, and as its last line a JSON object with:
 - ``draw_to_prediction_ms``: median time from a stroke (mouse move) event on the canvas
   to the updated capsule-length bars;
 - ``gui_max_stall_ms_training``: the longest gap between ticks of a 5 ms GUI timer,
-  minus 5 ms, while training runs in the background (needs MNIST; see --data-root).
+  minus 5 ms, while training runs in the background (needs MNIST; see --data-root);
+- for the MultiMNIST model (``--multimnist FILE``, default the shipped one, when it is
+  there): ``mm_infer_trace_ms_b1``, the same forward pass for one 36x36 pair, and
+  ``mm_shift_to_prediction_ms``, from a shift slider's key press in the overlapping-digits
+  window to its repainted length bars (composition, traced forward pass, three
+  reconstructions, segmentation of every iteration, all panels).
 """
 
 from __future__ import annotations
@@ -43,11 +48,57 @@ def mouse(widget, kind, x, y, buttons):
     QApplication.sendEvent(widget, ev)
 
 
+def multimnist_figures(app, args) -> dict:
+    """``mm_infer_trace_ms_b1`` and ``mm_shift_to_prediction_ms`` (empty without a model)."""
+    from pathlib import Path
+
+    from PySide6.QtTest import QTest
+
+    from capsviz.gui.pair_window import load_pair_model, test_digits
+    from capsviz.gui.widgets.pairs import PairExplorer
+    from capsviz.model.inference import infer
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    path = Path(args.multimnist) if args.multimnist else shipped_multimnist_checkpoint()
+    if not path.is_file():
+        print(f"skipping the MultiMNIST figures: no model at {path}")
+        return {}
+    model, _ = load_pair_model(path)
+    explorer = PairExplorer(model, test_digits(args.data_root)[0])
+    explorer.resize(1100, 700)
+    explorer.show()
+    for _ in range(5):
+        app.processEvents()
+    times = []
+    for k in range(args.repeats + 3):
+        t0 = time.perf_counter()
+        infer(model, explorer.pair_image)
+        if k >= 3:
+            times.append(1000 * (time.perf_counter() - t0))
+    infer_ms = statistics.median(times)
+    print(f"MultiMNIST infer with trace, batch 1: median {infer_ms:.2f} ms")
+    slider = explorer.controls[1].dx
+    slider.setFocus()
+    times = []
+    for k in range(args.repeats):
+        key = Qt.Key.Key_Right if (k // 4) % 2 == 0 else Qt.Key.Key_Left  # sweep -4..4 and back
+        t0 = time.perf_counter()
+        QTest.keyClick(slider, key)
+        explorer.bars_plot.repaint()
+        times.append(1000 * (time.perf_counter() - t0))
+        app.processEvents()
+    shift_ms = statistics.median(times)
+    print(f"MultiMNIST shift key to repainted length bars: median {shift_ms:.2f} ms")
+    explorer.close()
+    return {"mm_infer_trace_ms_b1": round(infer_ms, 2), "mm_shift_to_prediction_ms": round(shift_ms, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--train-seconds", type=float, default=20.0)
     parser.add_argument("--data-root", default=None)
+    parser.add_argument("--multimnist", default=None, help="MultiMNIST checkpoint (default: the shipped one)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     from capsviz.gui.app import configure_pyqtgraph
@@ -153,10 +204,12 @@ def main() -> None:
         )
     except FileNotFoundError as exc:
         print(f"skipping the training measurement: {exc}")
+    mm = multimnist_figures(app, args)
     window.close()
     print(
         json.dumps(
             {
+                **mm,
                 "infer_trace_ms_b1": round(infer_ms, 2),
                 "pose_frame_ms": round(pose_ms, 2),
                 "draw_to_prediction_ms": round(draw_ms, 2),
