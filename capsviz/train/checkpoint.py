@@ -182,14 +182,18 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer | None = None,
     rng_state: torch.Tensor | None = None,
     extra_metadata: dict[str, str] | None = None,
+    weights_dtype: torch.dtype = torch.float32,
 ) -> Path:
     """Write ``model`` (and optionally optimizer and RNG state) atomically to ``path``.
+
+    ``weights_dtype``: float32, or float16 for a file half the size (a shipped model, when
+    its evaluation counts are the same); loading always gives float32.
 
     Returns the path written. Raises ``OSError`` if the file cannot be written; the
     previous file at ``path`` is then left unchanged.
     """
     path = Path(path)
-    tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
+    tensors = {k: v.detach().to("cpu", weights_dtype).contiguous() for k, v in model.state_dict().items()}
     metadata = {
         "format": FORMAT,
         "model_config": model.cfg.to_json(),

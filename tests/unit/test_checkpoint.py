@@ -223,3 +223,18 @@ def test_a_writer_killed_mid_write_leaves_a_loadable_checkpoint(saved, tmp_path)
         os.utime(t, (time.time() - ck.STALE_TEMP_S - 1,) * 2)
     save_checkpoint(p, saved[0], step=7)
     assert read_info(p).step == 7 and not list(tmp_path.glob("*.tmp"))
+
+
+def test_weights_stored_as_float16_load_as_float32_and_keep_the_dataset(tmp_path):
+    import json
+
+    model = CapsNet(CapsNetConfig(image_size=36))
+    path = save_checkpoint(
+        tmp_path / "half.safetensors", model, extra_metadata={"dataset": "multimnist"}, weights_dtype=torch.float16
+    )
+    raw = path.read_bytes()
+    header = json.loads(raw[8 : 8 + struct.unpack("<Q", raw[:8])[0]])
+    assert {desc["dtype"] for name, desc in header.items() if name != "__metadata__"} == {"F16"}
+    loaded, info, _ = load_checkpoint(path)
+    assert info.dataset == "multimnist" and loaded.digit_caps.W.dtype == torch.float32
+    torch.testing.assert_close(loaded.digit_caps.W, model.digit_caps.W.half().float())
