@@ -6,7 +6,10 @@
 #
 # 1. the unit tests of the model and the training loop, with CUDA visible;
 # 2. train_speed.py on CUDA in fp32 (TF32 allowed, as in training) and bf16 (images/s, matmul peak);
-# 3. one full MNIST epoch per precision with `capsviz train` (wall time from its log).
+# 3. one full MNIST epoch per precision with `capsviz train` (wall time from its log);
+# 4. with the time left (MM_SECONDS, default 300), a MultiMNIST run in bf16, widened from
+#    the shipped MNIST model (or resumed from $MM_RESUME), stopped with Ctrl+C's clean
+#    autosave; the autosave and the best epoch are left under $OUT/multimnist*.safetensors.
 # CAPSVIZ_DATA must point at the MNIST archives.
 set -u
 OUT="${OUT:-$PWD/gpu-out}"
@@ -34,3 +37,17 @@ for precision in fp32 bf16; do
         | tee -a "$OUT/epochs.txt"
     rm -f "$OUT/epoch_$precision.safetensors" "$OUT/epoch_$precision.best.safetensors"
 done
+
+mm_out="$OUT/multimnist.safetensors"
+if [ -n "${MM_RESUME:-}" ]; then
+    mm_args=(--resume "$MM_RESUME" --out "$mm_out")
+else
+    mm_args=(--dataset multimnist --init assets/capsnet_mnist.safetensors --out "$mm_out" --overwrite
+             --epochs 30 --batch-size 128 --lr 1e-3 --lr-decay 0.5 --lr-decay-steps 4000 --test-subset 2000)
+fi
+"$PY" -m capsviz train --device cuda --precision bf16 "${mm_args[@]}" > "$OUT/multimnist.txt" 2>&1 &
+mm_pid=$!
+sleep "${MM_SECONDS:-300}"
+kill -INT "$mm_pid"  # the first Ctrl+C: stop after the current step and autosave
+wait "$mm_pid"
+grep -a "epoch .*test accuracy\|stopped at\|finished at" "$OUT/multimnist.txt" | tail -n 5

@@ -24,7 +24,7 @@ class PairWindow(QMainWindow):
         super().__init__(parent)
         self.explorer = explorer
         self.setCentralWidget(explorer)
-        self.resize(1150, 720)
+        self.resize(1150, 780)
         self.path = path
         self._title()
 

@@ -140,3 +140,32 @@ def test_opening_a_multimnist_checkpoint_shows_the_overlapping_digits_window(qtb
     assert window.core.load_model(pair_checkpoint) is False  # the MNIST explorer refuses it, in one line
     qtbot.waitUntil(lambda: window.errors.error_box is not None, timeout=5000)
     assert "a model for MultiMNIST (36x36 images); the explorer takes MNIST models" in window.errors.error_box.text()
+
+
+def draw_stroke(qtbot, canvas, points):
+    """A real mouse stroke through ``points`` (canvas pixels)."""
+    from PySide6.QtCore import QPoint
+
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(*points[0]))
+    for p in points[1:]:
+        qtbot.mouseMove(canvas, QPoint(*p))
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(*points[-1]))
+
+
+def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, explorer):
+    from capsviz.data.preprocess import preprocess_ink
+
+    a, b = explorer.controls
+    explorer.set_pair(3, 40, (0, 0), (1, -2))
+    b.source.setCurrentIndex(1)  # "drawing"
+    assert b.canvas.isVisible() and not b.index.isEnabled()
+    draw_stroke(qtbot, b.canvas, [(84, 20), (84, 60), (84, 100), (84, 148)])  # a vertical bar: a 1
+    qtbot.waitUntil(lambda: explorer.inference is not None and not b.canvas.is_empty(), timeout=2000)
+    qtbot.wait(50)
+    drawn = np.round(preprocess_ink(b.canvas.ink()) * 255).astype(np.uint8)
+    expected = compose(np.stack([place(explorer.digits.images[3], (0, 0)), place(drawn, (1, -2))]))
+    np.testing.assert_array_equal(explorer.pair_image, expected / np.float32(255))
+    assert explorer.labels[1] is None and explorer.segmented == tuple(explorer.top2)
+    assert explorer.verdict.text().startswith(f"longest capsules: {explorer.top2[0]} and {explorer.top2[1]}")
+    qtbot.mouseClick(b.clear, Qt.MouseButton.LeftButton)
+    np.testing.assert_array_equal(explorer.pair_image, place(explorer.digits.images[3], (0, 0)) / np.float32(255))

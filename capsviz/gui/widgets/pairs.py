@@ -29,12 +29,15 @@ from PySide6.QtWidgets import (
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import MAX_SHIFT, TEST_PAIRS, MultiMnistPairs, compose, fixed_test_pairs, place
+from capsviz.data.preprocess import preprocess_ink
+from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel
 from capsviz.model import CapsNet
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, infer
 from capsviz.train.loop import model_lengths, two_digit_hits
 
+DRAW_SIZE = 168  # px of each digit's drawing canvas (6x the 28 x 28 digit)
 RED, GREEN = np.array([1.0, 0.25, 0.2], np.float32), np.array([0.2, 1.0, 0.3], np.float32)
 BAR, TOP, TRUE_EDGE = (90, 140, 200), (250, 180, 40), (255, 255, 255)
 INFO = (
@@ -46,6 +49,11 @@ INFO = (
     "that see it divide their couplings between digit A (red) and digit B (green), at the "
     "routing iteration chosen."
 )
+
+
+def a_digit(k: int) -> str:
+    """``a 7``, ``an 8``."""
+    return f"{'an' if k == 8 else 'a'} {k}"
 
 
 def tinted(image: np.ndarray, colour: np.ndarray) -> np.ndarray:
@@ -76,12 +84,21 @@ def segmentation_image(image: np.ndarray, share: np.ndarray, contrast: float) ->
 
 
 class DigitControls(QGroupBox):
-    """One digit of the pair: its index in the digit set, a random pick, and its shift."""
+    """One digit of the pair: a test digit (its index, or a random pick) or a drawing, and
+    its shift."""
 
     changed = Signal()
 
     def __init__(self, title: str, count: int, parent=None) -> None:
         super().__init__(title, parent)
+        self.source = QComboBox()
+        self.source.addItems(["test digit", "drawing"])
+        self.source.setToolTip("take this digit from the MNIST test digits, or draw it")
+        self.canvas = DrawingCanvas(size=DRAW_SIZE)
+        self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
+        self.canvas.setVisible(False)
+        self.clear = QPushButton("Clear")
+        self.clear.setVisible(False)
         self.index = QSpinBox()
         self.index.setRange(0, count - 1)
         self.index.setToolTip("index of the digit in the MNIST test digits")
@@ -105,6 +122,37 @@ class DigitControls(QGroupBox):
             layout.addWidget(value, row, 3)
             slider.valueChanged.connect(self.changed)
         self.index.valueChanged.connect(self.changed)
+        layout.addWidget(QLabel("from"), 3, 0)
+        layout.addWidget(self.source, 3, 1)
+        layout.addWidget(self.clear, 3, 2)
+        layout.addWidget(self.canvas, 0, 4, 4, 1, Qt.AlignmentFlag.AlignTop)
+        self.source.currentIndexChanged.connect(self._source_changed)
+        self.canvas.inkChanged.connect(self.changed)
+        self.clear.clicked.connect(self.canvas.clear)
+
+    def _source_changed(self, _index: int) -> None:
+        drawn = self.drawn
+        self.canvas.setVisible(drawn)
+        self.clear.setVisible(drawn)
+        for widget in (self.index, self.random):
+            widget.setEnabled(not drawn)
+        self.changed.emit()
+
+    @property
+    def drawn(self) -> bool:
+        """Whether this digit is the drawing (else the test digit of :attr:`index`)."""
+        return self.source.currentIndex() == 1
+
+    def digit_image(self, digits: MnistSplit) -> np.ndarray:
+        """The digit as a 28 x 28 uint8 image: the test digit, or the drawing preprocessed as the
+        explorer does (:func:`capsviz.data.preprocess.preprocess_ink`; blank when empty) and
+        rounded to 8 bits like a stored MNIST digit."""
+        if not self.drawn:
+            return digits.images[self.index.value()]
+        image = preprocess_ink(self.canvas.ink())
+        if image is None:
+            return np.zeros((28, 28), np.uint8)
+        return np.round(image * 255.0).astype(np.uint8)
 
     @property
     def shift(self) -> tuple[int, int]:
@@ -163,7 +211,8 @@ class PairExplorer(QWidget):
         self.fig5_panel = ImagePanel("reconstructions", (side, side))
         self.absent_panel = ImagePanel("(*) from digit", (side, side))
         self.segment_panel = ImagePanel("segmentation by routing", (side, side))
-        self.bars_plot = pg.PlotWidget(title="capsule lengths ‖v_j‖")
+        self.bars_plot = pg.PlotWidget(title="capsule lengths ‖v_j‖ (orange: the two longest; outlined: the digits)")
+        self.bars_plot.setMinimumHeight(170)
         self.bars_plot.setYRange(0, 1, padding=0)
         self.bars_plot.setXRange(-0.6, 9.6, padding=0)
         self.bars_plot.setMouseEnabled(False, False)
@@ -223,9 +272,19 @@ class PairExplorer(QWidget):
 
     # -- input ------------------------------------------------------------------------
     @property
-    def labels(self) -> tuple[int, int]:
-        """The classes of digit A and digit B."""
-        return tuple(int(self.digits.labels[c.index.value()]) for c in self.controls)
+    def labels(self) -> tuple[int | None, int | None]:
+        """The classes of digit A and digit B; None for a drawing (its class is not known)."""
+        return tuple(None if c.drawn else int(self.digits.labels[c.index.value()]) for c in self.controls)
+
+    @property
+    def segmented(self) -> tuple[int, int] | None:
+        """The two digit capsules the segmentation compares: the true classes of two test
+        digits, else the two longest capsules (a drawing's class is not known); None for two
+        test digits of one class."""
+        a, b = self.labels
+        if a is None or b is None:
+            return tuple(self.top2)
+        return None if a == b else (a, b)
 
     def set_pair(self, a: int, b: int, shift_a=(0, 0), shift_b=(0, 0)) -> None:
         """Show digits ``a`` and ``b`` (indices into the digit set) with their shifts (rows, columns)."""
@@ -237,8 +296,9 @@ class PairExplorer(QWidget):
         self.update_pair()
 
     def pick_random(self, which: int, update: bool = True) -> None:
-        """A random digit for A (0) or B (1), of another class than the other digit."""
-        avoid = int(self.digits.labels[self.controls[1 - which].index.value()])
+        """A random test digit for A (0) or B (1), of another class than the other digit."""
+        other = self.labels[1 - which]
+        avoid = -1 if other is None else other
         classes = [k for k in range(10) if k != avoid and len(self.by_class[k])]
         members = self.by_class[int(self.rng.choice(classes))]
         control = self.controls[which]
@@ -284,9 +344,7 @@ class PairExplorer(QWidget):
 
     def parts(self) -> np.ndarray:
         """(2, 36, 36) uint8: digit A and digit B, each alone in its shifted field."""
-        return np.stack(
-            [place(self.digits.images[c.index.value()], c.shift) for c in self.controls]  # uint8 fields
-        )
+        return np.stack([place(c.digit_image(self.digits), c.shift) for c in self.controls])
 
     # -- compute and show ---------------------------------------------------------------
     @torch.inference_mode()
@@ -296,29 +354,36 @@ class PairExplorer(QWidget):
         self.pair_image = compose(parts).astype(np.float32) / 255.0
         a, b = self.labels
         for control, label in zip(self.controls, (a, b)):
-            control.label.setText(f"a {label}")
+            control.label.setText("" if label is None else a_digit(label))
         self.inference = inference = infer(self.model, self.pair_image)
         lengths = inference.lengths[-1]
         self.top2 = [int(j) for j in np.argsort(-lengths, kind="stable")[:2]]
+        pair = self.segmented
         absent = self.absent.currentIndex()
         v = torch.from_numpy(inference.v[-1]).to(next(self.model.parameters()).device)
         classes = torch.tensor([*self.top2, absent], device=v.device)
         recon = self.model.decoder(v.expand(3, -1, -1), classes)[:, 0].float().cpu().numpy()
         self.reconstructions = recon  # (3, 36, 36): top capsule, second, the picked digit
         self.shares = (
-            np.stack([segmentation(inference.u_lengths, c, (a, b))[0] for c in inference.c]) if a != b else None
+            None if pair is None else np.stack([segmentation(inference.u_lengths, c, pair)[0] for c in inference.c])
         )
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         self.fig5_panel.set_image(red_green(recon[0], recon[1]))
         self.fig5_panel.set_title(f"capsules {self.top2[0]} (red), {self.top2[1]} (green)")
         self.absent_panel.set_image(recon[2])
-        self.absent_panel.set_title(f"(*) from capsule {absent}" + (" — not there" if absent not in (a, b) else ""))
+        there = absent in (a, b) or (None in (a, b) and absent in self.top2)
+        self.absent_panel.set_title(f"(*) from capsule {absent}" + ("" if there else " — not there"))
         brushes = [TOP if j in self.top2 else BAR for j in range(10)]
         pens = [pg.mkPen(TRUE_EDGE, width=2) if j in (a, b) else pg.mkPen(None) for j in range(10)]
         self.bars.setOpts(height=lengths, brushes=brushes, pens=pens)
         found = len({a, b} & set(self.top2))
-        if a == b:
+        if a is None or b is None:
+            verdict = f"longest capsules: {self.top2[0]} and {self.top2[1]}"
+            if a is not None or b is not None:
+                known = a if a is not None else b
+                verdict += f"; the test digit is {a_digit(known)} — " + ("found" if known in self.top2 else "not found")
+        elif a == b:
             verdict = f"both digits are {a}s: pick digits of two different classes"
         else:
             verdict = (
@@ -336,7 +401,7 @@ class PairExplorer(QWidget):
         if self.shares is None:
             self.segment_panel.set_image(None)
             return
-        a, b = self.labels
+        a, b = self.segmented
         # one colour scale for all iterations: the largest departure over them
         contrast = max(share_contrast(self.pair_image, share) for share in self.shares)
         self.segment_panel.set_image(segmentation_image(self.pair_image, self.shares[r], contrast))
