@@ -40,7 +40,7 @@ TRAIN_HELP = {
     "seed": "seed of the initial weights, the batch order and the shifts",
     "device": "auto, cpu, cuda, cuda:N or mps",
     "train_subset": "train on the first N training images only (0: all 60,000)",
-    "test_subset": "evaluate on the first N test images after each epoch (0: all 10,000)",
+    "test_subset": "evaluate on the first N test images (MultiMNIST: test pairs) after each epoch (0: all 10,000)",
     "dataset": "mnist: single digits, 28x28; multimnist: pairs of overlapping digits, 36x36 (paper Sec. 6)",
     "pairs_per_epoch": "MultiMNIST pairs drawn afresh for each epoch",
     "precision": "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)",

@@ -53,6 +53,20 @@ def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
     return axis
 
 
+def capsule_bars(title: str, colour) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
+    """A fixed plot of the ten digit-capsule lengths, 0..1 (ticks 0-9, no mouse), and its
+    bars, all ``colour`` until they are set: (plot, bars)."""
+    plot = pg.PlotWidget(title=title)
+    sparse_ticks(plot.getAxis("left"))
+    plot.setYRange(0, 1, padding=0)
+    plot.setXRange(-0.6, 9.6, padding=0)
+    plot.setMouseEnabled(False, False)
+    plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(10)]])
+    bars = pg.BarGraphItem(x=np.arange(10), height=np.zeros(10), width=0.7, brushes=[colour] * 10)
+    plot.addItem(bars)
+    return plot, bars
+
+
 class ImagePanel(pg.GraphicsLayoutWidget):
     """A titled, fixed-aspect view of one (H, W) float array (row-major, row 0 at the top)."""
 

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, settle, sparse_ticks
+from capsviz.gui.widgets.common import VIRIDIS, capsule_bars, mosaic_hit, settle, sparse_ticks
 from capsviz.model.analysis import type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -28,14 +28,7 @@ class LengthsView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
-        self.bars_plot = pg.PlotWidget(title="capsule lengths ‖v_j‖")
-        sparse_ticks(self.bars_plot.getAxis("left"))
-        self.bars_plot.setYRange(0, 1, padding=0)
-        self.bars_plot.setXRange(-0.6, 9.6, padding=0)
-        self.bars_plot.setMouseEnabled(False, False)
-        self.bars_plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(10)]])
-        self.bars = pg.BarGraphItem(x=np.arange(10), height=np.zeros(10), width=0.7, brushes=[BAR] * 10)
-        self.bars_plot.addItem(self.bars)
+        self.bars_plot, self.bars = capsule_bars("capsule lengths ‖v_j‖", BAR)
         # the labels end at the right edge, inside the band between the lines (m⁺ under its
         # line, m⁻ over it), so they are never clipped by the plot's edge
         for y, name, anchor in ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1))):

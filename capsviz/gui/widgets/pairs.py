@@ -31,7 +31,7 @@ from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import MAX_SHIFT, TEST_PAIRS, MultiMnistPairs, compose, fixed_test_pairs, place
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
-from capsviz.gui.widgets.common import ImagePanel
+from capsviz.gui.widgets.common import ImagePanel, capsule_bars
 from capsviz.model import CapsNet
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, infer
@@ -211,14 +211,10 @@ class PairExplorer(QWidget):
         self.fig5_panel = ImagePanel("reconstructions", (side, side))
         self.absent_panel = ImagePanel("(*) from digit", (side, side))
         self.segment_panel = ImagePanel("segmentation by routing", (side, side))
-        self.bars_plot = pg.PlotWidget(title="capsule lengths ‖v_j‖ (orange: the two longest; outlined: the digits)")
+        self.bars_plot, self.bars = capsule_bars(
+            "capsule lengths ‖v_j‖ (orange: the two longest; outlined: the digits)", BAR
+        )
         self.bars_plot.setMinimumHeight(170)
-        self.bars_plot.setYRange(0, 1, padding=0)
-        self.bars_plot.setXRange(-0.6, 9.6, padding=0)
-        self.bars_plot.setMouseEnabled(False, False)
-        self.bars_plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(10)]])
-        self.bars = pg.BarGraphItem(x=np.arange(10), height=np.zeros(10), width=0.7, brushes=[BAR] * 10)
-        self.bars_plot.addItem(self.bars)
 
         top = QHBoxLayout()
         for control in self.controls:
