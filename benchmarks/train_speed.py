@@ -81,7 +81,7 @@ class ReferenceCapsNet(nn.Module):
 
     def __init__(self, size: int = 28) -> None:
         super().__init__()
-        self.size, self.grid = size, (size - 16 - 9) // 2 + 1  # 6 for 28, 10 for 36
+        self.size, self.grid = size, (size - 17) // 2 + 1  # 6 for 28, 10 for 36
         self.n = 32 * self.grid**2  # 1152, 3200
         self.conv1 = nn.Conv2d(1, 256, 9)
         self.primary = nn.Conv2d(256, 256, 9, stride=2)

@@ -315,7 +315,7 @@ class Trainer:
         )
         self._test_pairs: MultiMnistPairs | None = None
         self.rank, self.world = 0, 1  # set by capsviz.train.distributed for data-parallel runs
-        self.initialised_from: Path | None = None  # the smaller model a widened run started from
+        self.initialised_from: Path | str | None = None  # the smaller model a widened run started from
 
     # -- resume ---------------------------------------------------------------
     @classmethod
@@ -374,6 +374,7 @@ class Trainer:
                 raise CheckpointError(f"{path}: tensor 'rng.torch' is not a valid RNG state") from None
         trainer.last_test_accuracy = info.test_accuracy
         trainer.last_test_images = info.test_images
+        trainer.initialised_from = info.metadata.get("initialised_from")  # a widened run keeps its origin
         best = best_path(trainer.checkpoint_path)
         if best.is_file():
             try:

@@ -57,6 +57,7 @@ def test_the_pair_follows_the_index_and_shift_controls(qtbot, explorer):
     for _ in range(4):
         qtbot.keyClick(b.dy, Qt.Key.Key_Left)  # a horizontal slider: Left lowers it
     assert b.index.value() == 17 and a.shift == (0, 3) and b.shift == (-4, 0)
+    assert [label.text() for label in b.shift_labels] == ["-4 px", "+0 px"]
     digits = explorer.digits
     expected = compose(np.stack([place(digits.images[a.index.value()], (0, 3)), place(digits.images[17], (-4, 0))]))
     np.testing.assert_array_equal(explorer.pair_image, expected / np.float32(255))
@@ -78,7 +79,10 @@ def test_lengths_fig5_and_segmentation_come_from_the_models_trace(qtbot, explore
     assert explorer.verdict.text().endswith({2: "both right", 1: "one right", 0: "both wrong"}[found])
     with torch.no_grad():
         v = torch.from_numpy(trace.v[-1])[None]
-        for k, digit in enumerate(top2):
+        assert sorted(explorer.shown) == sorted(top2)
+        if a in top2:
+            assert explorer.shown[0] == a  # digit A's capsule in red, as digit A is drawn
+        for k, digit in enumerate(explorer.shown):
             alone = model.decoder(v, torch.tensor([digit]))[0, 0].numpy()
             np.testing.assert_allclose(explorer.reconstructions[k], alone, atol=1e-5)
     for r in range(trace.iterations):
@@ -169,3 +173,16 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, explorer):
     assert explorer.verdict.text().startswith(f"longest capsules: {explorer.top2[0]} and {explorer.top2[1]}")
     qtbot.mouseClick(b.clear, Qt.MouseButton.LeftButton)
     np.testing.assert_array_equal(explorer.pair_image, place(explorer.digits.images[3], (0, 0)) / np.float32(255))
+
+
+def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    window.actions["pairs"].trigger()
+    pair_window = window.pair_window
+    assert pair_window is not None and pair_window.isVisible()
+    assert pair_window.path == shipped_multimnist_checkpoint()
+    explorer = pair_window.explorer
+    assert explorer.inference.c.shape == (3, 3200, 10) and explorer.pair_image.shape == (36, 36)
+    np.testing.assert_allclose(explorer.inference.c.sum(axis=-1), 1.0, atol=1e-5)
+    assert (explorer.inference.lengths < 1).all()

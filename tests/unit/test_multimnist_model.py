@@ -189,3 +189,19 @@ def test_classify_with_a_multimnist_model_names_two_digits_and_reads_a_36x36_ima
         rf"{re.escape(str(files[0]))}: \d \(0\.\d{{3}}\) and \d \(0\.\d{{3}}\)  lengths( 0\.\d{{3}}){{10}}\n",
         text.stdout,
     )
+
+
+SHIPPED_PAIRS_RIGHT = 387  # both-right pairs of the shipped model on the 500 sample pairs below (77.4 %)
+
+
+def test_the_shipped_multimnist_model_finds_both_digits_of_most_pairs():
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    path = shipped_multimnist_checkpoint()
+    model, info, _ = load_checkpoint(path)
+    assert info.dataset == "multimnist" and model.cfg.image_size == 36 and info.test_images == 10_000
+    assert info.metadata["initialised_from"] == "capsnet_mnist.safetensors"
+    pairs = draw_pairs(SAMPLE, 500, np.random.default_rng(2017))  # pairs of the 2,000 shipped test digits
+    hits = two_digit_hits(torch.from_numpy(model_lengths(model, pairs.images)), torch.from_numpy(pairs.labels))
+    assert abs(int((hits == 2).sum()) - SHIPPED_PAIRS_RIGHT) <= 2  # float rounding may flip a near tie
+    assert float((hits >= 1).float().mean()) > 0.98  # 99.6 %: at least one digit is almost always found

@@ -104,6 +104,7 @@ class DigitControls(QGroupBox):
         self.index.setToolTip("index of the digit in the MNIST test digits")
         self.random = QPushButton("Random")
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
+        self.shift_labels: list[QLabel] = []
         layout = QGridLayout(self)
         layout.addWidget(QLabel("digit"), 0, 0)
         layout.addWidget(self.index, 0, 1)
@@ -116,12 +117,13 @@ class DigitControls(QGroupBox):
             slider.setTickPosition(QSlider.TickPosition.TicksBelow)
             slider.setToolTip(f"rows / columns to move the digit by, −{MAX_SHIFT}…{MAX_SHIFT} px")
             value = QLabel("+0 px")
-            slider.valueChanged.connect(lambda v, label=value: label.setText(f"{v:+d} px"))
+            self.shift_labels.append(value)
             layout.addWidget(QLabel(name), row, 0)
             layout.addWidget(slider, row, 1, 1, 2)
             layout.addWidget(value, row, 3)
             slider.valueChanged.connect(self.changed)
         self.index.valueChanged.connect(self.changed)
+        self.changed.connect(self.show_shift)
         layout.addWidget(QLabel("from"), 3, 0)
         layout.addWidget(self.source, 3, 1)
         layout.addWidget(self.clear, 3, 2)
@@ -157,6 +159,11 @@ class DigitControls(QGroupBox):
     @property
     def shift(self) -> tuple[int, int]:
         return self.dy.value(), self.dx.value()
+
+    def show_shift(self) -> None:
+        """Write the sliders' values beside them."""
+        for label, value in zip(self.shift_labels, self.shift):
+            label.setText(f"{value:+d} px")
 
 
 class PairExplorer(QWidget):
@@ -289,6 +296,7 @@ class PairExplorer(QWidget):
                 widget.blockSignals(True)
                 widget.setValue(int(value))
                 widget.blockSignals(False)
+            control.show_shift()
         self.update_pair()
 
     def pick_random(self, which: int, update: bool = True) -> None:
@@ -354,19 +362,21 @@ class PairExplorer(QWidget):
         self.inference = inference = infer(self.model, self.pair_image)
         lengths = inference.lengths[-1]
         self.top2 = [int(j) for j in np.argsort(-lengths, kind="stable")[:2]]
+        # Fig. 5 in the digits' colours: the capsule of digit A's class in red, of B's in green
+        self.shown = sorted(self.top2, key=lambda j: 0 if j == a else 1 if j == b else 2)
         pair = self.segmented
         absent = self.absent.currentIndex()
         v = torch.from_numpy(inference.v[-1]).to(next(self.model.parameters()).device)
-        classes = torch.tensor([*self.top2, absent], device=v.device)
+        classes = torch.tensor([*self.shown, absent], device=v.device)
         recon = self.model.decoder(v.expand(3, -1, -1), classes)[:, 0].float().cpu().numpy()
-        self.reconstructions = recon  # (3, 36, 36): top capsule, second, the picked digit
+        self.reconstructions = recon  # (3, 36, 36): the two longest capsules (as shown), the picked digit
         self.shares = (
             None if pair is None else np.stack([segmentation(inference.u_lengths, c, pair)[0] for c in inference.c])
         )
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         self.fig5_panel.set_image(red_green(recon[0], recon[1]))
-        self.fig5_panel.set_title(f"capsules {self.top2[0]} (red), {self.top2[1]} (green)")
+        self.fig5_panel.set_title(f"capsules {self.shown[0]} (red), {self.shown[1]} (green)")
         self.absent_panel.set_image(recon[2])
         there = absent in (a, b) or (None in (a, b) and absent in self.top2)
         self.absent_panel.set_title(f"(*) from capsule {absent}" + ("" if there else " — not there"))
