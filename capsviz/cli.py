@@ -547,7 +547,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
     import numpy as np
 
     from capsviz.data.images import ImageReadError, load_input
-    from capsviz.model.inference import capsule_lengths, recognised
+    from capsviz.model.inference import capsule_lengths, recognised, two_longest
 
     model, info = _load_model(args)
     size, two = model.cfg.image_size, info.dataset == "multimnist"
@@ -571,7 +571,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             continue
         v = results[k]
         if two:
-            top = [int(j) for j in np.argsort(-v, kind="stable")[:2]]
+            top = two_longest(v)
             if args.json:
                 print(json.dumps({"file": str(path), "predictions": top, "lengths": [round(float(x), 6) for x in v]}))
             else:

@@ -56,6 +56,12 @@ def recognised(lengths: np.ndarray) -> np.ndarray | bool:
     return bool(result) if result.ndim == 0 else result
 
 
+def two_longest(lengths: np.ndarray) -> list[int]:
+    """The two digit capsules with the longest outputs, longest first (a tie: the lower
+    class first): lengths (10,) -> [j1, j2]. A MultiMNIST model's answer (Sec. 6)."""
+    return [int(j) for j in np.argsort(-np.asarray(lengths), kind="stable")[:2]]
+
+
 def _device(model: CapsNet) -> torch.device:
     return next(model.parameters()).device
 

@@ -34,7 +34,7 @@ from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, capsule_bars
 from capsviz.model import CapsNet
 from capsviz.model.analysis import segmentation
-from capsviz.model.inference import Inference, infer
+from capsviz.model.inference import Inference, infer, two_longest
 from capsviz.train.loop import model_lengths, two_digit_hits
 
 DRAW_SIZE = 168  # px of each digit's drawing canvas (6x the 28 x 28 digit)
@@ -361,10 +361,10 @@ class PairExplorer(QWidget):
             control.label.setText("" if label is None else a_digit(label))
         self.inference = inference = infer(self.model, self.pair_image)
         lengths = inference.lengths[-1]
-        self.top2 = [int(j) for j in np.argsort(-lengths, kind="stable")[:2]]
+        self.top2 = two_longest(lengths)
         # Fig. 5 in the digits' colours: the capsule of digit A's class in red, of B's in green
         self.shown = sorted(self.top2, key=lambda j: 0 if j == a else 1 if j == b else 2)
-        pair = self.segmented
+        self.pair_digits = pair = self.segmented
         absent = self.absent.currentIndex()
         v = torch.from_numpy(inference.v[-1]).to(next(self.model.parameters()).device)
         classes = torch.tensor([*self.shown, absent], device=v.device)
@@ -373,6 +373,8 @@ class PairExplorer(QWidget):
         self.shares = (
             None if pair is None else np.stack([segmentation(inference.u_lengths, c, pair)[0] for c in inference.c])
         )
+        # one colour scale for all iterations of this pair: the largest departure over them
+        self.contrast = 0.0 if pair is None else max(share_contrast(self.pair_image, share) for share in self.shares)
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         self.fig5_panel.set_image(red_green(recon[0], recon[1]))
@@ -407,12 +409,9 @@ class PairExplorer(QWidget):
         if self.shares is None:
             self.segment_panel.set_image(None)
             return
-        a, b = self.segmented
-        # one colour scale for all iterations: the largest departure over them
-        contrast = max(share_contrast(self.pair_image, share) for share in self.shares)
-        self.segment_panel.set_image(segmentation_image(self.pair_image, self.shares[r], contrast))
+        a, b = self.pair_digits
+        self.segment_panel.set_image(segmentation_image(self.pair_image, self.shares[r], self.contrast))
         self.segment_panel.set_title(f"r = {r + 1}: to {a} (red) or {b} (green)")
-        self.contrast = contrast
         self.iteration_label.setText(
-            f"r = {r + 1} of {self.iteration.maximum()}; full red / green: share {0.5 + contrast:.4f}"
+            f"r = {r + 1} of {self.iteration.maximum()}; full red / green: share {0.5 + self.contrast:.4f}"
         )
