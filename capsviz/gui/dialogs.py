@@ -110,9 +110,9 @@ def ask_checkpoint_to_save(window: QMainWindow) -> Path | None:
     return Path(path) if path else None
 
 
-def confirm_stop_training(window: QMainWindow) -> bool:
-    """Ask whether to stop the training run (it autosaves) and quit."""
+def confirm_stop_training(window: QMainWindow, then: str = "quit") -> bool:
+    """Ask whether to stop the training run (it autosaves) and ``then`` (quit, close the window)."""
     answer = QMessageBox.question(
-        window, "Training is running", "Stop training, save the autosave checkpoint and quit?"
+        window, "Training is running", f"Stop training, save the autosave checkpoint and {then}?"
     )
     return answer == QMessageBox.StandardButton.Yes

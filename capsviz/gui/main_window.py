@@ -26,7 +26,6 @@ from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
-from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent
 
 
 class MainWindow(QMainWindow):
@@ -123,16 +122,12 @@ class MainWindow(QMainWindow):
         self.transform_view.transformChanged.connect(lambda t: self._input_changed(core.set_transform, t))
         self.transform_view.sweepRequested.connect(self.update_sweep)
         self.routing_view.iterationsChanged.connect(lambda n: self._input_changed(core.set_iterations, n))
-        self.training_panel.startRequested.connect(core.start_training)
-        self.training_panel.stopRequested.connect(self._stop_training)
+        self.training_panel.follow(core)
         core.inferenceReady.connect(self._show_inference)
         core.sweepReady.connect(self._show_sweep)
         core.error.connect(lambda title, message, details: self.errors.show_error(title, message, details or None))
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(lambda: self.model_label.setText(f"model: {core.model_summary}"))
-        core.trainingStarted.connect(self._training_started)
-        core.trainingEvent.connect(self._training_event)
-        core.trainingFinished.connect(lambda: self.training_panel.set_running(False))
 
     # -- layout -------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -262,24 +257,6 @@ class MainWindow(QMainWindow):
         if path is not None and self.core.save_model(path) is not None:
             self.statusBar().showMessage(f"saved {path}", 5000)
 
-    def _training_started(self, checkpoint: Path) -> None:
-        self.training_panel.reset_curves()
-        self.training_panel.set_running(True)
-        self.training_panel.status.setText(f"loading MNIST…; the run will be saved to {checkpoint}")
-
-    def _stop_training(self) -> None:
-        self.core.stop_training()
-        self.training_panel.status.setText("stopping…")
-
-    def _training_event(self, ev) -> None:
-        if isinstance(ev, BatchEvent):
-            self.training_panel.add_batch(ev, self.core.train_config.reconstruction_weight)
-        elif isinstance(ev, EpochEvent):
-            self.training_panel.add_epoch(ev)
-        elif isinstance(ev, StoppedEvent):
-            word = "finished" if ev.finished else "stopped"
-            self.training_panel.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
-
     # -- closing ------------------------------------------------------------------
     def open_checkpoint(self, path: Path | None) -> bool:
         """Load ``path`` (None: the shipped model) into the explorer, or a MultiMNIST model into
@@ -295,7 +272,8 @@ class MainWindow(QMainWindow):
         return dialogs.confirm_stop_training(self)
 
     def closeEvent(self, event) -> None:
-        if self.core.is_training and not self.confirm_close():
+        pair_training = self.pair_window is not None and self.pair_window.core.is_training
+        if (self.core.is_training or pair_training) and not self.confirm_close():
             event.ignore()
             return
         self.routing_view.play_button.setChecked(False)
@@ -303,7 +281,7 @@ class MainWindow(QMainWindow):
         self.scheduler.stop()
         self.core.close()  # waits for the background workers
         if self.pair_window is not None:
-            self.pair_window.close()
+            self.pair_window.shutdown()
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

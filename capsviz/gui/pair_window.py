@@ -9,32 +9,157 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QMainWindow, QWidget
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from capsviz.data.mnist import MnistNotFoundError, load_mnist, load_sample
-from capsviz.gui.widgets.pairs import PairExplorer
+from capsviz.gui import dialogs
+from capsviz.gui.core import ExplorerCore
+from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
+from capsviz.gui.widgets.lengths import LengthsView
+from capsviz.gui.widgets.pairs import GREEN, RED, PairExplorer, layered
+from capsviz.gui.widgets.pose import PoseView
+from capsviz.gui.widgets.routing import RoutingView
+from capsviz.gui.widgets.training import TrainingPanel
+from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.paths import shipped_multimnist_checkpoint
 from capsviz.train.checkpoint import CheckpointError, check_dataset_of, load_checkpoint, read_info
 
+OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is neither of the two longest
+
 
 class PairWindow(QMainWindow):
-    """A top-level window around one :class:`PairExplorer`; :meth:`load` swaps its model."""
+    """A top-level window around one :class:`PairExplorer`, with the explorer's routing,
+    lengths and pose views on the pair, and a MultiMNIST training panel, in docks;
+    :meth:`load` swaps its model.
 
-    def __init__(self, explorer: PairExplorer, path: Path, parent: QWidget | None = None) -> None:
+    The pose view edits one digit capsule and keeps the other of the two longest as
+    inferred: its reconstruction shows both over each other in the Fig. 5 colours. Training
+    runs in the background (an :class:`~capsviz.gui.core.ExplorerCore` of its own, reading
+    MNIST from ``data_root``, on ``device``); the pair follows the weights as they are learned.
+    """
+
+    def __init__(
+        self,
+        explorer: PairExplorer,
+        path: Path,
+        data_root: Path | None = None,
+        device: str = "auto",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.explorer = explorer
         self.setCentralWidget(explorer)
-        self.resize(1150, 780)
+        self.core = ExplorerCore(explorer.model, device=device, data_root=data_root, parent=self)
+        self.training_panel = TrainingPanel("multimnist")
+        self.training_panel.follow(self.core)
+        self.routing_view = RoutingView()
+        self.lengths_view = LengthsView()
+        self.pose_view = PoseView(
+            decode=lambda pose, digit: reconstruct(self.explorer.model, pose, digit),
+            grid=lambda pose, digit: perturbation_grid(self.explorer.model, pose, digit),
+            compose=self.compose_pose,
+        )
+        self.docks: dict[str, QDockWidget] = {}
+        for name, title, view in (
+            ("routing", "Routing", self.routing_view),
+            ("lengths", "Capsule lengths", self.lengths_view),
+            ("pose", "Pose", self.pose_view),
+            ("training", "Training (MultiMNIST)", self.training_panel),
+        ):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"pair_dock_{name}")
+            dock.setWidget(view)
+            dock.setToolTip(view.toolTip())
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self.docks[name] = dock
+        self.tabifyDockWidget(self.docks["routing"], self.docks["lengths"])
+        self.tabifyDockWidget(self.docks["lengths"], self.docks["pose"])
+        self.tabifyDockWidget(self.docks["pose"], self.docks["training"])
+        self.docks["routing"].raise_()
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("Export &figures (PNG + SVG)…", lambda: export_figures_dialog(self, self.figures()))
+        file_menu.addAction("Export routing &trace (.npz)…", lambda: export_trace_dialog(self, self.explorer.inference))
+        file_menu.addAction("&Close", self.close)
+        view_menu = self.menuBar().addMenu("&View")
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+        self.resize(1750, 900)
+        self.resizeDocks([self.docks["routing"]], [760], Qt.Orientation.Horizontal)
         self.path = path
         self._title()
+        explorer.computed.connect(self.show_inference)
+        # training swaps the core's model for each snapshot of the weights (and says so
+        # through inferenceReady, the core having no input of its own); the pair follows
+        self.core.inferenceReady.connect(self._follow_training)
+        self.core.modelChanged.connect(self._follow_training)
+        self.routing_view.iterationsChanged.connect(explorer.set_iterations)
+        self.show_inference()
 
     def _title(self) -> None:
         self.setWindowTitle(f"capsviz — overlapping digits (MultiMNIST) — {self.path.name}")
 
     def load(self, model, path: Path) -> None:
-        self.explorer.set_model(model)
+        self.core.model = model.to(self.core.device).eval()
+        self.explorer.set_model(self.core.model)
         self.path = path
         self._title()
+
+    def _follow_training(self, *_) -> None:
+        if self.core.model is not self.explorer.model:
+            self.explorer.set_model(self.core.model)
+
+    def closeEvent(self, event) -> None:
+        """Closing hides the window (View → Overlapping digits shows it again); a training
+        run, after the user agrees, stops and autosaves."""
+        if self.core.is_training and not self.core.closing:
+            if not self.confirm_close():
+                event.ignore()
+                return
+            self.core.stop_training()
+        self.routing_view.play_button.setChecked(False)
+        event.accept()
+
+    def confirm_close(self) -> bool:
+        """Whether to stop the training run and close (asks the user)."""
+        return dialogs.confirm_stop_training(self, "close the window")
+
+    def shutdown(self) -> None:
+        """End for good (the app quits): stop training (it autosaves), end the core's workers, close."""
+        self.core.close()
+        self.close()
+
+    def show_inference(self) -> None:
+        """Show the explorer's trace of the pair in the routing, lengths and pose views."""
+        inference = self.explorer.inference
+        self.routing_view.set_inference(inference)
+        self.lengths_view.show_inference(inference)
+        if inference is None:
+            self.pose_view.set_capsules(None, None, None)
+        else:  # "predicted": the capsule drawn in red
+            self.pose_view.set_capsules(inference.input, inference.v[-1], self.explorer.shown[0])
+
+    def compose_pose(self, digit: int, reconstruction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pose view's edited ``reconstruction`` of capsule ``digit`` (H, W) with the other
+        of the two longest capsules' reconstruction as inferred: (RGB (H, W, 3) in the Fig. 5
+        colours, red for the first and green for the second capsule, light grey for a third
+        digit; their clipped sum (H, W) to compare with the input)."""
+        shown, kept = self.explorer.shown, self.explorer.reconstructions
+        colours = (RED, GREEN)
+        own = colours[shown.index(digit)] if digit in shown else OTHER
+        images = [reconstruction] + [kept[k] for k, j in enumerate(shown) if j != digit]
+        tints = [own] + [colours[k] for k, j in enumerate(shown) if j != digit]
+        return layered(images, tints), np.clip(sum(images), 0.0, 1.0)
+
+    def figures(self) -> dict[str, QWidget]:
+        """The window's plots, by the file name an export gives them."""
+        views = (self.explorer, self.lengths_view, self.routing_view, self.pose_view, self.training_panel)
+        return {name: widget for view in views for name, widget in view.figures().items()}
+
+    def export_figures(self, folder: Path) -> list[Path]:
+        """Write every plot as PNG and SVG into ``folder`` (see :func:`capsviz.gui.export.export_figures`)."""
+        return export_figures(self.figures(), folder)
 
 
 def test_digits(data_root: Path | None):
@@ -79,7 +204,8 @@ def open_pair_window(window, path: Path | None, data_root: Path | None) -> PairW
     pair_window = getattr(window, "pair_window", None)
     if pair_window is None:
         digits, full = test_digits(data_root)
-        pair_window = PairWindow(PairExplorer(model, digits, full_test_split=full), path)
+        explorer = PairExplorer(model, digits, full_test_split=full)
+        pair_window = PairWindow(explorer, path, data_root=data_root, device=window.core.device_name)
         window.pair_window = pair_window
     else:
         pair_window.load(model, path)

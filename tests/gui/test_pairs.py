@@ -186,3 +186,139 @@ def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
     assert explorer.inference.c.shape == (3, 3200, 10) and explorer.pair_image.shape == (36, 36)
     np.testing.assert_allclose(explorer.inference.c.sum(axis=-1), 1.0, atol=1e-5)
     assert (explorer.inference.lengths < 1).all()
+
+
+@pytest.fixture
+def pair_window(qtbot, pair_checkpoint):
+    configure_pyqtgraph()
+    from capsviz.gui.pair_window import PairWindow
+    from capsviz.gui.widgets.pairs import PairExplorer
+
+    model, _, _ = load_checkpoint(pair_checkpoint)
+    w = PairWindow(PairExplorer(model, load_sample(), full_test_split=False, seed=3), pair_checkpoint)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    w.explorer.set_pair(3, 40, (2, -1), (-3, 4))
+    return w
+
+
+def test_the_routing_view_maps_the_10x10_grid_of_the_pair(qtbot, pair_window):
+    from PySide6.QtCore import QPointF
+
+    from capsviz.gui.widgets.routing import class_cell, class_grid_shape, class_tile_origin
+    from capsviz.model.analysis import class_maps, mosaic_capsule
+
+    for j in range(10):  # the 10 x 10 layout and its inverse agree on every cell
+        y0, x0 = class_tile_origin(j, 10)
+        assert all(class_cell(y0 + y, x0 + x, 10) == (j, y, x) for y in range(10) for x in range(10))
+    pair_window.docks["routing"].raise_()
+    view, inf = pair_window.routing_view, pair_window.explorer.inference
+    assert view.inference is inf and inf.c.shape[1] == 3200
+    r = view.iteration.value() - 1
+    assert view.class_image.image.shape == class_grid_shape(10) == (29, 54)
+    departure = class_maps(inf.u_lengths, inf.c[r] - 0.1)  # (10, 10, 10): the default scale
+    y0, x0 = class_tile_origin(7, 10)
+    np.testing.assert_allclose(view.class_image.image[y0 : y0 + 10, x0 : x0 + 10], departure[7], rtol=1e-5, atol=1e-7)
+    j = view.selected_digit()
+    assert view.mosaic.image.shape == (43, 87)
+    np.testing.assert_allclose(view.mosaic.image[0:10, 0:10], inf.c[r, 0:100, j].reshape(10, 10) - 0.1, atol=1e-6)
+    assert view.overlay_input.image.shape == (36, 36)
+    # hovering the mosaic reads capsule i = type * 100 + y * 10 + x of the trace
+    t, y, x = 13, 9, 4
+    i = t * 100 + y * 10 + x
+    col, row = (t % 8) * 11 + x, (t // 8) * 11 + y
+    assert mosaic_capsule(row, col, grid=10) == (t, y, x)
+    scene = view.mosaic_view.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+    qtbot.mouseMove(view.detail.viewport(), view.detail.mapFromScene(scene))
+    qtbot.waitUntil(lambda: f"capsule i={i} " in view.readout.text(), timeout=3000)
+    assert f"c_i{j} = {inf.c[r, i, j]:.4f}" in view.readout.text()
+    qtbot.mouseMove(view.graphics.viewport(), view.graphics.mapFromScene(view.class_map_scene_pos(7, 8, 9)))
+    qtbot.waitUntil(lambda: "digit 7, grid y=8 x=9" in view.readout.text(), timeout=3000)
+    assert f"0.1) = {departure[7, 8, 9]:+.4f}" in view.readout.text()
+
+
+def test_more_routing_iterations_reach_the_pair_and_its_segmentation(qtbot, pair_window):
+    view, explorer = pair_window.routing_view, pair_window.explorer
+    pair_window.docks["routing"].raise_()
+    for _ in range(2):
+        qtbot.keyClick(view.iterations, Qt.Key.Key_Up)
+    assert explorer.inference.iterations == 5 and explorer.shares.shape[0] == 5
+    assert explorer.iteration.maximum() == 5 and view.iteration.maximum() == 5
+    np.testing.assert_allclose(explorer.inference.c, infer(explorer.model, explorer.pair_image, 5).c, atol=1e-6)
+
+
+def test_the_lengths_view_shows_the_pairs_primary_capsules(qtbot, pair_window):
+    from PySide6.QtCore import QPointF
+
+    pair_window.docks["lengths"].raise_()
+    view, inf = pair_window.lengths_view, pair_window.explorer.inference
+    qtbot.waitUntil(lambda: view.primary_maps.image.shape == (43, 87), timeout=3000)
+    np.testing.assert_allclose(view.primary_maps.image[11:21, 22:32], inf.u_lengths[1000:1100].reshape(10, 10))
+    np.testing.assert_allclose(view.lengths, inf.lengths[-1])
+    scene = view.primary_view.mapViewToScene(QPointF(22 + 3.5, 11 + 8.5))  # type 10, y=8, x=3
+    qtbot.mouseMove(view.primary.viewport(), view.primary.mapFromScene(scene))
+    qtbot.waitUntil(lambda: "capsule i=1083 " in view.primary_title.text, timeout=3000)
+    assert f"{inf.u_lengths[1083]:.4f}" in view.primary_title.text
+
+
+def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pair_window):
+    from capsviz.gui.widgets.pairs import GREEN, RED, layered
+    from capsviz.model.inference import reconstruct
+
+    from .events import drag_slider
+
+    pair_window.docks["pose"].raise_()
+    pose, explorer = pair_window.pose_view, pair_window.explorer
+    red, green = explorer.shown
+    pose.digit.setCurrentIndex(green + 1)  # edit the capsule drawn in green
+    qtbot.waitExposed(pose)
+    before = pose.recon_panel.image.copy()
+    drag_slider(pose.sliders[4]._slider, 60)
+    assert pose.offsets()[4] > 0
+    edited = reconstruct(explorer.model, pose.pose(), green)
+    kept = explorer.reconstructions[0]  # the red capsule, as inferred
+    np.testing.assert_allclose(pose.recon_panel.image, layered([edited, kept], [GREEN, RED]), atol=1e-6)
+    np.testing.assert_allclose(pose.diff_panel.image, np.clip(edited + kept, 0, 1) - explorer.pair_image, atol=1e-6)
+    assert not np.allclose(pose.recon_panel.image[..., 1], before[..., 1])  # green moved
+    inferred = reconstruct(explorer.model, explorer.inference.v[-1][red], red)
+    np.testing.assert_allclose(kept, inferred, atol=1e-5)  # the red one stays as inferred
+
+
+def test_the_pair_windows_figures_and_trace_export(qtbot, pair_window, tmp_path):
+    from capsviz.model.inference import save_trace
+
+    files = pair_window.export_figures(tmp_path / "figures")
+    names = {f.stem for f in files}
+    assert {"pair_reconstructions", "pair_segmentation", "routing_class_maps", "pose_reconstruction"} <= names
+    assert all(f.stat().st_size > 0 for f in files)
+    save_trace(pair_window.explorer.inference, tmp_path / "trace.npz")
+    with np.load(tmp_path / "trace.npz") as trace:
+        assert trace["c"].shape == (3, 3200, 10) and trace["input"].shape == (36, 36)
+        np.testing.assert_allclose(trace["c"], pair_window.explorer.inference.c)
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pair_window):
+    from capsviz.train.checkpoint import read_info
+
+    pair_window.core.data_root = mnist_root()
+    pair_window.docks["training"].raise_()
+    panel, explorer = pair_window.training_panel, pair_window.explorer
+    assert panel.config().dataset == "multimnist" and not panel.max_shift.isEnabled()
+    panel.batch_size.setValue(8)
+    panel.train_subset.setValue(200)
+    panel.pairs_per_epoch.setValue(48)
+    panel.test_subset.setValue(20)
+    panel.epochs.setValue(1)
+    panel.from_scratch.setChecked(False)  # fine-tune the loaded model
+    before = explorer.model
+    with qtbot.waitSignal(pair_window.core.trainingStarted, timeout=5000) as started:
+        qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not pair_window.core.is_training, timeout=120000)
+    assert explorer.model is not before and explorer.model is pair_window.core.model  # the pair follows
+    assert len(panel.history["step"]) == 6 and np.isfinite(panel.history["loss"]).all()
+    assert len(panel.test_history["acc"]) == 1 and panel.status.text().startswith("finished at step 6")
+    np.testing.assert_allclose(explorer.inference.c, infer(explorer.model, explorer.pair_image).c, atol=1e-6)
+    info = read_info(started.args[0])
+    assert info.dataset == "multimnist" and info.step == 6 and info.test_images == 20

@@ -13,13 +13,13 @@ from capsviz.model.analysis import mosaic_capsule
 VIRIDIS = pg.colormap.get("viridis")
 
 
-def mosaic_hit(view: pg.ViewBox, scene_pos) -> tuple[int, int, int] | None:
+def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6) -> tuple[int, int, int] | None:
     """(type, y, x) of the primary capsule under ``scene_pos`` in a view showing a
-    :func:`~capsviz.model.analysis.type_mosaic`, or None."""
+    :func:`~capsviz.model.analysis.type_mosaic` of a ``grid`` x ``grid`` PrimaryCaps grid, or None."""
     if not view.sceneBoundingRect().contains(scene_pos):
         return None
     p = view.mapSceneToView(scene_pos)
-    return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())))
+    return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())), grid)
 
 
 def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
@@ -93,10 +93,14 @@ class ImagePanel(pg.GraphicsLayoutWidget):
         self.image = np.zeros(shape, dtype=np.float32)
 
     def set_image(self, image: np.ndarray | None, levels=None) -> None:
-        """Show ``image`` (an all-black field for None) with fixed ``levels`` (default: the panel's)."""
+        """Show ``image`` ((H, W) or (H, W, 3) RGB; an all-black field for None) with fixed
+        ``levels`` (default: the panel's). An image of another size than the last re-ranges the view."""
         if image is None:
             image = np.zeros_like(self.image)
-        self.image = np.asarray(image, dtype=np.float32)
+        image = np.asarray(image, dtype=np.float32)
+        if image.shape[:2] != self.image.shape[:2]:
+            self.view.setRange(xRange=(0, image.shape[1]), yRange=(0, image.shape[0]), padding=0.0)
+        self.image = image
         self.item.setImage(self.image, autoLevels=False, levels=levels or self.levels)
 
     def set_title(self, text: str) -> None:

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import VIRIDIS, capsule_bars, mosaic_hit, settle, sparse_ticks
-from capsviz.model.analysis import type_mosaic
+from capsviz.model.analysis import grid_side, mosaic_shape, type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
 BAR = (90, 140, 200)
@@ -17,8 +17,9 @@ INFO = (
     "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
     "estimate that digit j is present. Training pushes the true class above m⁺ = 0.9 and "
     "all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length "
-    "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the 1152 "
-    "primary capsules, one 6×6 map per capsule type (32 types): which local features fired."
+    "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary "
+    "capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for "
+    "MultiMNIST): which local features fired."
 )
 
 
@@ -54,15 +55,14 @@ class LengthsView(QWidget):
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
         # two lines, so the title and the hover readout fit a narrow dock
-        self.primary_title = self.primary.addLabel(
-            "primary capsule lengths ‖u_i‖<br>32 types × 6×6", row=0, col=0, size="8pt"
-        )
+        self.primary_title = self.primary.addLabel(self._primary_caption(6), row=0, col=0, size="8pt")
         self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.primary_view.setMenuEnabled(False)
-        self.primary_maps = pg.ImageItem(np.zeros((27, 55), dtype=np.float32))
+        self.grid = 6  # side G of the PrimaryCaps grid on screen
+        self.primary_maps = pg.ImageItem(np.zeros(mosaic_shape(6), dtype=np.float32))
         self.primary_maps.setColorMap(VIRIDIS)
         self.primary_view.addItem(self.primary_maps)
-        self.primary_view.setRange(xRange=(0, 55), yRange=(0, 27), padding=0.0)
+        self.primary_view.setRange(xRange=(0, mosaic_shape(6)[1]), yRange=(0, mosaic_shape(6)[0]), padding=0.0)
         self.primary_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
         self.primary_bar.setImageItem(self.primary_maps)
         sparse_ticks(self.primary_bar.axis)
@@ -98,10 +98,20 @@ class LengthsView(QWidget):
     def _draw_primary(self) -> None:
         self.set_primary(None if self.inference is None else self.inference.u_lengths)
 
+    @staticmethod
+    def _primary_caption(grid: int) -> str:
+        return f"primary capsule lengths ‖u_i‖<br>32 types × {grid}×{grid}"
+
     def set_primary(self, u_lengths: np.ndarray | None) -> None:
-        """``u_lengths``: (1152,) primary capsule lengths in [0, 1), or None to clear."""
+        """``u_lengths``: (I,) primary capsule lengths in [0, 1) (I = 1152 for MNIST, 3200 for
+        MultiMNIST), or None to clear."""
         self.u_lengths = u_lengths
-        image = np.zeros((27, 55), np.float32) if u_lengths is None else type_mosaic(u_lengths)
+        if u_lengths is not None and grid_side(len(u_lengths)) != self.grid:
+            self.grid = grid_side(len(u_lengths))
+            rows, cols = mosaic_shape(self.grid)
+            self.primary_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.0)
+            self.primary_title.setText(self._primary_caption(self.grid), size="8pt")
+        image = np.zeros(mosaic_shape(self.grid), np.float32) if u_lengths is None else type_mosaic(u_lengths)
         # Most primary capsules are close to saturation (length near 1): scale the colours
         # from this input's shortest to its longest capsule so the differences show.
         low, top = (0.0, 1.0) if u_lengths is None else (float(u_lengths.min()), float(u_lengths.max()))
@@ -110,10 +120,10 @@ class LengthsView(QWidget):
         self.primary_bar.setLevels(levels)
 
     def _hover_primary(self, scene_pos) -> None:
-        hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos)
+        hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)
         if hit is not None:
             t, y, x = hit
-            i = t * 36 + y * 6 + x
+            i = (t * self.grid + y) * self.grid + x
             self.primary_title.setText(
                 f"capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {self.u_lengths[i]:.4f}", size="8pt"
             )

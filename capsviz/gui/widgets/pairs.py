@@ -56,6 +56,11 @@ def a_digit(k: int) -> str:
     return f"{'an' if k == 8 else 'a'} {k}"
 
 
+def layered(images, colours) -> np.ndarray:
+    """(H, W) images in [0, 1], each in its colour (RGB in [0, 1]), added and clipped: (H, W, 3)."""
+    return np.clip(sum(tinted(image, colour) for image, colour in zip(images, colours)), 0.0, 1.0)
+
+
 def tinted(image: np.ndarray, colour: np.ndarray) -> np.ndarray:
     """(H, W) in [0, 1] -> (H, W, 3): the image in one colour."""
     return np.asarray(image, np.float32)[..., None] * colour
@@ -64,7 +69,7 @@ def tinted(image: np.ndarray, colour: np.ndarray) -> np.ndarray:
 def red_green(red: np.ndarray, green: np.ndarray) -> np.ndarray:
     """Two (H, W) images in [0, 1] over each other, the first in red and the second in green
     (yellow where both): (H, W, 3) in [0, 1]."""
-    return np.clip(tinted(red, RED) + tinted(green, GREEN), 0.0, 1.0)
+    return layered((red, green), (RED, GREEN))
 
 
 def share_contrast(image: np.ndarray, share: np.ndarray, ink: float = 0.2) -> float:
@@ -260,18 +265,37 @@ class PairExplorer(QWidget):
         self._hits: dict[int, int] = {}  # test pair -> digits found among the two longest capsules
         self.absent.currentIndexChanged.connect(lambda _index: self.update_pair())
         self.inference: Inference | None = None
+        self.iterations = model.cfg.routing_iterations  # routing iterations R run on the pair
         self.pair_image = np.zeros((side, side), np.float32)
         self.shares: np.ndarray | None = None
         self.pick_random(0, update=False)
         self.pick_random(1)
 
     def set_model(self, model: CapsNet) -> None:
-        """Show the current pair through another MultiMNIST ``model``."""
+        """Show the current pair through another MultiMNIST ``model`` (with the same routing iterations)."""
         self.model = model
         self._hits.clear()
-        self.iteration.setMaximum(model.cfg.routing_iterations)
-        self.iteration.setValue(model.cfg.routing_iterations)
         self.update_pair()
+
+    def set_iterations(self, iterations: int) -> None:
+        """Run ``iterations`` routing iterations (R >= 1) on the pair; the segmentation shows the last."""
+        self.iterations = int(iterations)
+        self.iteration.blockSignals(True)  # the segmentation is drawn once the pair is traced again
+        self.iteration.setMaximum(self.iterations)
+        self.iteration.setValue(self.iterations)
+        self.iteration.blockSignals(False)
+        self.update_pair()
+
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {
+            "pair_digits": self.composed_panel,
+            "pair_input": self.input_panel,
+            "pair_reconstructions": self.fig5_panel,
+            "pair_absent_digit": self.absent_panel,
+            "pair_segmentation": self.segment_panel,
+            "pair_capsule_lengths": self.bars_plot,
+        }
 
     # -- input ------------------------------------------------------------------------
     @property
@@ -359,7 +383,7 @@ class PairExplorer(QWidget):
         a, b = self.labels
         for control, label in zip(self.controls, (a, b)):
             control.label.setText("" if label is None else a_digit(label))
-        self.inference = inference = infer(self.model, self.pair_image)
+        self.inference = inference = infer(self.model, self.pair_image, self.iterations)
         lengths = inference.lengths[-1]
         self.top2 = two_longest(lengths)
         # Fig. 5 in the digits' colours: the capsule of digit A's class in red, of B's in green

@@ -77,8 +77,12 @@ class PoseView(QWidget):
     """Digit selector, 16 offset sliders (±0.25, widenable), length scale, reset,
     input / reconstruction / difference, and the Fig. 4 grid.
 
-    ``decode(pose (16,), digit) -> (28, 28)`` and ``grid(pose (16,), digit) -> (16, 11, 28, 28)``
-    are the model's decoder, set by the window.
+    ``decode(pose (16,), digit) -> (H, W)`` and ``grid(pose (16,), digit) -> (16, 11, H, W)``
+    are the model's decoder, set by the window (H = W = 28 for MNIST, 36 for MultiMNIST).
+    ``compose(digit, reconstruction) -> (shown, combined)``, where given, puts the edited
+    reconstruction together with others that stay as inferred (the overlapping-digits window
+    keeps the other digit's): ``shown`` (H, W) or (H, W, 3) goes on the reconstruction panel,
+    ``combined`` (H, W) is compared with the input; without it both are the reconstruction.
     """
 
     reconstructionChanged = Signal()
@@ -87,12 +91,14 @@ class PoseView(QWidget):
         self,
         decode: Callable[[np.ndarray, int], np.ndarray] | None = None,
         grid: Callable[[np.ndarray, int], np.ndarray] | None = None,
+        compose: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
         parent=None,
     ) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
         self.decode = decode
         self.grid = grid
+        self.compose = compose
         self.digit = QComboBox()
         self.digit.addItem("predicted", -1)
         for k in range(10):
@@ -226,7 +232,7 @@ class PoseView(QWidget):
         self.range.setCurrentIndex(values["range"])
 
     def set_capsules(self, image: np.ndarray | None, v: np.ndarray | None, prediction: int | None) -> None:
-        """``v``: (10, 16) digit capsule outputs for ``image`` (28, 28); None clears."""
+        """``v``: (10, 16) digit capsule outputs for ``image`` (H, W); None clears."""
         self.v, self.prediction, self.image = v, prediction, image
         self.input_panel.set_image(image)
         self.digit.setItemText(0, "predicted" if prediction is None else f"predicted ({prediction})")
@@ -259,9 +265,14 @@ class PoseView(QWidget):
             self.status.setText("")
         else:
             self.reconstruction = self.decode(pose, digit)
-            self.recon_panel.set_image(self.reconstruction)
+            shown, combined = (
+                (self.reconstruction, self.reconstruction)
+                if self.compose is None
+                else self.compose(digit, self.reconstruction)
+            )
+            self.recon_panel.set_image(shown)
             self.recon_panel.set_title(f"reconstruction from capsule {digit}")
-            self.diff_panel.set_image(self.reconstruction - self.image)
+            self.diff_panel.set_image(combined - self.image)
             self.status.setText(f"‖v‖ = {np.linalg.norm(pose):.3f}")
         self.reconstructionChanged.emit()
 

@@ -22,23 +22,27 @@ from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle, sparse_ticks
 from capsviz.model.analysis import (
     class_maps,
+    field_side,
+    grid_side,
     mean_entropy,
+    mosaic_shape,
     receptive_overlay,
     routed_mass,
     type_mosaic,
 )
 
 INFO = (
-    "Routing by agreement (Procedure 1 of the paper). Each of the 1152 primary capsules i "
+    "Routing by agreement (Procedure 1 of the paper). Each primary capsule i (1152 on the "
+    "6×6 grid of an MNIST model, 3200 on the 10×10 grid of a MultiMNIST model) "
     "splits its output among the 10 digit capsules j with coupling coefficients "
     "c_ij = softmax_j(b_ij), which sum to 1 over j. All start equal (0.1); after each "
     "iteration b_ij grows by the agreement û_j|i · v_j, so a capsule whose prediction agrees "
     "with digit j's output sends more of its vote there.\n\n"
-    "Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at each of the "
-    "6×6 positions; with the colour scale 'departure from uniform' (the default), "
+    "Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at each "
+    "grid position; with the colour scale 'departure from uniform' (the default), "
     "Σ ‖u_i‖·(c_ij − 0.1) instead: how much more (red) or less (blue) each position sends "
     "to digit j than an even split would. Mosaic: c_ij (or c_ij − 0.1) of every capsule for "
-    "the selected digit, one 6×6 tile per type. Overlay: the selected digit's map of "
+    "the selected digit, one tile per type. Overlay: the selected digit's map of "
     "‖u_i‖·c_ij spread over the input pixels each capsule sees. Hover over a map to read "
     "exact values."
 )
@@ -53,32 +57,45 @@ TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its ma
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
 SMALL_PLOT_HEIGHT = 120  # pixels: title, x axis and a plot area with room for three y tick labels
 PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
-TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells
-CLASS_GRID_SHAPE = (2 * (TITLE_ROWS + 6) + GAP, 5 * 6 + 4 * GAP)  # (17, 34)
+TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells (the title band for the 6 x 6 grid)
 
 
-def class_tile_origin(j: int) -> tuple[int, int]:
-    """(row, column) in the class-map image of the top-left cell of digit j's 6x6 map."""
-    return (j // 5) * (TITLE_ROWS + 6 + GAP) + TITLE_ROWS, (j % 5) * (6 + GAP)
+def title_rows(grid: int = 6) -> int:
+    """Height of a class map's title band in map cells: a third of the map's (at least 2), so
+    the title keeps its height beside the map on any grid (2 for G = 6, 4 for G = 10)."""
+    return max(TITLE_ROWS, -(-grid // 3))
+
+
+def class_grid_shape(grid: int = 6) -> tuple[int, int]:
+    """Shape of the class-map image for a G x G PrimaryCaps grid: two rows of five G x G maps,
+    each under a title band: (17, 34) for G = 6, (29, 54) for G = 10."""
+    return 2 * (title_rows(grid) + grid) + GAP, 5 * grid + 4 * GAP
+
+
+def class_tile_origin(j: int, grid: int = 6) -> tuple[int, int]:
+    """(row, column) in the class-map image of the top-left cell of digit j's G x G map."""
+    band = title_rows(grid)
+    return (j // 5) * (band + grid + GAP) + band, (j % 5) * (grid + GAP)
 
 
 def class_grid(maps: np.ndarray) -> np.ndarray:
-    """(10, 6, 6) class maps -> one CLASS_GRID_SHAPE image, NaN (transparent) between them."""
-    out = np.full(CLASS_GRID_SHAPE, np.nan, dtype=np.float32)
+    """(10, G, G) class maps -> one :func:`class_grid_shape` image, NaN (transparent) between them."""
+    g = maps.shape[1]
+    out = np.full(class_grid_shape(g), np.nan, dtype=np.float32)
     for j in range(10):
-        y0, x0 = class_tile_origin(j)
-        out[y0 : y0 + 6, x0 : x0 + 6] = maps[j]
+        y0, x0 = class_tile_origin(j, g)
+        out[y0 : y0 + g, x0 : x0 + g] = maps[j]
     return out
 
 
-def class_cell(row: int, col: int) -> tuple[int, int, int] | None:
+def class_cell(row: int, col: int, grid: int = 6) -> tuple[int, int, int] | None:
     """Inverse of the layout: image cell (row, col) -> (digit j, y, x), or None off the maps."""
     if row < 0 or col < 0:
         return None
-    band, y = divmod(row, TITLE_ROWS + 6 + GAP)
-    tile, x = divmod(col, 6 + GAP)
-    y -= TITLE_ROWS
-    if band > 1 or tile > 4 or not (0 <= y < 6) or x >= 6:
+    band, y = divmod(row, title_rows(grid) + grid + GAP)
+    tile, x = divmod(col, grid + GAP)
+    y -= title_rows(grid)
+    if band > 1 or tile > 4 or not (0 <= y < grid) or x >= grid:
         return None
     return band * 5 + tile, y, x
 
@@ -168,18 +185,16 @@ class RoutingView(QWidget):
         self.maps_title = self.graphics.addLabel("class maps<br>", row=0, col=0, colspan=2, size="8pt")
         self.map_view = self.graphics.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.map_view.setMenuEnabled(False)
+        self.grid = 6  # side G of the PrimaryCaps grid on screen (6 for MNIST, 10 for MultiMNIST)
         self.class_image = pg.ImageItem(class_grid(np.zeros((10, 6, 6), np.float32)))
         self.class_image.setColorMap(VIRIDIS)
         self.map_view.addItem(self.class_image)
-        self.map_view.setRange(xRange=(0, CLASS_GRID_SHAPE[1]), yRange=(0, CLASS_GRID_SHAPE[0]), padding=0.02)
         self.titles: list[pg.TextItem] = []
         title_font = QFont()
         title_font.setPointSize(TITLE_POINTS)
         for j in range(10):
-            y0, x0 = class_tile_origin(j)
             title = pg.TextItem(f"{j}", color=TITLE, anchor=(0.5, 1.0))
             title.setFont(title_font)
-            title.setPos(x0 + 3, y0 - 0.1)
             self.map_view.addItem(title)
             self.titles.append(title)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
@@ -192,10 +207,10 @@ class RoutingView(QWidget):
         self.detail.setBackground("k")
         self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
         self.detail.setToolTip(
-            "c_ij of every primary capsule i for the selected digit j: one 6 × 6 tile per "
+            "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
             "capsule type, 4 rows of 8 types (type 0 top left)"
         )
-        self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, (27, 55))
+        self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, mosaic_shape(6))
         self.mosaic.setColorMap(VIRIDIS)
         self.mosaic_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
         self.mosaic_bar.setImageItem(self.mosaic)
@@ -228,7 +243,7 @@ class RoutingView(QWidget):
         self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
         self.entropy_plot.setLabel("bottom", "iteration r")
         self.entropy_plot.setToolTip(
-            "Mean over the 1152 primary capsules of -Σ_j c_ij ln c_ij, in nats; "
+            "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
             "ln 10 = 2.303 when every capsule splits its vote evenly"
         )
         self.entropy_plot.setMouseEnabled(False, False)
@@ -278,10 +293,11 @@ class RoutingView(QWidget):
 
         self.inference = None
         # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
+        self._lay_out_grid(6)
         self.redraws = Redraws(
             "routing", {"maps": self._draw_maps, "detail": self._draw_detail, "curves": self._draw_curves}
         )
-        self.shown: np.ndarray | None = None  # (10, 6, 6) class maps Σ ‖u_i‖ c_ij of the iteration on screen
+        self.shown: np.ndarray | None = None  # (10, G, G) class maps Σ ‖u_i‖ c_ij of the iteration on screen
         self.mass: np.ndarray | None = None  # (R, 10)
         self.entropy: np.ndarray | None = None  # (R,)
         self.iteration.valueChanged.connect(self._redraw)
@@ -302,6 +318,19 @@ class RoutingView(QWidget):
             "routing_overlay": self.overlay_panel,
         }
 
+    def _lay_out_grid(self, grid: int) -> None:
+        """Fit the class maps' titles and the views' ranges to a G x G PrimaryCaps grid."""
+        self.grid = grid
+        rows, cols = class_grid_shape(grid)
+        self.map_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
+        for j, title in enumerate(self.titles):
+            y0, x0 = class_tile_origin(j, grid)
+            title.setPos(x0 + grid / 2, y0 - 0.1)
+        rows, cols = mosaic_shape(grid)
+        self.mosaic_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.0)
+        side = field_side(grid)
+        self.overlay_view.setRange(xRange=(0, side), yRange=(0, side), padding=0.0)
+
     def set_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None): its
         derived maps now, the plots through :attr:`redraws`."""
@@ -313,9 +342,12 @@ class RoutingView(QWidget):
             self.iteration.setRange(1, r)
             self.iteration.setValue(min(keep, r))
             self.iteration.blockSignals(False)
+            grid = grid_side(len(inference.u_lengths))
+            if grid != self.grid:
+                self._lay_out_grid(grid)
             self.mass = routed_mass(inference.u_lengths, inference.c)
             self.entropy = mean_entropy(inference.c)
-            self._all_maps = np.stack([class_maps(inference.u_lengths, c) for c in inference.c])  # (R, 10, 6, 6)
+            self._all_maps = np.stack([class_maps(inference.u_lengths, c) for c in inference.c])  # (R, 10, G, G)
             uniform = 1.0 / inference.c.shape[-1]
             self._departures = np.stack([class_maps(inference.u_lengths, c - uniform) for c in inference.c])
             self._uniform = np.array([np.allclose(c, uniform, rtol=0, atol=1e-7) for c in inference.c])  # (R,)
@@ -393,7 +425,8 @@ class RoutingView(QWidget):
         self._use_colours()
         set_label(self.maps_title, self.maps_caption(), size="8pt")
         if inf is None:
-            self.class_image.setImage(class_grid(np.zeros((10, 6, 6), np.float32)), autoLevels=False, levels=(0, 1))
+            g = self.grid
+            self.class_image.setImage(class_grid(np.zeros((10, g, g), np.float32)), autoLevels=False, levels=(0, 1))
             for j, title in enumerate(self.titles):
                 set_label(title, f"{j}", color=TITLE)
             self.iteration_label.setText("r = –")
@@ -412,21 +445,22 @@ class RoutingView(QWidget):
     def _draw_detail(self) -> None:
         inf = self.inference
         if inf is None:
-            self.mosaic.setImage(np.zeros((27, 55), dtype=np.float32), autoLevels=False, levels=(0, 1))
-            self.overlay_input.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
-            self.overlay.setImage(np.zeros((28, 28), dtype=np.float32), autoLevels=False, levels=(0, 1))
+            side = field_side(self.grid)
+            self.mosaic.setImage(np.zeros(mosaic_shape(self.grid), np.float32), autoLevels=False, levels=(0, 1))
+            self.overlay_input.setImage(np.zeros((side, side), np.float32), autoLevels=False, levels=(0, 1))
+            self.overlay.setImage(np.zeros((side, side), np.float32), autoLevels=False, levels=(0, 1))
             return
         self._use_colours()
         r = self.iteration.value() - 1
         j = self.selected_digit()
-        c = inf.c[:, :, j]  # (R, 1152)
+        c = inf.c[:, :, j]  # (R, I)
         shift, minus = (1.0 / inf.c.shape[-1], " − 0.1") if self.departure() else (0.0, "")
         mosaic = type_mosaic(c[r] - shift)
         mlevels = self._levels(c[r] - shift, c - shift)
         self.mosaic.setImage(mosaic, autoLevels=False, levels=mlevels)
         self.mosaic_bar.setLevels(mlevels)
-        # short enough for a narrow dock; the tooltip tells the tiles' order (4 × 8 types of 6 × 6)
-        set_label(self.mosaic_title, f"c_i{j}{minus} of the 1152 capsules, iteration {r + 1}", size="8pt")
+        # short enough for a narrow dock; the tooltip tells the tiles' order (4 × 8 types of G × G)
+        set_label(self.mosaic_title, f"c_i{j}{minus} of the {len(c[r])} capsules, iteration {r + 1}", size="8pt")
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
         spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
@@ -475,13 +509,13 @@ class RoutingView(QWidget):
         if not self.map_view.sceneBoundingRect().contains(scene_pos):
             return None
         p = self.map_view.mapSceneToView(scene_pos)
-        return class_cell(int(np.floor(p.y())), int(np.floor(p.x())))
+        return class_cell(int(np.floor(p.y())), int(np.floor(p.x())), self.grid)
 
     def class_map_scene_pos(self, j: int, y: int, x: int):
         """Scene position of the centre of cell (y, x) of digit j's map (for tests and tools)."""
         from PySide6.QtCore import QPointF
 
-        y0, x0 = class_tile_origin(j)
+        y0, x0 = class_tile_origin(j, self.grid)
         return self.map_view.mapViewToScene(QPointF(x0 + x + 0.5, y0 + y + 0.5))
 
     def _hover_maps(self, scene_pos) -> None:
@@ -495,7 +529,7 @@ class RoutingView(QWidget):
             self.digit.setCurrentIndex(cell[0] + 1)
 
     def _hover_mosaic(self, scene_pos) -> None:
-        hit = None if self.inference is None else mosaic_hit(self.mosaic_view, scene_pos)
+        hit = None if self.inference is None else mosaic_hit(self.mosaic_view, scene_pos, self.grid)
         if hit is not None:
             self.readout.setText(self.describe_capsule(*hit))
 
@@ -513,7 +547,7 @@ class RoutingView(QWidget):
         inf = self.inference
         r = self.iteration.value() - 1
         j = self.selected_digit()
-        i = t * 36 + y * 6 + x
+        i = (t * self.grid + y) * self.grid + x
         return (
             f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {inf.u_lengths[i]:.4f}, "
             f"c_i{j} = {inf.c[r, i, j]:.4f}, b_i{j} = {inf.b[r, i, j]:.4f} at iteration {r + 1}"

@@ -24,13 +24,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz.data.datasets import TITLES
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
-from capsviz.train.loop import BatchEvent, EpochEvent, TrainConfig, available_devices
+from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, available_devices
 from capsviz.train.precision import PRECISIONS
 
 INFO = (
-    "Train a CapsNet on MNIST in the background with the paper's recipe (Adam, margin loss + "
+    "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
     "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
     "current input with the weights as they are being learned."
 )
@@ -48,7 +49,9 @@ TEST_IMAGES_TIP = (
 
 
 class TrainingPanel(QWidget):
-    """Settings, Start/Stop, progress bar, and curves of loss and accuracy.
+    """Settings, Start/Stop, progress bar, and curves of loss and accuracy, for training on
+    ``dataset`` (``mnist``, or ``multimnist``: fresh pairs every epoch, test accuracy = both
+    digits right on the fixed test pairs).
 
     Signals
     -------
@@ -59,10 +62,12 @@ class TrainingPanel(QWidget):
     startRequested = Signal(object, bool)
     stopRequested = Signal()
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, dataset: str = "mnist", parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
-        d = TrainConfig()
+        d = TrainConfig(dataset=dataset)
+        self.dataset = dataset
+        multi = dataset == "multimnist"
+        self.setToolTip(INFO.format(title=TITLES[dataset]))
         self.epochs = QSpinBox(minimum=1, maximum=1000, value=d.epochs)
         self.batch_size = QSpinBox(minimum=1, maximum=4096, value=d.batch_size)
         self.lr = QDoubleSpinBox(decimals=5, minimum=1e-5, maximum=1.0, singleStep=1e-4, value=d.lr)
@@ -81,24 +86,32 @@ class TrainingPanel(QWidget):
         self.precision.setCurrentText(d.precision)
         self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
+        self.pairs_per_epoch = QSpinBox(minimum=1, maximum=10_000_000, value=d.pairs_per_epoch, singleStep=10000)
         self.test_subset = QSpinBox(
             minimum=0, maximum=10000, value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000"
         )
         self.test_subset.setSpecialValueText("all 10,000")
+        examples = "pairs" if multi else "images"
         self.from_scratch = QCheckBox("start from fresh weights")
         self.from_scratch.setChecked(True)
         self.from_scratch.setToolTip("Unchecked: fine-tune the model that is loaded now")
         form = QFormLayout()
         form.setVerticalSpacing(2)
-        for label, widget, tip in (
-            ("epochs", self.epochs, "passes over the training images"),
-            ("batch size", self.batch_size, "images per optimizer step (paper: 128)"),
+        rows = (
+            ("epochs", self.epochs, f"passes over the training {examples}"),
+            ("batch size", self.batch_size, f"{examples} per optimizer step (paper: 128)"),
             ("learning rate", self.lr, "Adam learning rate at step 0 (paper: 0.001)"),
             ("lr decay", self.lr_decay, "learning rate factor per 'decay steps' steps (official code: 0.96)"),
             ("decay steps", self.lr_decay_steps, "steps per decay factor (official code: 2000)"),
             ("routing iterations", self.routing, "routing iterations during training (paper: 3)"),
             ("recon. weight", self.reconstruction_weight, "weight of the per-image squared error (paper: 0.0005)"),
-            ("max shift", self.max_shift, "random shifts of up to this many pixels, zero padded (paper: 2)"),
+            (
+                "max shift",
+                self.max_shift,
+                "MultiMNIST: not used (each digit of a pair is shifted by up to 4 px)"
+                if multi
+                else "random shifts of up to this many pixels, zero padded (paper: 2)",
+            ),
             ("seed", self.seed, "seed of the weights, the batch order and the shifts"),
             ("device", self.device, "where training runs"),
             (
@@ -107,11 +120,25 @@ class TrainingPanel(QWidget):
                 "auto: bfloat16 products where the CPU or GPU runs them fast, else float32; "
                 "fp16 for GPUs without bfloat16",
             ),
-            ("training images", self.train_subset, "use only the first N training images (0: all)"),
-            ("test images", self.test_subset, TEST_IMAGES_TIP),
-        ):
+            (
+                "training digits" if multi else "training images",
+                self.train_subset,
+                f"use only the first N training images{' to draw the pairs from' if multi else ''} (0: all)",
+            ),
+        )
+        if multi:
+            rows += (("pairs per epoch", self.pairs_per_epoch, "MultiMNIST pairs drawn afresh for each epoch"),)
+        rows += (
+            (
+                "test pairs" if multi else "test images",
+                self.test_subset,
+                TEST_IMAGES_TIP.replace("test images", "fixed test pairs") if multi else TEST_IMAGES_TIP,
+            ),
+        )
+        for label, widget, tip in rows:
             widget.setToolTip(tip)
             form.addRow(label, widget)
+        self.max_shift.setEnabled(not multi)
         form.addRow(self.from_scratch)
         # The form scrolls when the dock is shorter than the form (a 768-pixel-high screen):
         # Start and Stop below it stay in view, and the dock needs no height that would
@@ -142,9 +169,10 @@ class TrainingPanel(QWidget):
             self.device,
             self.precision,
             self.train_subset,
+            *((self.pairs_per_epoch,) if multi else ()),
             self.test_subset,
             self.from_scratch,
-        )
+        )  # the fields in the form, in order
         self.start_button = QPushButton("Start")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
@@ -234,6 +262,8 @@ class TrainingPanel(QWidget):
             precision=self.precision.currentText(),
             train_subset=self.train_subset.value(),
             test_subset=self.test_subset.value(),
+            dataset=self.dataset,
+            pairs_per_epoch=self.pairs_per_epoch.value(),
         )
 
     def _start(self) -> None:
@@ -251,7 +281,35 @@ class TrainingPanel(QWidget):
         if running:
             self.progress.setRange(0, 0)  # busy until the first batch gives the number of steps
         for w in self._inputs:
-            w.setEnabled(not running)
+            w.setEnabled(not running and not (w is self.max_shift and self.dataset == "multimnist"))
+
+    def follow(self, core) -> None:
+        """Drive ``core`` (an :class:`~capsviz.gui.core.ExplorerCore`) from Start and Stop,
+        and show its run: curves, progress and status."""
+        self.startRequested.connect(core.start_training)
+
+        def stop() -> None:
+            core.stop_training()
+            self.status.setText("stopping…")
+
+        def started(checkpoint) -> None:
+            self.reset_curves()
+            self.set_running(True)
+            self.status.setText(f"loading MNIST…; the run will be saved to {checkpoint}")
+
+        def event(ev) -> None:
+            if isinstance(ev, BatchEvent):
+                self.add_batch(ev, core.train_config.reconstruction_weight)
+            elif isinstance(ev, EpochEvent):
+                self.add_epoch(ev)
+            elif isinstance(ev, StoppedEvent):
+                word = "finished" if ev.finished else "stopped"
+                self.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
+
+        self.stopRequested.connect(stop)
+        core.trainingStarted.connect(started)
+        core.trainingEvent.connect(event)
+        core.trainingFinished.connect(lambda: self.set_running(False))
 
     def add_batch(self, ev: BatchEvent, weight: float) -> None:
         h = self.history
