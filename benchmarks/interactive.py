@@ -12,10 +12,12 @@ Prints, and as its last line a JSON object with:
 - ``gui_max_stall_ms_training``: the longest gap between ticks of a 5 ms GUI timer,
   minus 5 ms, while training runs in the background (needs MNIST; see --data-root);
 - for the MultiMNIST model (``--multimnist FILE``, default the shipped one, when it is
-  there): ``mm_infer_trace_ms_b1``, the same forward pass for one 36x36 pair, and
+  there): ``mm_infer_trace_ms_b1``, the same forward pass for one 36x36 pair;
   ``mm_shift_to_prediction_ms``, from a shift slider's key press in the overlapping-digits
   window to its repainted length bars (composition, traced forward pass, three
-  reconstructions, segmentation of every iteration, all panels).
+  reconstructions, segmentation of every iteration, all panels and the routing, lengths
+  and pose docks); and ``mm_draw_to_prediction_ms``, the same from a stroke (mouse move)
+  on digit B's drawing canvas.
 """
 
 from __future__ import annotations
@@ -49,12 +51,13 @@ def mouse(widget, kind, x, y, buttons):
 
 
 def multimnist_figures(app, args) -> dict:
-    """``mm_infer_trace_ms_b1`` and ``mm_shift_to_prediction_ms`` (empty without a model)."""
+    """``mm_infer_trace_ms_b1``, ``mm_shift_to_prediction_ms`` and ``mm_draw_to_prediction_ms``
+    (empty without a model)."""
     from pathlib import Path
 
     from PySide6.QtTest import QTest
 
-    from capsviz.gui.pair_window import load_pair_model, test_digits
+    from capsviz.gui.pair_window import PairWindow, load_pair_model, test_digits
     from capsviz.gui.widgets.pairs import PairExplorer
     from capsviz.model.inference import infer
     from capsviz.paths import shipped_multimnist_checkpoint
@@ -65,8 +68,8 @@ def multimnist_figures(app, args) -> dict:
         return {}
     model, _ = load_pair_model(path)
     explorer = PairExplorer(model, test_digits(args.data_root)[0])
-    explorer.resize(1100, 700)
-    explorer.show()
+    window = PairWindow(explorer, path, device="cpu")
+    window.show()
     for _ in range(5):
         app.processEvents()
     times = []
@@ -89,8 +92,31 @@ def multimnist_figures(app, args) -> dict:
         app.processEvents()
     shift_ms = statistics.median(times)
     print(f"MultiMNIST shift key to repainted length bars: median {shift_ms:.2f} ms")
-    explorer.close()
-    return {"mm_infer_trace_ms_b1": round(infer_ms, 2), "mm_shift_to_prediction_ms": round(shift_ms, 2)}
+    control = explorer.controls[1]
+    control.source.setCurrentIndex(1)  # digit B from its drawing canvas
+    app.processEvents()
+    canvas = control.canvas
+    mouse(canvas, QEvent.Type.MouseButtonPress, 84, 20, Qt.MouseButton.LeftButton)
+    times = []
+    for k in range(args.repeats):
+        time.sleep(0.04)  # slower than the canvas's 30 ms throttle, like a steady hand
+        app.processEvents()
+        before = explorer.inference
+        t0 = time.perf_counter()
+        mouse(canvas, QEvent.Type.MouseMove, 84 + 2 * (k % 5), 22 + 4 * k, Qt.MouseButton.LeftButton)
+        while explorer.inference is before and time.perf_counter() - t0 < 1.0:
+            app.processEvents()
+        explorer.bars_plot.repaint()
+        times.append(1000 * (time.perf_counter() - t0))
+    mouse(canvas, QEvent.Type.MouseButtonRelease, 84, 22 + 4 * args.repeats, Qt.MouseButton.NoButton)
+    draw_ms = statistics.median(times)
+    print(f"MultiMNIST stroke event on a digit's canvas to repainted length bars: median {draw_ms:.2f} ms")
+    window.shutdown()
+    return {
+        "mm_infer_trace_ms_b1": round(infer_ms, 2),
+        "mm_shift_to_prediction_ms": round(shift_ms, 2),
+        "mm_draw_to_prediction_ms": round(draw_ms, 2),
+    }
 
 
 def main() -> None:

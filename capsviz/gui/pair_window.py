@@ -17,6 +17,7 @@ from capsviz.data.mnist import MnistNotFoundError, load_mnist, load_sample
 from capsviz.gui import dialogs
 from capsviz.gui.core import ExplorerCore
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
+from capsviz.gui.redraw import RedrawScheduler
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pairs import GREEN, RED, PairExplorer, layered
 from capsviz.gui.widgets.pose import PoseView
@@ -61,6 +62,11 @@ class PairWindow(QMainWindow):
             grid=lambda pose, digit: perturbation_grid(self.explorer.model, pose, digit),
             compose=self.compose_pose,
         )
+        # the docks draw in the scheduler's turns after the pair's own panels, which the
+        # explorer draws at once: a shift or a stroke shows its lengths first
+        self.scheduler = RedrawScheduler(self, busy=lambda: self.core.is_training)
+        for view in (self.lengths_view, self.routing_view, self.pose_view, self.training_panel):
+            view.redraws.register(self.scheduler)
         self.docks: dict[str, QDockWidget] = {}
         for name, title, view in (
             ("routing", "Routing", self.routing_view),
@@ -127,6 +133,7 @@ class PairWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """End for good (the app quits): stop training (it autosaves), end the core's workers, close."""
+        self.scheduler.stop()
         self.core.close()
         self.close()
 
@@ -135,10 +142,7 @@ class PairWindow(QMainWindow):
         inference = self.explorer.inference
         self.routing_view.set_inference(inference)
         self.lengths_view.show_inference(inference)
-        if inference is None:
-            self.pose_view.set_capsules(None, None, None)
-        else:  # "predicted": the capsule drawn in red
-            self.pose_view.set_capsules(inference.input, inference.v[-1], self.explorer.shown[0])
+        self.pose_view.show_inference(inference)  # "predicted": the longest capsule
 
     def compose_pose(self, digit: int, reconstruction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The pose view's edited ``reconstruction`` of capsule ``digit`` (H, W) with the other

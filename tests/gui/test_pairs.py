@@ -200,6 +200,7 @@ def pair_window(qtbot, pair_checkpoint):
     w.show()
     qtbot.waitExposed(w)
     w.explorer.set_pair(3, 40, (2, -1), (-3, 4))
+    assert w.scheduler.wait_idle()  # the docks have drawn this pair
     return w
 
 
@@ -243,6 +244,7 @@ def test_more_routing_iterations_reach_the_pair_and_its_segmentation(qtbot, pair
     pair_window.docks["routing"].raise_()
     for _ in range(2):
         qtbot.keyClick(view.iterations, Qt.Key.Key_Up)
+    assert pair_window.scheduler.wait_idle()
     assert explorer.inference.iterations == 5 and explorer.shares.shape[0] == 5
     assert explorer.iteration.maximum() == 5 and view.iteration.maximum() == 5
     np.testing.assert_allclose(explorer.inference.c, infer(explorer.model, explorer.pair_image, 5).c, atol=1e-6)
@@ -273,6 +275,7 @@ def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pair_window):
     red, green = explorer.shown
     pose.digit.setCurrentIndex(green + 1)  # edit the capsule drawn in green
     qtbot.waitExposed(pose)
+    assert pair_window.scheduler.wait_idle()
     before = pose.recon_panel.image.copy()
     drag_slider(pose.sliders[4]._slider, 60)
     assert pose.offsets()[4] > 0
