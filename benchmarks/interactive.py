@@ -9,6 +9,10 @@ Prints, and as its last line a JSON object with:
   image being repainted in the window;
 - ``draw_to_prediction_ms``: median time from a stroke (mouse move) event on the canvas
   to the updated capsule-length bars;
+- ``votes_iteration_ms``: median time from a new routing iteration on the votes view's
+  slider to its repainted scatter (recoloured dots, moved v_j marker), and
+  ``votes_projection_ms``: median time to project a new input's votes for a digit
+  (PCA of the votes and v_j's path);
 - ``gui_max_stall_ms_training``: the longest gap between ticks of a 5 ms GUI timer,
   minus 5 ms, while training runs in the background (needs MNIST; see --data-root);
 - for the MultiMNIST model (``--multimnist FILE``, default the shipped one, when it is
@@ -168,7 +172,31 @@ def main() -> None:
     pose_ms = statistics.median(times)
     print(f"pose slider to repainted reconstruction: median {pose_ms:.2f} ms")
 
-    # 3. stroke event -> updated length bars
+    # 3. the votes view: a new iteration, and the projection of a new input
+    window.docks["votes"].raise_()
+    window.scheduler.wait_idle()
+    app.processEvents()
+    votes = window.votes_view
+    panel = votes.panels[0]
+    times = []
+    for k in range(args.repeats):
+        t0 = time.perf_counter()
+        votes.iteration.setValue(1 + k % 3)
+        panel.plot.repaint()
+        times.append(1000 * (time.perf_counter() - t0))
+    votes_iteration_ms = statistics.median(times)
+    print(f"votes view, new iteration to repainted scatter: median {votes_iteration_ms:.2f} ms")
+    times = []
+    for k in range(args.repeats):
+        votes._projected = {}  # as for a new input
+        t0 = time.perf_counter()
+        votes.projection(k % 10)
+        times.append(1000 * (time.perf_counter() - t0))
+    votes_projection_ms = statistics.median(times)
+    print(f"votes view, projection of a new input's votes: median {votes_projection_ms:.2f} ms")
+    window.docks["routing"].raise_()
+
+    # 4. stroke event -> updated length bars
     canvas = window.input_panel.canvas
     window.input_panel.canvas.clear()
     app.processEvents()
@@ -196,7 +224,7 @@ def main() -> None:
     draw_ms = statistics.median(times)
     print(f"stroke event to updated length bars: median {draw_ms:.2f} ms")
 
-    # 4. GUI event-loop stalls while training in the background
+    # 5. GUI event-loop stalls while training in the background
     stall_ms = None
     try:
         from capsviz.data.mnist import prepare_mnist
@@ -239,6 +267,8 @@ def main() -> None:
                 "infer_trace_ms_b1": round(infer_ms, 2),
                 "pose_frame_ms": round(pose_ms, 2),
                 "draw_to_prediction_ms": round(draw_ms, 2),
+                "votes_iteration_ms": round(votes_iteration_ms, 2),
+                "votes_projection_ms": round(votes_projection_ms, 2),
                 "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
                 "device": "cpu",
                 "threads": torch.get_num_threads(),

@@ -22,6 +22,7 @@ from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
+from capsviz.gui.widgets.votes import VotesView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.model import CapsNet
@@ -55,6 +56,7 @@ class MainWindow(QMainWindow):
         self.input_panel = InputPanel()
         self.lengths_view = LengthsView()
         self.routing_view = RoutingView()
+        self.votes_view = VotesView()
         self.pose_view = PoseView(
             decode=lambda pose, digit: reconstruct(core.model, pose, digit),
             grid=lambda pose, digit: perturbation_grid(core.model, pose, digit),
@@ -63,8 +65,8 @@ class MainWindow(QMainWindow):
         self.browser = MnistBrowser()
         self.transform_view = TransformView()
         # the order of the scheduler's turns (prediction and bars, being urgent, go first in each)
-        views = (self.input_panel, self.lengths_view, self.routing_view, self.pose_view, self.transform_view)
-        for view in (*views, self.training_panel):
+        views = (self.input_panel, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
+        for view in (*views, self.transform_view, self.training_panel):
             view.redraws.register(self.scheduler)
         self._build_docks()
         self.model_label = QLabel("")
@@ -147,6 +149,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
         # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
         # Qt 6 leaves a second, stray tab bar drawn over the other docks.
+        self._add_dock("votes", "Votes", self.votes_view, None)
         self._add_dock("transforms", "Transforms", self.transform_view, None)
         self._add_dock("browser", "MNIST browser", self.browser, None)
         self._tabs_placed = False
@@ -171,7 +174,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self._place_tabbed_docks)
 
     def _place_tabbed_docks(self) -> None:
-        for name, beside in (("transforms", "pose"), ("browser", "training")):
+        for name, beside in (("votes", "routing"), ("transforms", "pose"), ("browser", "training")):
             self.addDockWidget(self.dockWidgetArea(self.docks[beside]), self.docks[name])
             self.tabifyDockWidget(self.docks[beside], self.docks[name])
             self.docks[name].show()
@@ -180,6 +183,7 @@ class MainWindow(QMainWindow):
             self.restored.problems.append("window/state")
         # connected only now: placing the tabs shows each dock for a moment
         self.docks["transforms"].visibilityChanged.connect(lambda visible: visible and self.update_sweep())
+        self.docks["votes"].visibilityChanged.connect(lambda visible: visible and self.votes_view.refresh())
         self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.browser_evaluator.evaluate())
         # a saved layout may bring them to the front: check once the tabs have settled
         QTimer.singleShot(0, self, self._start_visible_docks)
@@ -203,7 +207,8 @@ class MainWindow(QMainWindow):
 
     def figures(self) -> dict[str, QWidget]:
         """Every plot of the window, by file name."""
-        views = (self.input_panel, self.lengths_view, self.routing_view, self.pose_view, self.training_panel)
+        views = (self.input_panel, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
+        views += (self.training_panel,)
         return {name: widget for view in views for name, widget in view.figures().items()}
 
     def export_figures(self, folder: Path) -> list[Path]:
@@ -238,7 +243,7 @@ class MainWindow(QMainWindow):
         self.update_sweep()
 
     def _show_inference(self, inference) -> None:
-        for view in (self.input_panel, self.lengths_view, self.pose_view):
+        for view in (self.input_panel, self.lengths_view, self.pose_view, self.votes_view):
             view.show_inference(inference)
         self.routing_view.set_inference(inference)
 

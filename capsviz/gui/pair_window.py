@@ -23,6 +23,7 @@ from capsviz.gui.widgets.pairs import GREEN, RED, PairExplorer, layered
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
+from capsviz.gui.widgets.votes import VotesView
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.paths import shipped_multimnist_checkpoint
 from capsviz.train.checkpoint import CheckpointError, check_dataset_of, load_checkpoint, read_info
@@ -57,6 +58,7 @@ class PairWindow(QMainWindow):
         self.training_panel.follow(self.core)
         self.routing_view = RoutingView()
         self.lengths_view = LengthsView()
+        self.votes_view = VotesView(panels=2)  # the two longest capsules side by side
         self.pose_view = PoseView(
             decode=lambda pose, digit: reconstruct(self.explorer.model, pose, digit),
             grid=lambda pose, digit: perturbation_grid(self.explorer.model, pose, digit),
@@ -65,11 +67,12 @@ class PairWindow(QMainWindow):
         # the docks draw in the scheduler's turns after the pair's own panels, which the
         # explorer draws at once: a shift or a stroke shows its lengths first
         self.scheduler = RedrawScheduler(self, busy=lambda: self.core.is_training)
-        for view in (self.lengths_view, self.routing_view, self.pose_view, self.training_panel):
+        for view in (self.lengths_view, self.routing_view, self.votes_view, self.pose_view, self.training_panel):
             view.redraws.register(self.scheduler)
         self.docks: dict[str, QDockWidget] = {}
         for name, title, view in (
             ("routing", "Routing", self.routing_view),
+            ("votes", "Votes", self.votes_view),
             ("lengths", "Capsule lengths", self.lengths_view),
             ("pose", "Pose", self.pose_view),
             ("training", "Training (MultiMNIST)", self.training_panel),
@@ -80,10 +83,12 @@ class PairWindow(QMainWindow):
             dock.setToolTip(view.toolTip())
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
             self.docks[name] = dock
-        self.tabifyDockWidget(self.docks["routing"], self.docks["lengths"])
+        self.tabifyDockWidget(self.docks["routing"], self.docks["votes"])
+        self.tabifyDockWidget(self.docks["votes"], self.docks["lengths"])
         self.tabifyDockWidget(self.docks["lengths"], self.docks["pose"])
         self.tabifyDockWidget(self.docks["pose"], self.docks["training"])
         self.docks["routing"].raise_()
+        self.docks["votes"].visibilityChanged.connect(lambda visible: visible and self.votes_view.refresh())
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("Export &figures (PNG + SVG)…", lambda: export_figures_dialog(self, self.figures()))
         file_menu.addAction("Export routing &trace (.npz)…", lambda: export_trace_dialog(self, self.explorer.inference))
@@ -142,6 +147,7 @@ class PairWindow(QMainWindow):
         inference = self.explorer.inference
         self.routing_view.set_inference(inference)
         self.lengths_view.show_inference(inference)
+        self.votes_view.show_inference(inference)
         self.pose_view.show_inference(inference)  # "predicted": the longest capsule
 
     def compose_pose(self, digit: int, reconstruction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +164,8 @@ class PairWindow(QMainWindow):
 
     def figures(self) -> dict[str, QWidget]:
         """The window's plots, by the file name an export gives them."""
-        views = (self.explorer, self.lengths_view, self.routing_view, self.pose_view, self.training_panel)
+        views = (self.explorer, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
+        views += (self.training_panel,)
         return {name: widget for view in views for name, widget in view.figures().items()}
 
     def export_figures(self, folder: Path) -> list[Path]:

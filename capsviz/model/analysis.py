@@ -117,3 +117,43 @@ def segmentation(u_lengths: np.ndarray, c: np.ndarray, digits: tuple[int, int]) 
     weight = to_a + to_b
     share = np.divide(to_a, weight, out=np.full_like(weight, 0.5), where=weight > 0)
     return share.astype(np.float32), weight.astype(np.float32)
+
+
+def vote_projection(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed 2-D view of the votes for one digit capsule: their mean and two principal axes.
+
+    votes : (I, D) the predictions u_hat_{j|i} = W_ij u_i of every primary capsule i for one
+    digit capsule j (D = 16). Returns (mean (D,), axes (2, D)), float64; the axes are
+    orthonormal, the directions of largest spread of the votes (PCA), each signed so that
+    its largest component is positive. The votes do not change over the routing iterations
+    (only c and v do), so one projection per input and digit holds for every iteration.
+    """
+    votes = np.asarray(votes, dtype=np.float64)
+    mean = votes.mean(axis=0)
+    _, _, vt = np.linalg.svd(votes - mean, full_matrices=False)
+    axes = vt[:2].copy()
+    flip = np.sign(axes[np.arange(2), np.abs(axes).argmax(axis=1)])
+    return mean, axes * flip[:, None]
+
+
+def project(points: np.ndarray, mean: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """Points (..., D) in the view of :func:`vote_projection`: (points - mean) @ axes.T -> (..., 2)."""
+    return (np.asarray(points, dtype=np.float64) - mean) @ axes.T
+
+
+def vote_centres(votes: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """v_j scaled to the votes: s_j / sum_i c_ij, the c-weighted mean of the votes, per iteration.
+
+    votes : (I, D) u_hat_{j|i}; c : (R, I) couplings c_ij to that digit per iteration.
+    Returns (R, D). s_j = sum_i c_ij u_hat_{j|i} (Eq. 2) and v_j = squash(s_j) (Eq. 1) point
+    the same way, so each row is v_j's direction at the votes' scale.
+    """
+    c = np.asarray(c, dtype=np.float64)
+    return (c @ np.asarray(votes, dtype=np.float64)) / c.sum(axis=1, keepdims=True)
+
+
+def capsule_position(i: int, n_primary: int) -> tuple[int, int, int]:
+    """(type, y, x) of primary capsule i on its grid (i = type*G*G + y*G + x)."""
+    g = grid_side(n_primary)
+    t, rest = divmod(int(i), g * g)
+    return (t, *divmod(rest, g))

@@ -23,6 +23,8 @@ class Inference:
     prediction : int, argmax of the final lengths
     reconstruction : (H, H) float32 in (0, 1), from the predicted capsule, or None
         unless asked for (the pose view decodes its own, with the user's offsets)
+    u_hat : (I, 10, 16) the votes u_hat_{j|i} = W_ij u_i that routing weighs (the same for
+        every iteration)
     """
 
     input: np.ndarray
@@ -34,6 +36,7 @@ class Inference:
     lengths: np.ndarray
     prediction: int
     reconstruction: np.ndarray | None = None
+    u_hat: np.ndarray | None = None
 
     @property
     def iterations(self) -> int:
@@ -91,7 +94,7 @@ def infer(
     model.eval()
     x = torch.tensor(image, device=_device(model)).reshape(1, 1, size, size)  # a copy: the image may be read-only
     out = model(x, routing_iterations=routing_iterations, reconstruct=reconstruct, trace=True)
-    tr = out.trace.to_numpy(0, keys=("u", "u_lengths", "b", "c", "v", "lengths"))
+    tr = out.trace.to_numpy(0, keys=("u", "u_lengths", "u_hat", "b", "c", "v", "lengths"))
     return Inference(
         input=image.copy(),
         u=tr["u"],
@@ -102,6 +105,7 @@ def infer(
         lengths=tr["lengths"],
         prediction=int(tr["lengths"][-1].argmax()),
         reconstruction=None if out.reconstruction is None else out.reconstruction[0, 0].float().cpu().numpy().copy(),
+        u_hat=tr["u_hat"],
     )
 
 
@@ -150,12 +154,14 @@ def reconstruct(model: CapsNet, pose: np.ndarray, digit: int) -> np.ndarray:
 def save_trace(inference: Inference, path) -> None:
     """Write a routing trace as ``.npz``.
 
-    Keys: ``u`` (I, 8), ``u_lengths`` (I,), ``b`` (R, I, 10), ``c`` (R, I, 10),
-    ``v`` (R, 10, 16), ``lengths`` (R, 10), ``input`` (H, H), all float32, and
-    ``prediction`` (), int64.
+    Keys: ``u`` (I, 8), ``u_lengths`` (I,), ``u_hat`` (I, 10, 16) where the trace has the
+    votes, ``b`` (R, I, 10), ``c`` (R, I, 10), ``v`` (R, 10, 16), ``lengths`` (R, 10),
+    ``input`` (H, H), all float32, and ``prediction`` (), int64.
     """
+    votes = {} if inference.u_hat is None else {"u_hat": inference.u_hat}
     np.savez(
         path,
+        **votes,
         u=inference.u,
         u_lengths=inference.u_lengths,
         b=inference.b,

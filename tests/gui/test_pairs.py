@@ -325,3 +325,18 @@ def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pa
     np.testing.assert_allclose(explorer.inference.c, infer(explorer.model, explorer.pair_image).c, atol=1e-6)
     info = read_info(started.args[0])
     assert info.dataset == "multimnist" and info.step == 6 and info.test_images == 20
+
+
+def test_the_votes_dock_shows_the_two_longest_capsules_side_by_side(qtbot, pair_window):
+    from capsviz.model.analysis import project, vote_projection
+
+    pair_window.docks["votes"].raise_()
+    qtbot.waitUntil(lambda: pair_window.votes_view.isVisible(), timeout=3000)
+    assert pair_window.scheduler.wait_idle()
+    view, inf = pair_window.votes_view, pair_window.explorer.inference
+    assert [panel.j for panel in view.panels] == pair_window.explorer.top2
+    for panel in view.panels:
+        assert inf.u_hat.shape == (3200, 10, 16)
+        mean, axes = vote_projection(inf.u_hat[:, panel.j])
+        np.testing.assert_allclose(panel.points, project(inf.u_hat[:, panel.j], mean, axes))
+        assert view.fields_map(panel).shape == (36, 36)

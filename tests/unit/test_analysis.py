@@ -112,3 +112,28 @@ def test_segmentation_divides_each_pixel_between_the_two_digits_by_the_couplings
             assert np.isclose(share[py, px], to_a / (to_a + to_b), rtol=1e-4)
     with pytest.raises(ValueError, match="two different digits"):
         segmentation(inference.u_lengths, inference.c[0], (3, 3))
+
+
+def test_vote_projection_is_the_pca_of_the_votes_and_the_centres_point_along_v():
+    from capsviz.model import CapsNet
+    from capsviz.model.analysis import project, vote_centres, vote_projection
+
+    torch.manual_seed(0)
+    model = CapsNet().eval()
+    with torch.no_grad():
+        trace = model(torch.rand(1, 1, 28, 28), trace=True).trace.to_numpy(0)
+    votes = trace["u_hat"][:, 4]  # (1152, 16)
+    mean, axes = vote_projection(votes)
+    np.testing.assert_allclose(axes @ axes.T, np.eye(2), atol=1e-10)
+    np.testing.assert_allclose(mean, votes.mean(axis=0), rtol=1e-6)
+    points = project(votes, mean, axes)
+    # the first axis carries the largest spread a unit direction can: no random direction beats it
+    rng = np.random.default_rng(1)
+    others = rng.standard_normal((200, 16))
+    others /= np.linalg.norm(others, axis=1, keepdims=True)
+    assert points[:, 0].var() >= ((votes - mean) @ others.T).var(axis=0).max()
+    assert points[:, 0].var() >= points[:, 1].var()
+    centres = vote_centres(votes, trace["c"][:, :, 4])  # (R, 16)
+    v = trace["v"][:, 4]  # v_j = squash(s_j) points where s_j / sum_i c_ij points (Eq. 1, 2)
+    unit = centres / np.linalg.norm(centres, axis=1, keepdims=True)
+    np.testing.assert_allclose(unit, v / np.linalg.norm(v, axis=1, keepdims=True), atol=1e-5)

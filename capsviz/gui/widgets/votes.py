@@ -1,0 +1,298 @@
+"""Votes view: the predictions u_hat_{j|i} that routing-by-agreement weighs, in 2-D."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+
+from capsviz.gui.redraw import Redraws
+from capsviz.gui.widgets.common import VIRIDIS, ImagePanel, set_label
+from capsviz.model.analysis import (
+    capsule_position,
+    grid_side,
+    project,
+    receptive_overlay,
+    vote_centres,
+    vote_projection,
+)
+
+INFO = (
+    "The votes of routing by agreement. Every primary capsule i predicts the pose of digit "
+    "capsule j: u_hat_j|i = W_ij u_i, a 16-D vector. Each dot is one such vote, seen in the "
+    "plane of the two directions in which this input's votes for j spread most (fixed for "
+    "the input, so stepping the iteration moves the colours and the path, not the axes). "
+    "Colour: the coupling c_ij at the iteration shown (one scale for all iterations, from "
+    "the 1st to the 99th percentile of this input's couplings); size: the length of u_i. "
+    "The path: v_j after each iteration, at the votes' scale (s_j / Σ_i c_ij, the "
+    "c-weighted mean vote, which points where v_j points).\n\n"
+    "What agreement looks like: where the parts agree on a pose, their votes crowd "
+    "together; v_j moves towards the crowd, and the capsules in it (û·v large) gain "
+    "coupling, so they turn bright. What it does not show: the other 14 dimensions, and "
+    "the other nine digits, which compete for the same capsules (c_i sums to 1 over the "
+    "ten). Drag the rectangle over some votes to see which parts of the input sent them."
+)
+LEVELS = 64  # colour steps for c_ij: few distinct brushes keep the scatter quick to restyle
+SIZES = np.array([2.0, 3.0, 4.5, 6.0, 8.0])  # dot diameters in pixels, by the length of u_i
+PATH, CURRENT = (255, 90, 60), (255, 255, 255)
+
+
+class VotePanel(QWidget):
+    """One digit capsule's votes: a digit choice, the scatter with v_j's path, and the input
+    with the receptive fields of the votes inside the rectangle."""
+
+    def __init__(self, default: str, rank: int, parent=None) -> None:
+        super().__init__(parent)
+        self.rank = rank  # the default digit: the rank-th longest capsule
+        self.digit = QComboBox()
+        self.digit.addItem(default, -1)
+        for k in range(10):
+            self.digit.addItem(f"digit {k}", k)
+        self.digit.setToolTip("The digit capsule j whose votes are shown")
+        self.plot = pg.PlotWidget()
+        self.plot.setAspectLocked(True)
+        self.plot.setLabel("bottom", "first axis of the votes")
+        self.plot.setLabel("left", "second axis")
+        self.plot.setMenuEnabled(False)
+        self.plot.setTitle("votes", size="9pt")  # a title row; its text follows the digit and iteration
+        for axis in ("bottom", "left"):
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.scatter = pg.ScatterPlotItem(pen=None, hoverable=True, tip=None)
+        self.plot.addItem(self.scatter)
+        self.path = pg.PlotDataItem(pen=pg.mkPen(PATH, width=2), symbol="o", symbolSize=6, symbolBrush=PATH)
+        self.current = pg.ScatterPlotItem(symbol="+", size=18, pen=pg.mkPen(CURRENT, width=2), brush=None)
+        self.plot.addItem(self.path)
+        self.plot.addItem(self.current)
+        self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
+        self.plot.addItem(self.box)
+        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
+        self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
+        self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
+        self.fields = ImagePanel("the votes in the rectangle")
+        self.fields.setMinimumSize(140, 160)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("capsule"))
+        top.addWidget(self.digit)
+        top.addStretch(1)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addLayout(top, 0, 0, 1, 2)
+        grid.addWidget(self.plot, 1, 0)
+        grid.addWidget(self.fields, 1, 1, Qt.AlignmentFlag.AlignTop)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 1)
+        self.j: int | None = None
+        self.points: np.ndarray | None = None  # (I, 2) the votes projected
+        self.centres: np.ndarray | None = None  # (R, 2) v_j's path projected
+        self.selected = np.zeros(0, bool)  # (I,) votes inside the rectangle
+
+
+class VotesView(QWidget):
+    """The votes u_hat_{j|i} of every primary capsule for one digit capsule (two side by side
+    with ``panels=2``, the overlapping-digits window's two longest), per routing iteration.
+
+    :meth:`set_inference` takes an :class:`~capsviz.model.inference.Inference` with its
+    votes (``u_hat``); the projection (:func:`~capsviz.model.analysis.vote_projection`) is
+    computed once per input and digit, a new iteration only restyles the dots and moves the
+    marker. Signals: ``hovered(str)`` with the readout of the vote under the mouse.
+    """
+
+    hovered = Signal(str)
+
+    def __init__(self, panels: int = 1, parent=None) -> None:
+        super().__init__(parent)
+        self.setToolTip(INFO)
+        self.iteration = QSlider(Qt.Orientation.Horizontal)
+        self.iteration.setRange(1, 3)
+        self.iteration.setValue(3)
+        self.iteration.setPageStep(1)
+        self.iteration.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.iteration.setToolTip("Routing iteration r whose couplings colour the votes")
+        self.iteration_label = QLabel("r = 3")
+        controls = QHBoxLayout()
+        for w in (QLabel("iteration"), self.iteration, self.iteration_label):
+            controls.addWidget(w, 1 if w is self.iteration else 0)
+        names = ("longest", "second longest")
+        self.panels = [VotePanel(f"{names[k]}" if panels > 1 else "predicted", k) for k in range(panels)]
+        row = QVBoxLayout() if panels > 1 else QHBoxLayout()  # two: one over the other, in a tall dock
+        for panel in self.panels:
+            row.addWidget(panel, 1)
+        self.readout = QLabel("hover over a vote to read it")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(controls)
+        layout.addLayout(row, 1)
+        layout.addWidget(self.readout)
+        self.inference = None
+        self._brushes = [pg.mkBrush(VIRIDIS.map(k / (LEVELS - 1), mode="qcolor")) for k in range(LEVELS)]
+        self.redraws = Redraws("votes", {"votes": self._draw})
+        self._projected: dict[int, tuple] = {}  # digit j -> (mean, axes, points, centres) for this input
+        self._stale = False  # an inference came while the view was hidden
+        self.iteration.valueChanged.connect(self.show_iteration)
+        for panel in self.panels:
+            panel.digit.currentIndexChanged.connect(lambda _=0, p=panel: self._draw_panel(p))
+            panel.scatter.sigHovered.connect(lambda _item, points, _ev, p=panel: self._hover(p, points))
+            panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
+
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}
+
+    def show_inference(self, inference) -> None:
+        """Show an inference's votes (None clears), through :attr:`redraws`."""
+        self.inference = inference
+        self._projected = {}
+        self.redraws.request()
+
+    def digit_of(self, panel: VotePanel) -> int | None:
+        """The digit capsule ``panel`` shows: its choice, else the rank-th longest capsule."""
+        inf = self.inference
+        if inf is None:
+            return None
+        choice = panel.digit.currentData()
+        if choice != -1:
+            return int(choice)
+        return int(np.argsort(-inf.lengths[-1], kind="stable")[panel.rank])
+
+    def projection(self, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(mean (16,), axes (2, 16), points (I, 2), centres (R, 2)) of digit j's votes, for this input."""
+        if j not in self._projected:
+            inf = self.inference
+            votes = inf.u_hat[:, j, :]
+            mean, axes = vote_projection(votes)
+            centres = vote_centres(votes, inf.c[:, :, j])
+            self._projected[j] = (mean, axes, project(votes, mean, axes), project(centres, mean, axes))
+        return self._projected[j]
+
+    def on_screen(self) -> bool:
+        """Whether the view can be seen (a dock tabbed behind another cannot, though Qt calls it visible)."""
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
+    def refresh(self) -> None:
+        """Draw what came while the view was off screen (the window calls this when its dock
+        comes to the front)."""
+        if self._stale:
+            self._stale = False
+            self._render()
+
+    def _draw(self) -> None:
+        # off screen (a tab behind another) the view draws nothing until it is shown
+        self._stale = not self.on_screen()
+        if not self._stale:
+            self._render()
+
+    def _render(self) -> None:
+        inf = self.inference
+        if inf is not None:
+            r = inf.iterations
+            keep = self.iteration.value() if self.iteration.maximum() == r else r
+            self.iteration.blockSignals(True)
+            self.iteration.setRange(1, r)
+            self.iteration.setValue(min(keep, r))
+            self.iteration.blockSignals(False)
+        for panel in self.panels:
+            self._draw_panel(panel)
+
+    def _draw_panel(self, panel: VotePanel) -> None:
+        inf = self.inference
+        j = self.digit_of(panel)
+        if inf is None or inf.u_hat is None or j is None:
+            panel.j, panel.points, panel.centres = None, None, None
+            panel.scatter.setData([], [])
+            panel.path.setData([], [])
+            panel.current.setData([], [])
+            panel.fields.set_image(None)
+            return
+        _, _, points, centres = self.projection(j)
+        panel.j, panel.points, panel.centres = j, points, centres
+        size = np.searchsorted(np.linspace(0, 1, len(SIZES) + 1)[1:-1], inf.u_lengths)
+        panel.scatter.setData(
+            pos=points, size=SIZES[size], data=np.arange(len(points)), brush=self._brushes[0], pen=None
+        )
+        panel.path.setData(centres[:, 0], centres[:, 1])
+        spread = points.std(axis=0)
+        panel.box.blockSignals(True)
+        panel.box.setPos(centres[-1] - spread / 2)
+        panel.box.setSize(spread)
+        panel.box.blockSignals(False)
+        # the view holds the bulk of the votes and v_j's path; a few far votes may lie outside
+        # (drag or scroll the plot to reach them)
+        low, high = np.percentile(points, [2, 98], axis=0)
+        low, high = np.minimum(low, centres.min(axis=0)), np.maximum(high, centres.max(axis=0))
+        pad = 0.1 * np.maximum(high - low, 1e-6)
+        panel.plot.setRange(xRange=(low[0] - pad[0], high[0] + pad[0]), yRange=(low[1] - pad[1], high[1] + pad[1]))
+        self._style(panel)
+        self._show_fields(panel)
+
+    def show_iteration(self) -> None:
+        """Restyle every panel for the iteration on the slider (colours and the v_j marker only)."""
+        for panel in self.panels:
+            self._style(panel)
+
+    def _style(self, panel: VotePanel) -> None:
+        inf = self.inference
+        r = self.iteration.value() - 1
+        self.iteration_label.setText("r = –" if inf is None else f"r = {r + 1} of {inf.iterations}")
+        if panel.j is None:
+            return
+        c = inf.c[:, :, panel.j]  # (R, I)
+        # one colour scale for all iterations of this input, from the 1st to the 99th
+        # percentile of its couplings (a few capsules far above the rest would darken the others)
+        low, top = (float(q) for q in np.percentile(c, [1, 99]))
+        top = max(top, low + 1e-6)
+        level = np.clip(((c[r] - low) / (top - low) * (LEVELS - 1)).round().astype(int), 0, LEVELS - 1)
+        panel.scatter.setBrush([self._brushes[k] for k in level])
+        panel.current.setData([panel.centres[r, 0]], [panel.centres[r, 1]])
+        panel.colorbar.setLevels((low, top))
+        set_label(panel.plot.getPlotItem().titleLabel, f"votes for digit {panel.j}, iteration {r + 1}", size="9pt")
+
+    def describe(self, j: int, i: int) -> str:
+        """Readout for the vote of primary capsule i for digit j at the iteration shown."""
+        inf = self.inference
+        r = self.iteration.value() - 1
+        t, y, x = capsule_position(i, len(inf.u_lengths))
+        agreement = float(inf.u_hat[i, j] @ inf.v[r, j])
+        return (
+            f"capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {inf.u_lengths[i]:.4f}; for digit {j} at iteration "
+            f"{r + 1}: c_ij = {inf.c[r, i, j]:.4f}, b_ij = {inf.b[r, i, j]:.4f}, agreement û·v_j = {agreement:+.4f}"
+        )
+
+    def _hover(self, panel: VotePanel, points) -> None:
+        if len(points) and panel.j is not None:
+            text = self.describe(panel.j, int(points[0].data()))
+            self.readout.setText(text)
+            self.hovered.emit(text)
+
+    def selected(self, panel: VotePanel) -> np.ndarray:
+        """(I,) bool: the votes inside ``panel``'s rectangle."""
+        if panel.points is None:
+            return np.zeros(0, bool)
+        x0, y0 = panel.box.pos()
+        w, h = panel.box.size()
+        p = panel.points
+        return (p[:, 0] >= x0) & (p[:, 0] <= x0 + w) & (p[:, 1] >= y0) & (p[:, 1] <= y0 + h)
+
+    def fields_map(self, panel: VotePanel) -> np.ndarray | None:
+        """(H, H): Σ ‖u_i‖ over the capsules whose votes are in the rectangle, spread over the
+        input pixels each sees (:func:`~capsviz.model.analysis.receptive_overlay`)."""
+        inf = self.inference
+        if inf is None or panel.points is None:
+            return None
+        g = grid_side(len(inf.u_lengths))
+        chosen = np.where(self.selected(panel), inf.u_lengths, 0.0).reshape(-1, g, g).sum(axis=0)
+        return receptive_overlay(chosen)
+
+    def _show_fields(self, panel: VotePanel) -> None:
+        spread = self.fields_map(panel)
+        panel.selected = self.selected(panel)
+        if spread is None:
+            panel.fields.set_image(None)
+            return
+        image = self.inference.input
+        glow = spread / spread.max() if spread.max() > 0 else spread
+        rgb = np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)
+        panel.fields.set_image(rgb)
+        panel.fields.set_title(f"{int(panel.selected.sum())} votes in the rectangle")

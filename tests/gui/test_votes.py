@@ -1,0 +1,95 @@
+"""The votes view: the trace's predictions u_hat_{j|i} projected, coloured by c_ij per
+iteration, with v_j's path; hover and the rectangle read the trace."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF
+
+from capsviz.model.analysis import project, receptive_overlay, vote_centres, vote_projection
+
+from .events import settle
+
+
+def show_votes(qtbot, window):
+    window.docks["votes"].raise_()
+    qtbot.waitUntil(lambda: window.votes_view.isVisible(), timeout=3000)
+    settle(qtbot, window)
+    return window.votes_view
+
+
+def test_the_dots_are_the_traces_votes_projected(qtbot, window):
+    view = show_votes(qtbot, window)
+    inf = window.core.inference
+    panel = view.panels[0]
+    j = inf.prediction
+    assert panel.j == j and inf.u_hat.shape == (1152, 10, 16)
+    # the trace's votes are W_ij u_i of the model's own weights
+    w = window.core.model.digit_caps.W.detach().numpy()  # (I, J, 16, 8)
+    np.testing.assert_allclose(inf.u_hat[:, j], np.einsum("idk,ik->id", w[:, j], inf.u), atol=1e-5)
+    mean, axes = vote_projection(inf.u_hat[:, j])
+    x, y = panel.scatter.getData()
+    np.testing.assert_allclose(np.stack([x, y], 1), project(inf.u_hat[:, j], mean, axes), rtol=1e-5, atol=1e-7)
+    px, py = panel.path.getData()
+    np.testing.assert_allclose(
+        np.stack([px, py], 1), project(vote_centres(inf.u_hat[:, j], inf.c[:, :, j]), mean, axes)
+    )
+
+
+def test_stepping_the_iteration_recolours_by_c_and_moves_the_marker(qtbot, window):
+    view = show_votes(qtbot, window)
+    inf = window.core.inference
+    panel = view.panels[0]
+    view.iteration.setValue(1)
+    first = [b.color().name() for b in panel.scatter.data["brush"]]
+    assert len(set(first)) == 1  # iteration 1: every c_ij is 0.1
+    view.iteration.setValue(inf.iterations)
+    from capsviz.gui.widgets.common import VIRIDIS
+    from capsviz.gui.widgets.votes import LEVELS
+
+    last = [b.color().name() for b in panel.scatter.data["brush"]]
+    c_all = inf.c[:, :, panel.j]
+    low, top = np.percentile(c_all, [1, 99])  # the scale of every iteration of this input
+    level = np.clip(np.round((c_all[-1] - low) / (top - low) * (LEVELS - 1)), 0, LEVELS - 1)
+    expected = [VIRIDIS.map(k / (LEVELS - 1), mode="qcolor").name() for k in level.astype(int)]
+    assert last == expected
+    assert last[int(c_all[-1].argmax())] == VIRIDIS.map(1.0, mode="qcolor").name()  # the most coupled: brightest
+    (mx,), (my,) = panel.current.getData()
+    np.testing.assert_allclose((mx, my), panel.centres[-1], rtol=1e-6)
+
+
+def test_hovering_a_vote_reads_c_b_and_the_agreement(qtbot, window):
+    view = show_votes(qtbot, window)
+    inf = window.core.inference
+    panel = view.panels[0]
+    r = view.iteration.value() - 1
+    (x0, x1), (y0, y1) = panel.plot.getPlotItem().vb.viewRange()
+    shown = (
+        (panel.points[:, 0] > x0) & (panel.points[:, 0] < x1) & (panel.points[:, 1] > y0) & (panel.points[:, 1] < y1)
+    )
+    i = int(np.argmax(np.where(shown, inf.c[r, :, panel.j], -1)))  # the most coupled capsule in view
+    scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
+    pos = panel.plot.mapFromScene(scene)
+    qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
+    qtbot.mouseMove(panel.plot.viewport(), pos)
+    qtbot.waitUntil(lambda: "capsule i=" in view.readout.text(), timeout=3000)
+    text = view.readout.text()
+    k = int(text.split("capsule i=")[1].split(" ")[0])  # the dot under the mouse (maybe a neighbour)
+    j = panel.j
+    assert f"c_ij = {inf.c[r, k, j]:.4f}" in text and f"b_ij = {inf.b[r, k, j]:.4f}" in text
+    assert f"agreement û·v_j = {float(inf.u_hat[k, j] @ inf.v[r, j]):+.4f}" in text
+    assert np.linalg.norm(panel.points[k] - panel.points[i]) < 0.05 * np.ptp(panel.points[:, 0])
+
+
+def test_the_rectangle_shows_the_receptive_fields_of_its_votes(qtbot, window):
+    view = show_votes(qtbot, window)
+    inf = window.core.inference
+    panel = view.panels[0]
+    low = panel.points.min(axis=0)
+    panel.box.setPos(low - 1.0)
+    panel.box.setSize(np.median(panel.points, axis=0) - low + 1.0)  # the lower-left part
+    inside = view.selected(panel)
+    assert 0 < inside.sum() < len(inside) and (panel.selected == inside).all()
+    expected = receptive_overlay(np.where(inside, inf.u_lengths, 0).reshape(32, 6, 6).sum(axis=0))
+    np.testing.assert_allclose(view.fields_map(panel), expected, rtol=1e-6)
+    assert panel.fields.title.text.startswith(f"{int(inside.sum())} votes")
