@@ -22,9 +22,9 @@ from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
-from capsviz.gui.widgets.votes import VotesView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
+from capsviz.gui.widgets.votes import VotesView
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
 
