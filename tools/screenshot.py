@@ -1,7 +1,7 @@
 """Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit, and,
 beside it, the routing view on its own (docs/routing.png), the pose view's Fig. 4 grid
 (docs/fig4_grid.png), the transforms view (docs/transforms.png) and the MNIST browser
-on the assets sample (docs/browser.png).
+on the assets sample (docs/browser.png), and the votes view (docs/votes.png).
 
 Usage: QT_QPA_PLATFORM=offscreen python tools/screenshot.py [--out docs/screenshot.png]
 """
@@ -125,4 +125,15 @@ w.browser.errors_only.setChecked(True)
 settle(0.5)
 out = args.out.with_name("browser.png")
 w.docks["browser"].grab().save(str(out))
+print(f"wrote {out}")
+
+# the votes view on test-sample digit 7 (a 9), untransformed, at the last routing iteration
+w.transform_view.reset()
+w.sources.show_sample(7)
+w.docks["votes"].show()
+w.docks["votes"].raise_()
+w.votes_view.refresh()
+settle(1.0)
+out = args.out.with_name("votes.png")
+w.docks["votes"].grab().save(str(out))
 print(f"wrote {out}")
