@@ -70,27 +70,51 @@ def apply_transform(image: np.ndarray, t: InputTransform) -> np.ndarray:
     return apply_transforms(image, [t])[0]
 
 
+def _transformed(x: torch.Tensor, t: InputTransform) -> torch.Tensor:
+    """(B, 1, H, W) float in [0, 1] under ``t``: the affine warp, then the strokes; clamped."""
+    if (t.rotation, t.scale, t.tx, t.ty, t.shear) != (0.0, 1.0, 0.0, 0.0, 0.0):
+        x = TF.affine(
+            x,
+            angle=-t.rotation,  # torchvision's affine turns clockwise
+            translate=[t.tx, t.ty],
+            scale=t.scale,
+            shear=[t.shear, 0.0],
+            interpolation=InterpolationMode.BILINEAR,
+            fill=0.0,
+        )
+    steps, frac = int(abs(t.thickness)), abs(t.thickness) % 1.0
+    op = _dilate if t.thickness > 0 else _erode
+    for _ in range(steps):
+        x = op(x)
+    if frac > 0:
+        x = (1 - frac) * x + frac * op(x)
+    return x.clamp(0, 1)
+
+
 def apply_transforms(image: np.ndarray, transforms: list[InputTransform]) -> np.ndarray:
     """One input under several transforms: (K, 28, 28) float32 in [0, 1]."""
     base = torch.from_numpy(np.array(image, dtype=np.float32)).reshape(1, 1, *np.shape(image))  # a copy
-    out = []
-    for t in transforms:
-        x = base.clone()
-        if (t.rotation, t.scale, t.tx, t.ty, t.shear) != (0.0, 1.0, 0.0, 0.0, 0.0):
-            x = TF.affine(
-                x,
-                angle=-t.rotation,  # torchvision's affine turns clockwise
-                translate=[t.tx, t.ty],
-                scale=t.scale,
-                shear=[t.shear, 0.0],
-                interpolation=InterpolationMode.BILINEAR,
-                fill=0.0,
-            )
-        steps, frac = int(abs(t.thickness)), abs(t.thickness) % 1.0
-        op = _dilate if t.thickness > 0 else _erode
-        for _ in range(steps):
-            x = op(x)
-        if frac > 0:
-            x = (1 - frac) * x + frac * op(x)
-        out.append(x[0, 0].clamp(0, 1))
-    return torch.stack(out).numpy().astype(np.float32)
+    return torch.stack([_transformed(base.clone(), t)[0, 0] for t in transforms]).numpy().astype(np.float32)
+
+
+def apply_each(images: np.ndarray, transforms: list[InputTransform]) -> np.ndarray:
+    """Images under a transform each: images (N, H, W) uint8 0..255 or float in [0, 1],
+    ``transforms`` N of them. Returns (N, H, W) float32 in [0, 1]; images with the same
+    transform are warped together, exactly as :func:`apply_transform` warps one.
+
+    Raises ``ValueError`` when the counts differ.
+    """
+    images = np.asarray(images)
+    if len(transforms) != len(images):
+        raise ValueError(f"{len(images)} images but {len(transforms)} transforms")
+    x = images.astype(np.float32) / 255.0 if images.dtype == np.uint8 else images.astype(np.float32)
+    out = np.empty_like(x)
+    groups: dict[InputTransform, list[int]] = {}
+    for k, t in enumerate(transforms):
+        groups.setdefault(t, []).append(k)
+    for t, members in groups.items():
+        if t.is_identity():
+            out[members] = x[members]
+        else:
+            out[members] = _transformed(torch.from_numpy(x[members]).unsqueeze(1), t)[:, 0].numpy()
+    return out

@@ -1,0 +1,106 @@
+"""Accuracy under affine transforms: the seeded transforms, the batched warp, strength 0
+against plain evaluation, and the command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.data.transforms import InputTransform, apply_each, apply_transform
+from capsviz.train.checkpoint import load_checkpoint
+from capsviz.train.loop import evaluate_model, model_lengths
+from capsviz.train.robustness import AFFINE_RANGES, affine_transforms, robustness, sweep_transforms
+
+from ..conftest import mnist_root
+from .test_cli import capsviz
+
+
+def test_the_sweeps_turn_each_digit_by_plus_or_minus_the_strength():
+    rot = sweep_transforms("rotation", 30, 400, seed=5)
+    assert {t.rotation for t in rot} == {-30.0, 30.0} and rot == sweep_transforms("rotation", 30, 400, seed=5)
+    assert rot != sweep_transforms("rotation", 30, 400, seed=6)
+    assert {round(t.scale, 6) for t in sweep_transforms("scale", 0.25, 200)} == {1.25, round(1 / 1.25, 6)}
+    moves = sweep_transforms("translation", 3, 400)
+    assert all(abs(t.tx) + abs(t.ty) == 3 and (t.tx == 0 or t.ty == 0) for t in moves)
+    assert any(t.tx for t in moves) and any(t.ty for t in moves)
+    assert sweep_transforms("shear", 0, 10) == [InputTransform()] * 10
+    with pytest.raises(ValueError, match="unknown transform 'warp'"):
+        sweep_transforms("warp", 1, 3)
+
+
+def test_the_affine_test_set_stays_in_its_documented_ranges():
+    warps = affine_transforms(2000, seed=1)
+    for name, key in (("rotation", "rotation"), ("scale", "scale"), ("shear", "shear"), ("tx", "translation")):
+        values = np.array([getattr(t, name) for t in warps])
+        low, high = AFFINE_RANGES[key]
+        assert low <= values.min() < low + 0.05 * (high - low) and high - 0.05 * (high - low) < values.max() <= high
+
+
+def test_the_batched_warp_equals_the_explorers_one():
+    digits = load_sample().images[:5]
+    transforms = [InputTransform(rotation=20), InputTransform(), InputTransform(rotation=20)]
+    transforms += [InputTransform(scale=0.8, thickness=1.5), InputTransform(shear=-12, tx=2.5, ty=-1)]
+    out = apply_each(digits, transforms)
+    for image, t, warped in zip(digits, transforms, out):
+        np.testing.assert_array_equal(warped, apply_transform(image / np.float32(255), t))
+    with pytest.raises(ValueError, match="5 images but 2 transforms"):
+        apply_each(digits, transforms[:2])
+
+
+def test_strength_zero_is_plain_evaluation_and_rotation_costs_accuracy(shipped_checkpoint):
+    model, _, _ = load_checkpoint(shipped_checkpoint)
+    sample = load_sample()
+    test = MnistSplit(sample.images[:200], sample.labels[:200])
+
+    def predict(images):
+        return model_lengths(model, images).argmax(axis=1)
+
+    curves = robustness(predict, test, kinds=("rotation", "affine"))
+    plain = int((evaluate_model(model, test) == test.labels).sum())
+    rotation = curves["rotation"]
+    assert rotation.strengths[0] == 0 and rotation.correct[0] == plain and rotation.n == 200
+    assert rotation.correct[-1] < plain - 40  # 60 degrees: well outside what MNIST shows
+    assert curves["affine"].strengths == (1.0,) and 0 < curves["affine"].correct[0] <= 200
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_the_robustness_command(shipped_checkpoint, tmp_path):
+    from capsviz.data.mnist import load_mnist
+
+    plot = tmp_path / "curves.png"
+    r = capsviz(
+        "robustness",
+        "--test-subset",
+        "60",
+        "--kinds",
+        "translation,affine",
+        "--json",
+        "--plot",
+        str(plot),
+        "--data-root",
+        str(mnist_root()),
+    )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    curves = out["curves"]["capsnet_mnist"]
+    assert out["test_digits"] == 60 and set(curves) == {"translation", "affine"}
+    test = load_mnist(train=False, data_root=mnist_root())
+    model, _, _ = load_checkpoint(shipped_checkpoint)
+    plain = int((evaluate_model(model, MnistSplit(test.images[:60], test.labels[:60])) == test.labels[:60]).sum())
+    assert curves["translation"]["strengths"][0] == 0 and curves["translation"]["correct"][0] == plain
+    from PIL import Image
+
+    assert Image.open(plot).size[0] > 400
+    bad = capsviz("robustness", "--kinds", "rotation,twirl", "--data-root", str(mnist_root()))
+    assert bad.returncode == 2 and "unknown transform twirl" in bad.stderr
+
+
+def test_a_multimnist_model_is_refused_by_the_robustness_command():
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    r = capsviz("robustness", "--checkpoint", str(shipped_multimnist_checkpoint()), "--test-subset", "5")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "MultiMNIST" in r.stderr
