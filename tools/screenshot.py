@@ -1,7 +1,7 @@
 """Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit, and,
 beside it, the routing view on its own (docs/routing.png), the pose view's Fig. 4 grid
 (docs/fig4_grid.png), the transforms view (docs/transforms.png) and the MNIST browser
-on the assets sample (docs/browser.png), and the votes view (docs/votes.png).
+on the assets sample (docs/browser.png), the votes view (docs/votes.png) and the robustness view (docs/robustness.png).
 
 Usage: QT_QPA_PLATFORM=offscreen python tools/screenshot.py [--out docs/screenshot.png]
 """
@@ -136,4 +136,17 @@ w.votes_view.refresh()
 settle(1.0)
 out = args.out.with_name("votes.png")
 w.docks["votes"].grab().save(str(out))
+print(f"wrote {out}")
+
+# the robustness view, measured on the first 1,000 test digits (the MNIST test split when
+# CAPSVIZ_DATA or --data-root finds it, else the shipped sample)
+w.docks["robustness"].show()
+w.docks["robustness"].raise_()
+w.robustness.start(1000)
+while w.robustness.worker is not None:
+    settle(0.2)
+w.scheduler.wait_idle()
+settle(0.5)
+out = args.out.with_name("robustness.png")
+w.docks["robustness"].grab().save(str(out))
 print(f"wrote {out}")

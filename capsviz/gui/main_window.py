@@ -16,11 +16,13 @@ from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
 from capsviz.gui.pair_window import model_dataset, open_pair_window
 from capsviz.gui.redraw import RedrawScheduler
+from capsviz.gui.robustness_worker import RobustnessMeasurer
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pose import PoseView
+from capsviz.gui.widgets.robustness import RobustnessView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
@@ -57,6 +59,7 @@ class MainWindow(QMainWindow):
         self.lengths_view = LengthsView()
         self.routing_view = RoutingView()
         self.votes_view = VotesView()
+        self.robustness_view = RobustnessView()
         self.pose_view = PoseView(
             decode=lambda pose, digit: reconstruct(core.model, pose, digit),
             grid=lambda pose, digit: perturbation_grid(core.model, pose, digit),
@@ -66,7 +69,7 @@ class MainWindow(QMainWindow):
         self.transform_view = TransformView()
         # the order of the scheduler's turns (prediction and bars, being urgent, go first in each)
         views = (self.input_panel, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
-        for view in (*views, self.transform_view, self.training_panel):
+        for view in (*views, self.transform_view, self.training_panel, self.robustness_view):
             view.redraws.register(self.scheduler)
         self._build_docks()
         self.model_label = QLabel("")
@@ -75,6 +78,9 @@ class MainWindow(QMainWindow):
             self, lambda: dialogs.about_text(core.device, self.model_label.text().removeprefix("model: "))
         )
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
+        self.robustness = RobustnessMeasurer(
+            core, self.robustness_view, lambda title, exc: self.errors.show_exception(title, exc)
+        )
         self.browser_evaluator = BrowserEvaluator(
             core,
             self.browser,
@@ -152,6 +158,7 @@ class MainWindow(QMainWindow):
         self._add_dock("votes", "Votes", self.votes_view, None)
         self._add_dock("transforms", "Transforms", self.transform_view, None)
         self._add_dock("browser", "MNIST browser", self.browser, None)
+        self._add_dock("robustness", "Robustness", self.robustness_view, None)
         self._tabs_placed = False
         self.docks_ready = False  # True once the tabbed docks are placed, after the first show
 
@@ -174,7 +181,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self._place_tabbed_docks)
 
     def _place_tabbed_docks(self) -> None:
-        for name, beside in (("votes", "routing"), ("transforms", "pose"), ("browser", "training")):
+        tabs = (("transforms", "pose"), ("votes", "pose"), ("browser", "training"), ("robustness", "training"))
+        for name, beside in tabs:
             self.addDockWidget(self.dockWidgetArea(self.docks[beside]), self.docks[name])
             self.tabifyDockWidget(self.docks[beside], self.docks[name])
             self.docks[name].show()
@@ -208,7 +216,7 @@ class MainWindow(QMainWindow):
     def figures(self) -> dict[str, QWidget]:
         """Every plot of the window, by file name."""
         views = (self.input_panel, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
-        views += (self.training_panel,)
+        views += (self.training_panel, self.robustness_view)
         return {name: widget for view in views for name, widget in view.figures().items()}
 
     def export_figures(self, folder: Path) -> list[Path]:
@@ -283,6 +291,7 @@ class MainWindow(QMainWindow):
             return
         self.routing_view.play_button.setChecked(False)
         self.browser_evaluator.quit()  # stops between chunks of 250 digits
+        self.robustness.quit()  # stops before its next batch
         self.scheduler.stop()
         self.core.close()  # waits for the background workers
         if self.pair_window is not None:

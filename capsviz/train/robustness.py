@@ -20,7 +20,7 @@ about the centre, background 0), the same as the explorer's Transforms view.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +95,23 @@ class Curve:
         return np.asarray(self.correct, dtype=np.float64) / self.n
 
 
+def measure(
+    predict: Callable[[np.ndarray], np.ndarray], test: MnistSplit, kinds: tuple[str, ...] = KINDS, seed: int = 0
+) -> Iterator[tuple[str, float, int]]:
+    """Evaluate every test set of ``kinds`` in turn, yielding (kind, strength, correct) as
+    each is done (the affine test set: strength 1.0). ``predict``: (N, 28, 28) float32 in
+    [0, 1] -> (N,) classes. Raises ``ValueError`` for an unknown kind (before any work)."""
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ValueError(f"unknown transform {unknown[0]!r}; choose from {', '.join(KINDS)}")
+    n = len(test)
+    for kind in kinds:
+        for s in SWEEPS[kind] if kind in SWEEPS else (1.0,):
+            transforms = sweep_transforms(kind, s, n, seed) if kind in SWEEPS else affine_transforms(n, seed)
+            predictions = predict(apply_each(test.images, transforms))
+            yield kind, float(s), int((np.asarray(predictions) == test.labels).sum())
+
+
 def robustness(
     predict: Callable[[np.ndarray], np.ndarray],
     test: MnistSplit,
@@ -102,28 +119,18 @@ def robustness(
     seed: int = 0,
     progress: Callable[[str, float], None] | None = None,
 ) -> dict[str, Curve]:
-    """Accuracy along every kind of :data:`KINDS` asked for.
-
-    predict : (N, 28, 28) float32 images in [0, 1] -> (N,) predicted classes (a model's
-    argmax). ``progress(kind, strength)`` is called before each evaluation. Returns
-    {kind: :class:`Curve`}. Raises ``ValueError`` for an unknown kind.
-    """
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown:
-        raise ValueError(f"unknown transform {unknown[0]!r}; choose from {', '.join(KINDS)}")
-    n = len(test)
-    curves = {}
-    for kind in kinds:
-        strengths = SWEEPS[kind] if kind in SWEEPS else (1.0,)
-        correct = []
-        for s in strengths:
-            if progress is not None:
-                progress(kind, s)
-            transforms = sweep_transforms(kind, s, n, seed) if kind in SWEEPS else affine_transforms(n, seed)
-            predictions = predict(apply_each(test.images, transforms))
-            correct.append(int((np.asarray(predictions) == test.labels).sum()))
-        curves[kind] = Curve(kind, tuple(float(s) for s in strengths), correct, n)
-    return curves
+    """Accuracy along every kind of :data:`KINDS` asked for (see :func:`measure`):
+    {kind: :class:`Curve`}. ``progress(kind, strength)`` is called after each test set.
+    Raises ``ValueError`` for an unknown kind."""
+    found: dict[str, list[tuple[float, int]]] = {}
+    for kind, s, correct in measure(predict, test, kinds, seed):
+        found.setdefault(kind, []).append((s, correct))
+        if progress is not None:
+            progress(kind, s)
+    return {
+        kind: Curve(kind, tuple(s for s, _ in points), [c for _, c in points], len(test))
+        for kind, points in found.items()
+    }
 
 
 COLOURS = ((31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (23, 190, 207))

@@ -125,7 +125,7 @@ def test_vote_projection_is_the_pca_of_the_votes_and_the_centres_point_along_v()
     votes = trace["u_hat"][:, 4]  # (1152, 16)
     mean, axes = vote_projection(votes)
     np.testing.assert_allclose(axes @ axes.T, np.eye(2), atol=1e-10)
-    np.testing.assert_allclose(mean, votes.mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(mean, votes.astype(np.float64).mean(axis=0), rtol=1e-12)
     points = project(votes, mean, axes)
     # the first axis carries the largest spread a unit direction can: no random direction beats it
     rng = np.random.default_rng(1)

@@ -1,0 +1,91 @@
+"""The robustness view's background worker: the model on transformed MNIST test digits."""
+
+from __future__ import annotations
+
+import copy
+import threading
+
+from PySide6.QtCore import QObject
+
+from capsviz.data.mnist import MnistSplit, load_test_or_sample
+from capsviz.gui.core import ExplorerCore
+from capsviz.gui.widgets.robustness import RobustnessView
+from capsviz.runtime import worker_thread
+from capsviz.train.loop import model_lengths
+from capsviz.train.robustness import measure
+
+
+class Stopped(Exception):
+    """The user stopped the measurement."""
+
+
+def _steps(model, data_root, n: int, stop: threading.Event):
+    """Generator run by the worker: (kind, strength, correct, digits) per test set."""
+    with worker_thread("background"):
+        test, _ = load_test_or_sample(data_root)
+        test = MnistSplit(test.images[:n], test.labels[:n])
+
+        def predict(images):
+            def check():
+                if stop.is_set():
+                    raise Stopped
+
+            return model_lengths(model, images, before_batch=check).argmax(axis=1)
+
+        try:
+            for kind, strength, correct in measure(predict, test):
+                yield kind, strength, correct, len(test)
+        except Stopped:
+            return
+
+
+class RobustnessMeasurer(QObject):
+    """Runs the measurement of ``view`` for ``core``'s model in a background thread; a new
+    model clears the figures. ``show_exception(title, exc)`` reports a failure."""
+
+    def __init__(self, core: ExplorerCore, view: RobustnessView, show_exception) -> None:
+        super().__init__(core)
+        self._core, self.view, self._show_exception = core, view, show_exception
+        self.worker = None
+        self._stop = threading.Event()
+        view.measureRequested.connect(self.start)
+        view.stopRequested.connect(self.stop)
+        core.modelChanged.connect(lambda: self.worker is None and view.clear())
+
+    def start(self, n: int) -> None:
+        """Measure on the first ``n`` test digits (the MNIST test split, else the shipped sample)."""
+        from superqt.utils import create_worker
+
+        if self.worker is not None:
+            return
+        self.view.clear(f"measuring on {n:,} digits…")
+        self.view.set_running(True)
+        self._stop = threading.Event()
+        model = copy.deepcopy(self._core.model).cpu().eval()  # training may swap the core's model meanwhile
+        self.worker = create_worker(
+            _steps,
+            model,
+            self._core.data_root,
+            n,
+            self._stop,
+            _start_thread=False,
+            _connect={
+                "yielded": lambda step: self.view.add_point(*step),
+                "errored": lambda exc: self._show_exception("Cannot measure robustness", exc),
+                "finished": self._finished,
+            },
+        )
+        self.worker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _finished(self) -> None:
+        self.worker = None
+        self.view.set_running(False)
+        if self._stop.is_set():
+            self.view.status.setText(self.view.status.text() + " (stopped)")
+
+    def quit(self) -> None:
+        """Stop and forget the worker (the window is closing)."""
+        self._stop.set()

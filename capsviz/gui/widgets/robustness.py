@@ -1,0 +1,122 @@
+"""Robustness view: the model's accuracy on the MNIST test digits under affine transforms
+of increasing strength, measured in the background (:mod:`capsviz.train.robustness`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from capsviz.gui.redraw import Redraws
+from capsviz.gui.widgets.common import sparse_ticks
+from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
+
+INFO = (
+    "How far the model's recognition carries beyond the poses MNIST shows: accuracy on the "
+    "first N MNIST test digits, each rotated, scaled, sheared or moved by +s or −s (a seeded "
+    "choice per digit) for growing strengths s, and on an affine-transformed test set in which "
+    "every digit has its own random warp (rotation ±{rot:g}°, scale {s0:g}–{s1:g}, shear "
+    "±{sh:g}°, ±{tr:g} px each way). The same figures as `capsviz robustness`. Strength 0 is "
+    "the plain test set."
+).format(
+    rot=AFFINE_RANGES["rotation"][1],
+    s0=AFFINE_RANGES["scale"][0],
+    s1=AFFINE_RANGES["scale"][1],
+    sh=AFFINE_RANGES["shear"][1],
+    tr=AFFINE_RANGES["translation"][1],
+)
+LINE = (90, 160, 250)
+
+
+class RobustnessView(QWidget):
+    """N (test digits), Measure / Stop, progress, one plot per sweep and the affine test set.
+
+    Signals
+    -------
+    measureRequested(int) : measure on the first N test digits.
+    stopRequested()
+    """
+
+    measureRequested = Signal(int)
+    stopRequested = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setToolTip(INFO)
+        self.digits = QSpinBox(minimum=10, maximum=10000, value=1000, singleStep=500)
+        self.digits.setToolTip("Measure on the first N MNIST test digits (10,000: the whole test set)")
+        self.measure_button = QPushButton("Measure")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.status = QLabel("not measured for this model")
+        self.status.setWordWrap(True)
+        self.measure_button.clicked.connect(lambda: self.measureRequested.emit(self.digits.value()))
+        self.stop_button.clicked.connect(self.stopRequested)
+        top = QHBoxLayout()
+        for w in (QLabel("test digits"), self.digits, self.measure_button, self.stop_button):
+            top.addWidget(w)
+        top.addWidget(self.status, 1)
+        self.plots: dict[str, pg.PlotWidget] = {}
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        grid = QGridLayout()
+        for k, kind in enumerate(KINDS):
+            plot = pg.PlotWidget()
+            unit = UNITS.get(kind, "").strip()
+            plot.setTitle("affine test set" if kind == "affine" else kind + (f" ({unit})" if unit else ""), size="9pt")
+            plot.setYRange(0, 1, padding=0.02)
+            plot.setMouseEnabled(False, False)
+            sparse_ticks(plot.getAxis("left"))
+            plot.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
+            if kind == "affine":
+                plot.setXRange(-1, 1, padding=0)
+                plot.getAxis("bottom").setTicks([[]])
+                self.affine_bar = pg.BarGraphItem(x=[0], height=[0], width=0.8, brush=LINE)
+                plot.addItem(self.affine_bar)
+                self.affine_label = pg.TextItem("", color=(230, 230, 230), anchor=(0.5, 1.0))
+                plot.addItem(self.affine_label)
+            else:
+                strengths = SWEEPS[kind]
+                plot.setXRange(strengths[0], strengths[-1], padding=0.05)
+                plot.getAxis("bottom").setTicks([[(s, f"{s:g}") for s in strengths]])
+                self.curves[kind] = plot.plot(pen=pg.mkPen(LINE, width=2), symbol="o", symbolSize=6, symbolBrush=LINE)
+            self.plots[kind] = plot
+            grid.addWidget(plot, k // 3, k % 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(top)
+        layout.addLayout(grid, 1)
+        self.results: dict[str, dict[float, float]] = {}  # kind -> {strength: accuracy}
+        self.redraws = Redraws("robustness", {"curves": self._draw})
+
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {f"robustness_{kind}": plot for kind, plot in self.plots.items()}
+
+    def clear(self, status: str = "not measured for this model") -> None:
+        """Forget the figures (another model came)."""
+        self.results = {}
+        self.status.setText(status)
+        self.redraws.request()
+
+    def set_running(self, running: bool) -> None:
+        self.measure_button.setEnabled(not running)
+        self.digits.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+
+    def add_point(self, kind: str, strength: float, correct: int, n: int) -> None:
+        """One measured figure: ``correct`` of ``n`` digits at ``strength`` of ``kind``."""
+        self.results.setdefault(kind, {})[float(strength)] = correct / n
+        done = sum(len(v) for v in self.results.values())
+        total = sum(len(SWEEPS.get(k, (1,))) for k in KINDS)
+        self.status.setText(f"{done} of {total} test sets measured on {n:,} digits")
+        self.redraws.request()
+
+    def _draw(self) -> None:
+        for kind, curve in self.curves.items():
+            points = sorted(self.results.get(kind, {}).items())
+            curve.setData([s for s, _ in points], [a for _, a in points])
+        accuracy = self.results.get("affine", {}).get(1.0)
+        self.affine_bar.setOpts(height=[0.0 if accuracy is None else accuracy])
+        self.affine_label.setText("" if accuracy is None else f"{100 * accuracy:.1f} %")
+        self.affine_label.setPos(0, 0.0 if accuracy is None else float(np.clip(accuracy, 0.12, 0.98)))

@@ -1,0 +1,47 @@
+"""The robustness view measures the model in the background, point by point, with the same
+figures as capsviz.train.robustness."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from capsviz.data.mnist import MnistSplit, load_test_or_sample
+from capsviz.train.loop import model_lengths
+from capsviz.train.robustness import SWEEPS, robustness
+
+
+def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window):
+    window.docks["robustness"].raise_()
+    view = window.robustness_view
+    view.digits.setValue(40)
+    qtbot.mouseClick(view.measure_button, Qt.MouseButton.LeftButton)
+    assert not view.measure_button.isEnabled() and view.stop_button.isEnabled()
+    qtbot.waitUntil(lambda: window.robustness.worker is None, timeout=120000)
+    assert view.measure_button.isEnabled()
+    test, _ = load_test_or_sample(window.core.data_root)
+    test = MnistSplit(test.images[:40], test.labels[:40])
+    model = window.core.model
+    expected = robustness(lambda x: model_lengths(model, x).argmax(axis=1), test)
+    for kind, curve in expected.items():
+        got = view.results[kind]
+        assert sorted(got) == list(curve.strengths)
+        np.testing.assert_allclose([got[s] for s in curve.strengths], curve.accuracy)
+    window.scheduler.wait_idle()
+    x, y = view.curves["rotation"].getData()
+    np.testing.assert_allclose(x, SWEEPS["rotation"])
+    np.testing.assert_allclose(y, expected["rotation"].accuracy)
+    assert view.status.text().startswith("26 of 26 test sets measured on 40 digits")
+
+
+def test_stop_ends_a_measurement_and_a_new_model_clears_it(qtbot, window):
+    window.docks["robustness"].raise_()
+    view = window.robustness_view
+    view.digits.setValue(2000)
+    qtbot.mouseClick(view.measure_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(view.results) > 0, timeout=60000)
+    qtbot.mouseClick(view.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.robustness.worker is None, timeout=60000)
+    assert view.status.text().endswith("(stopped)") and sum(map(len, view.results.values())) < 26
+    window.core.load_model(None)
+    assert view.results == {} and view.status.text() == "not measured for this model"
