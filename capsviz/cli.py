@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "trace",
         help="export the routing trace of one image as .npz",
         description="Classify one image file (preprocessed like a drawing) and save its routing "
-        "trace: u, u_lengths, b, c, v, lengths, input, prediction.",
+        "trace: u, u_lengths, u_hat (the votes), b, c, v, lengths, input, prediction.",
     )
     tr.add_argument("image", type=Path, help="image file (PNG, JPEG, ...)")
     tr.add_argument(
