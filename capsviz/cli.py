@@ -92,6 +92,16 @@ def _add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, 
         )
 
 
+def _add_batch_size(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--batch-size",
+        type=_checked("eval_batch_size"),
+        default=500,
+        metavar="N",
+        help="images per forward pass, 1 to 100,000 (default: 500)",
+    )
+
+
 def _add_routing(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--routing-iterations", type=_checked("routing_iterations"), default=None, metavar="N", help=ROUTING_HELP
@@ -207,13 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="MultiMNIST models: evaluate on the first N of the fixed test pairs (default: 10,000; "
         "more are drawn in further blocks of 1,000)",
     )
-    e.add_argument(
-        "--batch-size",
-        type=_checked("eval_batch_size"),
-        default=500,
-        metavar="N",
-        help="images per forward pass, 1 to 100,000 (default: 500)",
-    )
+    _add_batch_size(e)
     tr = sub.add_parser(
         "trace",
         help="export the routing trace of one image as .npz",
@@ -293,13 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rb.add_argument("--plot", type=Path, default=None, metavar="FILE", help="also draw the curves into a PNG file")
     rb.add_argument("--json", action="store_true", help="print one JSON object with every figure instead of tables")
-    rb.add_argument(
-        "--batch-size",
-        type=_checked("eval_batch_size"),
-        default=500,
-        metavar="N",
-        help="images per forward pass, 1 to 100,000 (default: 500)",
-    )
+    _add_batch_size(rb)
     _add_routing(rb)
     _add_common(rb)
     return parser

@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QSlider
 
 from capsviz.model.analysis import mosaic_capsule
 
@@ -20,6 +22,28 @@ def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6) -> tuple[int, int, in
         return None
     p = view.mapSceneToView(scene_pos)
     return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())), grid)
+
+
+def iteration_slider(tip: str) -> QSlider:
+    """A horizontal slider over the routing iterations r = 1..3 (at the last), one step a key
+    press, ticks below; :func:`fit_iterations` sets its range to an inference's R."""
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setRange(1, 3)
+    slider.setValue(3)
+    slider.setPageStep(1)
+    slider.setTickPosition(QSlider.TickPosition.TicksBelow)
+    slider.setToolTip(tip)
+    return slider
+
+
+def fit_iterations(slider: QSlider, iterations: int) -> None:
+    """Range ``slider`` over 1..``iterations`` without emitting: it keeps its iteration when R
+    is the same as before, else moves to the last."""
+    keep = slider.value() if slider.maximum() == iterations else iterations
+    slider.blockSignals(True)
+    slider.setRange(1, iterations)
+    slider.setValue(min(keep, iterations))
+    slider.blockSignals(False)
 
 
 def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:

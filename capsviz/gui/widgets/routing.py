@@ -12,14 +12,21 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSlider,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import VIRIDIS, mosaic_hit, set_label, settle, sparse_ticks
+from capsviz.gui.widgets.common import (
+    VIRIDIS,
+    fit_iterations,
+    iteration_slider,
+    mosaic_hit,
+    set_label,
+    settle,
+    sparse_ticks,
+)
 from capsviz.model.analysis import (
     class_maps,
     field_side,
@@ -123,12 +130,7 @@ class RoutingView(QWidget):
         super().__init__(parent)
         self.setToolTip(INFO)
         # -- controls ------------------------------------------------------------
-        self.iteration = QSlider(Qt.Orientation.Horizontal)
-        self.iteration.setRange(1, 3)
-        self.iteration.setValue(3)
-        self.iteration.setPageStep(1)
-        self.iteration.setTickPosition(QSlider.TickPosition.TicksBelow)
-        self.iteration.setToolTip("Routing iteration r whose coupling coefficients are shown")
+        self.iteration = iteration_slider("Routing iteration r whose coupling coefficients are shown")
         self.iteration_label = QLabel("r = 3")
         self.prev_button = QPushButton("◀")
         self.next_button = QPushButton("▶")
@@ -336,12 +338,7 @@ class RoutingView(QWidget):
         derived maps now, the plots through :attr:`redraws`."""
         self.inference = inference
         if inference is not None:
-            r = inference.iterations
-            keep = self.iteration.value() if self.iteration.maximum() == r else r
-            self.iteration.blockSignals(True)
-            self.iteration.setRange(1, r)
-            self.iteration.setValue(min(keep, r))
-            self.iteration.blockSignals(False)
+            fit_iterations(self.iteration, inference.iterations)
             grid = grid_side(len(inference.u_lengths))
             if grid != self.grid:
                 self._lay_out_grid(grid)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import VIRIDIS, ImagePanel, set_label
+from capsviz.gui.widgets.common import VIRIDIS, ImagePanel, fit_iterations, iteration_slider, set_label
 from capsviz.model.analysis import (
     capsule_position,
     grid_side,
@@ -103,12 +103,7 @@ class VotesView(QWidget):
     def __init__(self, panels: int = 1, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
-        self.iteration = QSlider(Qt.Orientation.Horizontal)
-        self.iteration.setRange(1, 3)
-        self.iteration.setValue(3)
-        self.iteration.setPageStep(1)
-        self.iteration.setTickPosition(QSlider.TickPosition.TicksBelow)
-        self.iteration.setToolTip("Routing iteration r whose couplings colour the votes")
+        self.iteration = iteration_slider("Routing iteration r whose couplings colour the votes")
         self.iteration_label = QLabel("r = 3")
         controls = QHBoxLayout()
         for w in (QLabel("iteration"), self.iteration, self.iteration_label):
@@ -187,12 +182,7 @@ class VotesView(QWidget):
     def _render(self) -> None:
         inf = self.inference
         if inf is not None:
-            r = inf.iterations
-            keep = self.iteration.value() if self.iteration.maximum() == r else r
-            self.iteration.blockSignals(True)
-            self.iteration.setRange(1, r)
-            self.iteration.setValue(min(keep, r))
-            self.iteration.blockSignals(False)
+            fit_iterations(self.iteration, inf.iterations)
         for panel in self.panels:
             self._draw_panel(panel)
 
