@@ -150,3 +150,5 @@ settle(0.5)
 out = args.out.with_name("robustness.png")
 w.docks["robustness"].grab().save(str(out))
 print(f"wrote {out}")
+for kind, points in w.robustness_view.results.items():
+    print(f"  {kind}: " + ", ".join(f"{s:g}: {100 * a:.1f} %" for s, a in sorted(points.items())))
