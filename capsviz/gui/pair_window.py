@@ -33,7 +33,7 @@ OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is ne
 
 class PairWindow(QMainWindow):
     """A top-level window around one :class:`PairExplorer`, with the explorer's routing,
-    lengths and pose views on the pair, and a MultiMNIST training panel, in docks;
+    votes, lengths and pose views on the pair, and a MultiMNIST training panel, in docks;
     :meth:`load` swaps its model.
 
     The pose view edits one digit capsule and keeps the other of the two longest as
@@ -213,6 +213,13 @@ def open_pair_window(window, path: Path | None, data_root: Path | None) -> PairW
         )
         return None
     pair_window = getattr(window, "pair_window", None)
+    if pair_window is not None and pair_window.core.is_training:
+        window.errors.show_error(
+            "Training is running",
+            "The overlapping-digits window is training its model: stop that run (its Training tab) "
+            f"before opening {path.name} there.",
+        )
+        return None
     if pair_window is None:
         digits, full = test_digits(data_root)
         explorer = PairExplorer(model, digits, full_test_split=full)
