@@ -194,7 +194,7 @@ def main() -> None:
         times.append(1000 * (time.perf_counter() - t0))
     votes_projection_ms = statistics.median(times)
     print(f"votes view, projection of a new input's votes: median {votes_projection_ms:.2f} ms")
-    window.docks["routing"].raise_()
+    window.docks["pose"].raise_()  # the default layout again: the votes tab behind Pose
 
     # 4. stroke event -> updated length bars
     canvas = window.input_panel.canvas

@@ -199,8 +199,9 @@ class VotesView(QWidget):
         _, _, points, centres = self.projection(j)
         panel.j, panel.points, panel.centres = j, points, centres
         size = np.searchsorted(np.linspace(0, 1, len(SIZES) + 1)[1:-1], inf.u_lengths)
+        r = self.iteration.value() - 1
         panel.scatter.setData(
-            pos=points, size=SIZES[size], data=np.arange(len(points)), brush=self._brushes[0], pen=None
+            pos=points, size=SIZES[size], data=np.arange(len(points)), brush=self._colours(j, r), pen=None
         )
         panel.path.setData(centres[:, 0], centres[:, 1])
         spread = points.std(axis=0)
@@ -214,7 +215,7 @@ class VotesView(QWidget):
         low, high = np.minimum(low, centres.min(axis=0)), np.maximum(high, centres.max(axis=0))
         pad = 0.1 * np.maximum(high - low, 1e-6)
         panel.plot.setRange(xRange=(low[0] - pad[0], high[0] + pad[0]), yRange=(low[1] - pad[1], high[1] + pad[1]))
-        self._style(panel)
+        self._style(panel, brushes=False)
         self._show_fields(panel)
 
     def show_iteration(self) -> None:
@@ -222,21 +223,29 @@ class VotesView(QWidget):
         for panel in self.panels:
             self._style(panel)
 
-    def _style(self, panel: VotePanel) -> None:
+    def colour_scale(self, j: int) -> tuple[float, float]:
+        """The dots' colour scale for digit j: one for all iterations of this input, from the
+        1st to the 99th percentile of its couplings (a few capsules far above the rest would
+        darken all the others)."""
+        low, top = (float(q) for q in np.percentile(self.inference.c[:, :, j], [1, 99]))
+        return low, max(top, low + 1e-6)
+
+    def _colours(self, j: int, r: int) -> list:
+        """One brush per vote: c_ij at iteration r on :meth:`colour_scale`, in LEVELS steps."""
+        low, top = self.colour_scale(j)
+        level = np.clip(((self.inference.c[r, :, j] - low) / (top - low) * (LEVELS - 1)).round(), 0, LEVELS - 1)
+        return [self._brushes[k] for k in level.astype(int)]
+
+    def _style(self, panel: VotePanel, brushes: bool = True) -> None:
         inf = self.inference
         r = self.iteration.value() - 1
         self.iteration_label.setText("r = –" if inf is None else f"r = {r + 1} of {inf.iterations}")
         if panel.j is None:
             return
-        c = inf.c[:, :, panel.j]  # (R, I)
-        # one colour scale for all iterations of this input, from the 1st to the 99th
-        # percentile of its couplings (a few capsules far above the rest would darken the others)
-        low, top = (float(q) for q in np.percentile(c, [1, 99]))
-        top = max(top, low + 1e-6)
-        level = np.clip(((c[r] - low) / (top - low) * (LEVELS - 1)).round().astype(int), 0, LEVELS - 1)
-        panel.scatter.setBrush([self._brushes[k] for k in level])
+        if brushes:
+            panel.scatter.setBrush(self._colours(panel.j, r))
         panel.current.setData([panel.centres[r, 0]], [panel.centres[r, 1]])
-        panel.colorbar.setLevels((low, top))
+        panel.colorbar.setLevels(self.colour_scale(panel.j))
         set_label(panel.plot.getPlotItem().titleLabel, f"votes for digit {panel.j}, iteration {r + 1}", size="9pt")
 
     def describe(self, j: int, i: int) -> str:
