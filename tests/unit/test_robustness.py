@@ -104,3 +104,10 @@ def test_a_multimnist_model_is_refused_by_the_robustness_command():
     r = capsviz("robustness", "--checkpoint", str(shipped_multimnist_checkpoint()), "--test-subset", "5")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "MultiMNIST" in r.stderr
+
+
+def test_the_commands_list_of_transforms_is_the_modules():
+    from capsviz import cli
+    from capsviz.train.robustness import KINDS
+
+    assert cli.KINDS == KINDS  # the CLI keeps its own copy so that `capsviz --help` imports no torch
