@@ -45,6 +45,8 @@ TRAIN_HELP = {
     "test_subset": "evaluate on the first N test images (MultiMNIST: test pairs) after each epoch (0: all 10,000)",
     "dataset": "mnist: single digits, 28x28; multimnist: pairs of overlapping digits, 36x36 (paper Sec. 6)",
     "pairs_per_epoch": "MultiMNIST pairs drawn afresh for each epoch",
+    "model": "capsnet, or a baseline CNN: baseline (the paper's, 35.4 M parameters on MNIST) or "
+    "baseline-small (64, 64, 32 channels: the CapsNet's size, as shipped)",
     "precision": "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)",
 }
 
@@ -110,7 +112,7 @@ def _add_routing(p: argparse.ArgumentParser) -> None:
 
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     from capsviz.data.datasets import DATASETS
-    from capsviz.train.loop import TRAIN_LIMITS, TrainConfig
+    from capsviz.train.loop import MODELS, TRAIN_LIMITS, TrainConfig
     from capsviz.train.precision import PRECISIONS
 
     defaults = TrainConfig()
@@ -118,8 +120,8 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         if f.name == "device":
             continue  # in _add_common
         value = getattr(defaults, f.name)
-        if f.name in ("precision", "dataset"):
-            choices = PRECISIONS if f.name == "precision" else DATASETS
+        if f.name in ("precision", "dataset", "model"):
+            choices = {"precision": PRECISIONS, "dataset": DATASETS, "model": MODELS}[f.name]
             p.add_argument(
                 "--" + f.name, choices=choices, default=None, help=f"{TRAIN_HELP[f.name]} (default: {value})"
             )
@@ -156,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser(
         "train",
         help="train headless with a progress bar",
-        description="Train a CapsNet on MNIST or MultiMNIST with the paper's recipe; autosaves after every "
-        "epoch and on Ctrl+C.",
+        description="Train a CapsNet (or, with --model, the baseline CNN) on MNIST or MultiMNIST with the "
+        "paper's recipe; autosaves after every epoch and on Ctrl+C.",
     )
     _add_train_flags(t)
     t.add_argument(
@@ -341,7 +343,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from capsviz.data.mnist import load_mnist
     from capsviz.runtime import tune_process
     from capsviz.train import distributed
-    from capsviz.train.checkpoint import load_checkpoint
+    from capsviz.train.checkpoint import load_model
     from capsviz.train.loop import TrainConfig, Trainer
 
     tune_process("train")
@@ -350,7 +352,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     data_root = _resolve(args, "data_root")
     for given in (args.resume, args.init):
         if given is not None:
-            load_checkpoint(given)  # refuse a bad file before spending time on the data
+            load_model(given)  # refuse a bad file before spending time on the data
     device = _resolve(args, "device")
     parallel = distributed.launched()
     if parallel:  # one of the processes of torchrun; only rank 0 writes and prints
@@ -468,15 +470,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     tune_process("eval")
     path = _resolve(args, "checkpoint") or shipped_checkpoint()
-    model, info = _load_model(args)
+    model, info = _load_model(args, kind=None)
     if args.test_pairs is not None and info.dataset != "multimnist":
         raise CliError(f"{path}: --test-pairs is for MultiMNIST models; this is an MNIST model")
+    cnn = info.kind == "baseline"
+    if cnn and (args.per_iteration or args.routing_iterations is not None):
+        raise CliError(
+            f"{path}: a baseline CNN has no routing; --per-iteration and --routing-iterations are for CapsNets"
+        )
     test = load_mnist(train=False, data_root=_resolve(args, "data_root"))
-    iterations = (
-        args.routing_iterations if args.routing_iterations is not None else (info.model_config.routing_iterations)
-    )
+    iterations = 0 if cnn else args.routing_iterations or info.model_config.routing_iterations
     if info.dataset == "multimnist":
-        return _eval_pairs(args, model, path, fixed_test_pairs(test, args.test_pairs or TEST_PAIRS), iterations)
+        return _eval_pairs(args, model, info, path, fixed_test_pairs(test, args.test_pairs or TEST_PAIRS), iterations)
 
     def predictions(n_iterations: int) -> np.ndarray:
         with tqdm(total=len(test), unit="image", desc="evaluating", dynamic_ncols=True, leave=False) as bar:
@@ -488,7 +493,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     correct = int((preds == test.labels).sum())
     n = len(test)
     print(f"checkpoint: {path}")
-    print(f"routing iterations: {iterations}")
+    print(_model_line(info, iterations))
     print(f"test accuracy: {100 * correct / n:.2f} % ({correct:,} / {n:,}), error {100 * (n - correct) / n:.2f} %")
     if args.per_iteration:
         print("routing iterations | correct | test error")
@@ -504,7 +509,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _eval_pairs(args: argparse.Namespace, model, path: Path, pairs, iterations: int) -> int:
+def _model_line(info, iterations: int) -> str:
+    """``routing iterations: 3`` for a CapsNet; for a CNN what it is and its size."""
+    if info.kind != "baseline":
+        return f"routing iterations: {iterations}"
+    cfg = info.model_config
+    scoring = "top-2 of 10 sigmoids" if cfg.output == "sigmoid" else "softmax"
+    return f"model: baseline CNN, convolutions {'-'.join(map(str, cfg.channels))}, {scoring} (no routing)"
+
+
+def _eval_pairs(args: argparse.Namespace, model, info, path: Path, pairs, iterations: int) -> int:
     """``capsviz eval`` of a MultiMNIST model on ``pairs``: both-right (the paper's measure),
     at-least-one-right, and the table per routing iteration when asked."""
     import numpy as np
@@ -526,7 +540,7 @@ def _eval_pairs(args: argparse.Namespace, model, path: Path, pairs, iterations: 
     both, one = int((found == 2).sum()), int((found >= 1).sum())
     print(f"checkpoint: {path}")
     print(f"MultiMNIST test pairs: {n:,} (capsviz.data.multimnist.fixed_test_pairs)")
-    print(f"routing iterations: {iterations}")
+    print(_model_line(info, iterations))
     print(f"both digits right: {100 * both / n:.2f} % ({both:,} / {n:,}), error {100 * (n - both) / n:.2f} %")
     print(f"at least one digit right: {100 * one / n:.2f} % ({one:,} / {n:,})")
     if args.per_iteration:
@@ -546,7 +560,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
 
     from capsviz.data.mnist import MnistSplit, load_mnist
     from capsviz.runtime import tune_process
-    from capsviz.train.checkpoint import check_dataset_of, load_checkpoint
+    from capsviz.train.checkpoint import check_dataset_of, load_model
     from capsviz.train.loop import model_lengths, select_device
     from capsviz.train.robustness import SWEEPS, UNITS, plot_curves, robustness
 
@@ -563,7 +577,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     device = select_device(_resolve(args, "device"))
     models = {}
     for path in paths:  # every file is checked before any is evaluated
-        model, info, _ = load_checkpoint(path, device=device)
+        model, info, _ = load_model(path, device=device)  # a CapsNet or a baseline CNN
         check_dataset_of(info, "mnist", "capsviz robustness")
         name = Path(path).stem
         while name in models:
@@ -618,16 +632,17 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_model(args: argparse.Namespace):
+def _load_model(args: argparse.Namespace, kind: str | None = "capsnet"):
     """The checkpoint of ``--checkpoint`` (default: the shipped one) on ``--device``, after
-    checking ``--routing-iterations``: (model, info)."""
-    from capsviz.train.checkpoint import load_checkpoint
+    checking ``--routing-iterations``: (model, info). ``kind`` None takes a CapsNet or a
+    baseline CNN; ``capsnet`` refuses a CNN in one line."""
+    from capsviz.train.checkpoint import load_model
     from capsviz.train.loop import select_device
 
     if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
         raise CliError("--routing-iterations must be between 1 and 100")
     device = select_device(_resolve(args, "device"))
-    model, info, _ = load_checkpoint(_resolve(args, "checkpoint") or shipped_checkpoint(), device=device)
+    model, info, _ = load_model(_resolve(args, "checkpoint") or shipped_checkpoint(), device=device, kind=kind)
     return model, info
 
 

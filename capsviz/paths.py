@@ -19,6 +19,7 @@ from pathlib import Path
 APP_NAME = "capsviz"
 SHIPPED_CHECKPOINT_NAME = "capsnet_mnist.safetensors"
 SHIPPED_MULTIMNIST_NAME = "capsnet_multimnist.safetensors"
+SHIPPED_BASELINE_NAMES = {"mnist": "baseline_mnist.safetensors", "multimnist": "baseline_multimnist.safetensors"}
 MNIST_SAMPLE_NAME = "mnist_test_sample.npz"
 SOURCE_ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -41,6 +42,12 @@ def shipped_checkpoint() -> Path:
 def shipped_multimnist_checkpoint() -> Path:
     """The pretrained MultiMNIST CapsNet (36x36 pairs of overlapping digits) shipped with capsviz."""
     return assets_dir() / SHIPPED_MULTIMNIST_NAME
+
+
+def shipped_baseline(dataset: str = "mnist") -> Path:
+    """The baseline CNN shipped for ``dataset`` (``mnist`` or ``multimnist``), shown beside
+    the capsules; ``KeyError`` for another dataset."""
+    return assets_dir() / SHIPPED_BASELINE_NAMES[dataset]
 
 
 def mnist_sample() -> Path:

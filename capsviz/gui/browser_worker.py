@@ -16,13 +16,15 @@ from capsviz.train.loop import evaluate_model
 
 class BrowserEvaluator(QObject):
     """Fills ``browser`` with the test split (full MNIST, else the assets sample) and the
-    predictions of ``core``'s model for it, in a background thread.
+    predictions of ``core``'s model (and of its comparison CNN, when it has one) for it, in a
+    background thread.
 
     Parameters
     ----------
     core : ExplorerCore
         Gives the model, where MNIST is (``data_root``) and whether it is training; its
-        ``modelChanged`` drops the predictions (and redoes them when the browser is shown).
+        ``modelChanged`` and ``baselineChanged`` drop the predictions (and redo them when the
+        browser is shown).
     browser : MnistBrowser
         The view the test digits and predictions go to.
     shown : callable
@@ -45,6 +47,7 @@ class BrowserEvaluator(QObject):
         self._show_exception = show_exception
         self.worker = None  # the running worker, else None
         core.modelChanged.connect(self.model_changed)
+        core.baselineChanged.connect(self.model_changed)
 
     def evaluate(self) -> None:
         """Load the test split into the browser and classify all of it in a background
@@ -57,7 +60,7 @@ class BrowserEvaluator(QObject):
         if core.is_training and browser.data is not None:
             browser.status.setText("the model is training: its mistakes are listed when training stops")
             return
-        model = core.model
+        model, cnn = core.model, core.baseline
         data_root = core.data_root
 
         def work():
@@ -66,12 +69,14 @@ class BrowserEvaluator(QObject):
             if data is None:
                 data, description = load_test_or_sample(data_root)
                 yield ("data", data, description)
-            chunks = []
+            chunks, cnn_chunks = [], []
             for start in range(0, len(data), 250):  # in chunks, to report progress and stop between them
                 chunk = MnistSplit(data.images[start : start + 250], data.labels[start : start + 250])
                 chunks.append(evaluate_model(model, chunk, batch_size=250))
+                if cnn is not None:
+                    cnn_chunks.append(evaluate_model(cnn, chunk, batch_size=250))
                 yield ("progress", start + len(chunk), len(data))
-            yield ("done", model, data, np.concatenate(chunks))
+            yield ("done", model, data, np.concatenate(chunks), cnn, np.concatenate(cnn_chunks) if cnn_chunks else None)
 
         def on_event(ev) -> None:
             if ev[0] == "data":
@@ -79,11 +84,19 @@ class BrowserEvaluator(QObject):
                 browser.select(0)  # the input stays what the user gave until they pick a digit here
             elif ev[0] == "progress":
                 browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
-            elif ev[0] == "done" and ev[1] is core.model and ev[2] is browser.data:
-                browser.set_predictions(ev[3])
-                errors = int((ev[3] != browser.data.labels).sum())
+            elif ev[0] == "done" and ev[1] is core.model and ev[2] is browser.data and ev[4] is core.baseline:
+                _, _, data, preds, _, cnn_preds = ev
+                browser.set_predictions(preds, cnn_preds)
+                errors = int((preds != data.labels).sum())
                 # the number of digits is in the browser's source line already
-                browser.status.setText(f"{errors:,} mistakes ({100 * (1 - errors / len(ev[3])):.2f} % correct)")
+                text = f"{errors:,} mistakes ({100 * (1 - errors / len(preds)):.2f} % correct)"
+                if cnn_preds is not None:
+                    cnn_errors = int((cnn_preds != data.labels).sum())
+                    text += (
+                        f"; the CNN {cnn_errors:,} ({100 * (1 - cnn_errors / len(preds)):.2f} %); "
+                        f"they disagree on {int((preds != cnn_preds).sum()):,}"
+                    )
+                browser.status.setText(text)
 
         def on_finished() -> None:
             self.worker = None

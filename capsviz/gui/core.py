@@ -24,14 +24,16 @@ from capsviz.data.mnist import load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.logs import exception_report
+from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference, infer
-from capsviz.paths import shipped_checkpoint, user_checkpoint_dir
+from capsviz.paths import shipped_baseline, shipped_checkpoint, user_checkpoint_dir
 from capsviz.runtime import worker_thread
 from capsviz.train.checkpoint import (
     CheckpointError,
     CheckpointInfo,
     check_dataset_of,
     fresh_path,
+    load_baseline,
     load_checkpoint,
     read_info,
     save_checkpoint,
@@ -111,7 +113,9 @@ def training_events(trainer_factory, holder: dict, current_input):
             model.to(trainer.device).eval()
             source = current_input()
             image = source.model_image
-            return WeightsSnapshot(model, None if image is None else infer(model, image, source.iterations), source)
+            if image is None or isinstance(model, BaselineCNN):  # a CNN's probabilities are the core's to add
+                return WeightsSnapshot(model, None, source)
+            return WeightsSnapshot(model, infer(model, image, source.iterations), source)
 
         last = 0.0
         for ev in trainer.run():
@@ -143,8 +147,11 @@ class ExplorerCore(QObject):
         ended); ``model``, ``info`` and ``model_summary`` describe it.
     inferenceReady(object) : the :class:`~capsviz.model.inference.Inference` of the current
         input (or of one it replaced, under a stream of inputs), or None for no input.
-    sweepReady(object, object) : ``(request, v)``: a :class:`SweepRequest` and the digit
-        capsules along it, (K, classes, pose dims) float32.
+    sweepReady(object, object, object) : ``(request, v, p)``: a :class:`SweepRequest`, the
+        digit capsules along it, (K, classes, pose dims) float32, and the compared CNN's
+        class probabilities along it, (K, classes) float32 (None without a CNN).
+    baselineChanged() : another CNN to compare with (or none); ``baseline``,
+        ``baseline_info`` describe it.
     trainingStarted(object) : the checkpoint path the run saves to.
     trainingEvent(object) : a ``BatchEvent``, ``EpochEvent`` or ``StoppedEvent`` of the run.
     trainingFinished() : the run's thread ended (stopped, finished or failed).
@@ -155,7 +162,8 @@ class ExplorerCore(QObject):
 
     modelChanged = Signal()
     inferenceReady = Signal(object)
-    sweepReady = Signal(object, object)
+    sweepReady = Signal(object, object, object)
+    baselineChanged = Signal()
     trainingStarted = Signal(object)
     trainingEvent = Signal(object)
     trainingFinished = Signal()
@@ -189,6 +197,8 @@ class ExplorerCore(QObject):
         self._holder: dict = {}
         self.train_config: TrainConfig | None = None
         self.closing = False
+        self.baseline = None  # the CNN compared with the capsules (capsviz.model.baseline), or None
+        self.baseline_info: CheckpointInfo | None = None
 
     # -- model ------------------------------------------------------------------------
     def load_model(self, path: Path | None = None) -> bool:
@@ -215,6 +225,25 @@ class ExplorerCore(QObject):
         self.model_summary = f"{target.name} — {info.summary()}"
         self.infer()
         self.modelChanged.emit()
+        return True
+
+    def load_baseline(self, path: Path | None = None, dataset: str = "mnist") -> bool:
+        """Load the CNN shown beside the capsules from ``path`` (None: the CNN shipped for
+        ``dataset``, ``mnist`` or ``multimnist``; when that file is missing there is simply no
+        CNN). On failure with a file the user gave, emit ``error`` and keep the current CNN.
+        Returns success."""
+        target = Path(path) if path else shipped_baseline(dataset)
+        if path is None and not target.is_file():
+            return False
+        try:
+            cnn, info, _ = load_baseline(target, device=self.device)
+            check_dataset_of(info, dataset, "the comparison CNN here")
+        except CheckpointError as exc:
+            self._error("Cannot load the CNN", f"{exc}\n\nThe current comparison stays.")
+            return False
+        self.baseline, self.baseline_info = cnn, info
+        self.infer()
+        self.baselineChanged.emit()
         return True
 
     def save_model(self, path: Path) -> Path | None:
@@ -265,12 +294,14 @@ class ExplorerCore(QObject):
             self.inference = None
             self.inferenceReady.emit(None)
             return
-        self._thread.submit(InferenceRequest(serial, self.model, image, self.input.iterations))
+        self._thread.submit(InferenceRequest(serial, self.model, image, self.input.iterations, self.baseline))
 
     def infer_now(self) -> Inference | None:
         """The inference of the current input, computed on the calling thread (no signal)."""
         image = self.input.model_image
-        return None if image is None else infer(self.model, image, self.input.iterations)
+        if image is None:
+            return None
+        return InferenceRequest(0, self.model, image, self.input.iterations, self.baseline).run()
 
     def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
         """Ask for the digit capsules of the current image (before its own transform) under
@@ -287,7 +318,7 @@ class ExplorerCore(QObject):
             self._sweep_serials.show_all()
             self._next_sweep = None
             self._sweep_timer.stop()
-            self.sweepReady.emit(None, None)
+            self.sweepReady.emit(None, None, None)
             return
         self._next_sweep = (serial, name, values, transforms)
         if not self._sweep_timer.isActive():
@@ -300,7 +331,9 @@ class ExplorerCore(QObject):
         (serial, name, values, transforms), self._next_sweep = self._next_sweep, None
         self._sweep_since.start()
         self._thread.submit(
-            SweepRequest(serial, self.model, self.input.image, self.input.iterations, transforms, name, values)
+            SweepRequest(
+                serial, self.model, self.input.image, self.input.iterations, transforms, name, values, self.baseline
+            )
         )
 
     @property
@@ -330,7 +363,7 @@ class ExplorerCore(QObject):
             if isinstance(result, BaseException):
                 self._exception("Cannot compute the transform sweep", result)
             else:
-                self.sweepReady.emit(request, result)
+                self.sweepReady.emit(request, result.v, result.baseline)
             self.resultHandled.emit()
             return
         if request.model is not self.model or not self._serials.take(request.serial):
@@ -355,7 +388,9 @@ class ExplorerCore(QObject):
         """Train in a background thread: a new model (``from_scratch``) or the current one
         further, on MNIST, saving to a new file in the user's checkpoint folder (returned;
         None when a run is going already). ``trainingEvent`` follows the run and weight
-        snapshots replace ``model`` about every ``SNAPSHOT_INTERVAL_S``."""
+        snapshots replace ``model`` about every ``SNAPSHOT_INTERVAL_S``. A run of a baseline
+        CNN (``config.model`` not ``capsnet``) trains the CNN compared with the capsules
+        instead: its snapshots replace ``baseline``, and the CapsNet stays."""
         from superqt.utils import create_worker
 
         if self.is_training or self.closing:
@@ -364,8 +399,16 @@ class ExplorerCore(QObject):
             config.device = self.device_name
         self.train_config = config
         data_root = self.data_root
-        init_model = fresh_model(config, self.model.cfg) if from_scratch else copy.deepcopy(self.model).cpu()
-        ckpt = fresh_path(user_checkpoint_dir() / "gui-training.safetensors")  # never an earlier run's file
+        cnn = config.model != "capsnet"
+        current = self.baseline if cnn else self.model
+        if cnn and current is not None and current.cfg != preset(config.model, config.image_size):
+            current = None  # another CNN than the one asked for: start that one afresh
+        if from_scratch or current is None:
+            init_model = fresh_model(config, preset(config.model, config.image_size) if cnn else self.model.cfg)
+        else:
+            init_model = copy.deepcopy(current).cpu()
+        name = "gui-baseline.safetensors" if cnn else "gui-training.safetensors"
+        ckpt = fresh_path(user_checkpoint_dir() / name)  # never an earlier run's file
         stop = threading.Event()
 
         def factory() -> Trainer:
@@ -387,7 +430,11 @@ class ExplorerCore(QObject):
                 "finished": self._on_training_finished,
             },
         )
-        if from_scratch:
+        if cnn:
+            self.baseline, self.baseline_info = copy.deepcopy(init_model).to(self.device).eval(), None
+            self.infer()
+            self.baselineChanged.emit()
+        elif from_scratch:
             self.model = copy.deepcopy(init_model).to(self.device).eval()
             self.info, self.checkpoint_path = None, None
             self.model_summary = "training from scratch"
@@ -410,17 +457,29 @@ class ExplorerCore(QObject):
             return
         if isinstance(ev, StoppedEvent) and ev.checkpoint is not None:
             try:
-                self.info = read_info(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
-                self.model_summary = f"trained here — {self.info.summary()}"
+                info = read_info(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
             except CheckpointError:
-                pass
+                info = None
+            if info is not None and info.kind == "baseline":
+                self.baseline_info = info
+                self.baselineChanged.emit()
+            elif info is not None:
+                self.info = info
+                self.model_summary = f"trained here — {self.info.summary()}"
         self.trainingEvent.emit(ev)
 
     def apply_snapshot(self, snapshot: WeightsSnapshot) -> None:
         """Use a snapshot's weights as the model (the training run sends them). Its inference
         is shown when it was made for the current input; otherwise the current input is
-        inferred again with the new weights."""
+        inferred again with the new weights. A CNN's snapshot becomes ``baseline``."""
+        if isinstance(snapshot.model, BaselineCNN):
+            self.baseline = snapshot.model
+            self.infer()
+            self.baselineChanged.emit()
+            return
         self.model = snapshot.model
+        if snapshot.inference is not None and self.baseline is not None:  # the CNN's view of the same input
+            snapshot.inference.baseline = baseline_probabilities(self.baseline, snapshot.inference.input)
         if snapshot.source is self.input and snapshot.inference is not None:
             self._serials.next()
             self._serials.show_all()  # newer than any pass still running for the old weights
@@ -435,7 +494,7 @@ class ExplorerCore(QObject):
     def _on_training_finished(self) -> None:
         self._worker = None
         self._stop_event = None
-        if not self.closing:
+        if not self.closing and (self.train_config is None or self.train_config.model == "capsnet"):
             self.modelChanged.emit()
         self.trainingFinished.emit()
 

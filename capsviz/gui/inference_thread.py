@@ -10,14 +10,17 @@ thread only draws the results.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from capsviz.data.transforms import InputTransform, apply_transforms
 from capsviz.model import CapsNet
+from capsviz.model.baseline import BaselineCNN, baseline_probabilities
 from capsviz.model.inference import digit_capsules, infer
 from capsviz.runtime import worker_thread
 
@@ -27,17 +30,30 @@ class InferenceRequest:
     """A forward pass with the routing trace for one input.
 
     ``serial`` orders requests of a kind (larger is newer); ``image`` is (28, 28) float32
-    in [0, 1]; ``iterations`` is the number of routing iterations (>= 1). :meth:`run`
-    returns an :class:`~capsviz.model.inference.Inference`.
+    in [0, 1]; ``iterations`` is the number of routing iterations (>= 1); ``baseline`` a CNN
+    compared with the capsules, or None. :meth:`run` returns an
+    :class:`~capsviz.model.inference.Inference` (with the CNN's probabilities in ``baseline``).
     """
 
     serial: int
     model: CapsNet
     image: np.ndarray
     iterations: int
+    baseline: BaselineCNN | None = None
 
     def run(self):
-        return infer(self.model, self.image, self.iterations)
+        inference = infer(self.model, self.image, self.iterations)
+        if self.baseline is None:
+            return inference
+        return dataclasses.replace(inference, baseline=baseline_probabilities(self.baseline, self.image))
+
+
+class Sweep(NamedTuple):
+    """What a sweep computes: ``v`` (K, 10, 16) float32, the digit capsules at each step, and
+    ``baseline`` (K, 10) float32, the compared CNN's probabilities there (None without one)."""
+
+    v: np.ndarray
+    baseline: np.ndarray | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,8 +61,8 @@ class SweepRequest:
     """The digit capsules of one input under each transform of a sweep.
 
     ``image`` is (28, 28) float32 in [0, 1], ``transforms`` the K transforms, ``name``
-    the swept parameter and ``values`` (K,) its value in each. :meth:`run` returns v,
-    (K, 10, 16) float32.
+    the swept parameter and ``values`` (K,) its value in each. :meth:`run` returns a
+    :class:`Sweep`.
     """
 
     serial: int
@@ -56,9 +72,12 @@ class SweepRequest:
     transforms: list[InputTransform]
     name: str
     values: np.ndarray
+    baseline: BaselineCNN | None = None
 
-    def run(self) -> np.ndarray:
-        return digit_capsules(self.model, apply_transforms(self.image, self.transforms), self.iterations)
+    def run(self) -> Sweep:
+        images = apply_transforms(self.image, self.transforms)
+        v = digit_capsules(self.model, images, self.iterations)
+        return Sweep(v, None if self.baseline is None else baseline_probabilities(self.baseline, images))
 
 
 # the kinds of request, in the order the thread serves them

@@ -14,7 +14,7 @@ from capsviz.gui.core import ExplorerCore
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
-from capsviz.gui.pair_window import model_dataset, open_pair_window
+from capsviz.gui.pair_window import model_dataset, model_kind, open_pair_window
 from capsviz.gui.redraw import RedrawScheduler
 from capsviz.gui.robustness_worker import RobustnessMeasurer
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
                 "open_image": self.sources.open_image_dialog,
                 "paste": self.sources.paste_image,
                 "open": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_checkpoint(path),
+                "open_baseline": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_baseline(path),
                 "save": self._save_checkpoint,
                 "export_figures": lambda: export_figures_dialog(self, self.figures()),
                 "export_trace": lambda: export_trace_dialog(self, core.inference),
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
                 core.load_model(None)
         else:
             self.open_checkpoint(checkpoint)
+        core.load_baseline(None)  # the shipped CNN beside the capsules, where it is installed
         if self.restored.geometry is not None:
             self.restoreGeometry(self.restored.geometry)
         self.settings_notice = ""
@@ -133,6 +135,7 @@ class MainWindow(QMainWindow):
         self.training_panel.follow(core)
         core.inferenceReady.connect(self._show_inference)
         core.sweepReady.connect(self._show_sweep)
+        core.baselineChanged.connect(self.update_sweep)  # the sweep shows the CNN's probabilities too
         core.error.connect(lambda title, message, details: self.errors.show_error(title, message, details or None))
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(lambda: self.model_label.setText(f"model: {core.model_summary}"))
@@ -260,10 +263,10 @@ class MainWindow(QMainWindow):
         if self.core.input.image is None or self.dock_shown("transforms"):
             self.core.request_sweep(*self.transform_view.sweep_transforms())
 
-    def _show_sweep(self, request, v) -> None:
+    def _show_sweep(self, request, v, baseline) -> None:
         inf = self.core.inference
         prediction = inf.prediction if inf is not None and not self.core.inference_pending else None
-        self.transform_view.show_sweep(request and request.name, request and request.values, v, prediction)
+        self.transform_view.show_sweep(request and request.name, request and request.values, v, prediction, baseline)
 
     def _save_checkpoint(self) -> None:
         path = dialogs.ask_checkpoint_to_save(self)
@@ -272,13 +275,28 @@ class MainWindow(QMainWindow):
 
     # -- closing ------------------------------------------------------------------
     def open_checkpoint(self, path: Path | None) -> bool:
-        """Load ``path`` (None: the shipped model) into the explorer, or a MultiMNIST model into
-        the overlapping-digits window. Returns success (errors are shown)."""
+        """Load ``path`` (None: the shipped model) into the explorer, a baseline CNN as the
+        network compared with the capsules, or a MultiMNIST model into the overlapping-digits
+        window. Returns success (errors are shown)."""
+        if path is not None and model_kind(path) == "baseline":
+            return self.open_baseline(path)
         if path is not None and model_dataset(path) == "multimnist":
             if self.core.info is None:
                 self.core.load_model(None)  # the explorer shows the shipped MNIST model meanwhile
             return open_pair_window(self, Path(path), self.core.data_root) is not None
         return self.core.load_model(path)
+
+    def open_baseline(self, path: Path) -> bool:
+        """Compare the capsules with the CNN of ``path``: an MNIST CNN here, a MultiMNIST one
+        in the overlapping-digits window. Returns success (a CapsNet file is refused with a
+        message)."""
+        if model_dataset(path) == "multimnist":
+            window = self.pair_window or open_pair_window(self, None, self.core.data_root)
+            if window is None:
+                return False
+            window.show()
+            return window.load_baseline(Path(path))
+        return self.core.load_baseline(Path(path))
 
     def confirm_close(self) -> bool:
         """Whether to close while training runs (asks the user)."""

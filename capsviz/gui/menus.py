@@ -13,6 +13,7 @@ FILE_ACTIONS = (
     ("open_image", "Open &image…", QKeySequence.StandardKey.Open),
     ("paste", "&Paste image", QKeySequence.StandardKey.Paste),
     ("open", "Open &checkpoint…", "Ctrl+Shift+O"),
+    ("open_baseline", "Open comparison C&NN…", None),
     ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs),
     ("export_figures", "Export &figures (PNG + SVG)…", None),
     ("export_trace", "Export routing &trace (.npz)…", None),

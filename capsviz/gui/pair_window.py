@@ -24,6 +24,7 @@ from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.votes import VotesView
+from capsviz.model.baseline import baseline_probabilities
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.paths import shipped_multimnist_checkpoint
 from capsviz.train.checkpoint import CheckpointError, check_dataset_of, load_checkpoint, read_info
@@ -90,6 +91,9 @@ class PairWindow(QMainWindow):
         self.docks["routing"].raise_()
         self.docks["votes"].visibilityChanged.connect(lambda visible: visible and self.votes_view.refresh())
         file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(
+            "Open comparison C&NN…", lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.load_baseline(path)
+        )
         file_menu.addAction("Export &figures (PNG + SVG)…", lambda: export_figures_dialog(self, self.figures()))
         file_menu.addAction("Export routing &trace (.npz)…", lambda: export_trace_dialog(self, self.explorer.inference))
         file_menu.addAction("&Close", self.close)
@@ -106,6 +110,8 @@ class PairWindow(QMainWindow):
         self.core.inferenceReady.connect(self._follow_training)
         self.core.modelChanged.connect(self._follow_training)
         self.routing_view.iterationsChanged.connect(explorer.set_iterations)
+        self.core.baselineChanged.connect(self.show_inference)  # loaded, or a snapshot of a CNN in training
+        self.core.load_baseline(None, "multimnist")  # the shipped MultiMNIST CNN, where it is installed
         self.show_inference()
 
     def _title(self) -> None:
@@ -116,6 +122,11 @@ class PairWindow(QMainWindow):
         self.explorer.set_model(self.core.model)
         self.path = path
         self._title()
+
+    def load_baseline(self, path: Path) -> bool:
+        """Compare the capsules with the MultiMNIST CNN of ``path`` (a refused file is said
+        in a message, and the current CNN stays). Returns success."""
+        return self.core.load_baseline(Path(path), "multimnist")
 
     def _follow_training(self, *_) -> None:
         if self.core.model is not self.explorer.model:
@@ -145,6 +156,9 @@ class PairWindow(QMainWindow):
     def show_inference(self) -> None:
         """Show the explorer's trace of the pair in the routing, lengths and pose views."""
         inference = self.explorer.inference
+        cnn = self.core.baseline
+        if inference is not None and cnn is not None:  # the CNN's probabilities for the same 36x36 input
+            inference.baseline = baseline_probabilities(cnn, inference.input)
         self.routing_view.set_inference(inference)
         self.lengths_view.show_inference(inference)
         self.votes_view.show_inference(inference)
@@ -190,6 +204,15 @@ def model_dataset(path: Path) -> str | None:
         return None
 
 
+def model_kind(path: Path) -> str | None:
+    """What network the checkpoint at ``path`` holds (``capsnet``, ``baseline``), or None when
+    its header cannot be read."""
+    try:
+        return read_info(path).kind
+    except CheckpointError:
+        return None
+
+
 def load_pair_model(path: Path | None = None):
     """The MultiMNIST model of ``path`` (default: the shipped one) on the CPU and its file.
 
@@ -224,6 +247,10 @@ def open_pair_window(window, path: Path | None, data_root: Path | None) -> PairW
         digits, full = test_digits(data_root)
         explorer = PairExplorer(model, digits, full_test_split=full)
         pair_window = PairWindow(explorer, path, data_root=data_root, device=window.core.device_name)
+        # its training run's and CNN's errors, as the main window shows its own
+        pair_window.core.error.connect(
+            lambda title, message, details: window.errors.show_error(title, message, details or None)
+        )
         window.pair_window = pair_window
     else:
         pair_window.load(model, path)

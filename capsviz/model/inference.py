@@ -25,6 +25,8 @@ class Inference:
         unless asked for (the pose view decodes its own, with the user's offsets)
     u_hat : (I, 10, 16) the votes u_hat_{j|i} = W_ij u_i that routing weighs (the same for
         every iteration)
+    baseline : (10,) float32 in [0, 1], the class probabilities of a baseline CNN for the
+        same input (:mod:`capsviz.model.baseline`), or None when none is compared
     """
 
     input: np.ndarray
@@ -37,6 +39,7 @@ class Inference:
     prediction: int
     reconstruction: np.ndarray | None = None
     u_hat: np.ndarray | None = None
+    baseline: np.ndarray | None = None
 
     @property
     def iterations(self) -> int:

@@ -4,7 +4,9 @@ Layout of one ``.safetensors`` file:
 
 - model tensors under their ``state_dict`` names (``conv1.weight``, ``digit_caps.W``, ...);
 - optional training state under the reserved prefixes ``optimizer.`` and ``rng.``;
-- header metadata (strings): ``format`` = ``capsviz-checkpoint-1``, ``model_config`` and
+- header metadata (strings): ``format`` = ``capsviz-checkpoint-1``, ``model`` (``capsnet``,
+  or ``baseline`` for the CNN of :mod:`capsviz.model.baseline`; a file without it holds a
+  CapsNet), ``dataset`` (``mnist`` or ``multimnist``), ``model_config`` and
   ``train_config`` (JSON), ``epoch``, ``step``, ``test_accuracy``, ``test_images``,
   ``capsviz_version``, ``created`` (ISO 8601, UTC), and for training state
   ``optimizer_param_groups`` (JSON).
@@ -34,10 +36,13 @@ from safetensors.torch import load_file, save_file
 from capsviz import __version__
 from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
+from capsviz.model.baseline import BaselineCNN, BaselineConfig
 
 FORMAT = "capsviz-checkpoint-1"
 RESERVED_PREFIXES = ("optimizer.", "rng.")
 MAX_HEADER_BYTES = 100 * 1024 * 1024
+# metadata ``model`` -> (network, its config)
+KINDS = {"capsnet": (CapsNet, CapsNetConfig), "baseline": (BaselineCNN, BaselineConfig)}
 
 
 class CheckpointError(ValueError):
@@ -52,7 +57,7 @@ class CheckpointInfo:
     """
 
     path: Path
-    model_config: CapsNetConfig
+    model_config: CapsNetConfig | BaselineConfig
     train_config: dict[str, Any] = field(default_factory=dict)
     epoch: float = 0.0
     step: int = 0
@@ -67,6 +72,11 @@ class CheckpointInfo:
         """What the model is for: ``mnist`` or ``multimnist`` (metadata ``dataset``; a file
         without it is an MNIST model)."""
         return self.metadata.get("dataset", "mnist")
+
+    @property
+    def kind(self) -> str:
+        """What network the file holds: ``capsnet`` or ``baseline`` (metadata ``model``)."""
+        return self.metadata.get("model", "capsnet")
 
     def summary(self) -> str:
         """One line for humans, e.g. ``99.21 % on 10,000 test images, 3 epochs, 2026-11-30``."""
@@ -172,7 +182,7 @@ def fresh_path(path: str | os.PathLike) -> Path:
 
 def save_checkpoint(
     path: str | os.PathLike,
-    model: CapsNet,
+    model: CapsNet | BaselineCNN,
     *,
     train_config: dict[str, Any] | None = None,
     epoch: float = 0,
@@ -196,6 +206,7 @@ def save_checkpoint(
     tensors = {k: v.detach().to("cpu", weights_dtype).contiguous() for k, v in model.state_dict().items()}
     metadata = {
         "format": FORMAT,
+        "model": "baseline" if isinstance(model, BaselineCNN) else "capsnet",
         "model_config": model.cfg.to_json(),
         "train_config": json.dumps(train_config or {}, sort_keys=True),
         "epoch": repr(float(epoch)),
@@ -287,8 +298,11 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
             f"{path}: a safetensors file, but not a capsviz checkpoint (metadata 'format' is "
             f"{meta.get('format')!r}, expected {FORMAT!r})"
         )
+    kind = meta.get("model", "capsnet")
+    if kind not in KINDS:
+        raise CheckpointError(f"{path}: bad checkpoint metadata: model {kind!r} is not one of {', '.join(KINDS)}")
     try:
-        cfg = CapsNetConfig.from_json(meta.get("model_config", ""))
+        cfg = KINDS[kind][1].from_json(meta.get("model_config", ""))
         train_cfg = json.loads(meta.get("train_config") or "{}")
         if not isinstance(train_cfg, dict):
             raise ValueError("train_config is not a JSON object")
@@ -352,7 +366,7 @@ def load_tensors(path: str | os.PathLike) -> tuple[CheckpointInfo, dict[str, tor
 def load_checkpoint(
     path: str | os.PathLike, device: str | torch.device = "cpu"
 ) -> tuple[CapsNet, CheckpointInfo, dict[str, torch.Tensor]]:
-    """Build a :class:`CapsNet` from a checkpoint.
+    """Build a :class:`CapsNet` from a checkpoint (:func:`load_model` for either network).
 
     Returns
     -------
@@ -363,12 +377,51 @@ def load_checkpoint(
     Raises
     ------
     CheckpointError
-        If the file is not a capsviz checkpoint, or a tensor is missing, unexpected,
-        of the wrong shape, or not finite; the message names the first such tensor.
+        If the file holds a baseline CNN, is not a capsviz checkpoint, or a tensor is
+        missing, unexpected, of the wrong shape, or not finite; the message names the
+        first such tensor.
+    """
+    return load_model(path, device, kind="capsnet")
+
+
+def load_baseline(
+    path: str | os.PathLike, device: str | torch.device = "cpu"
+) -> tuple[BaselineCNN, CheckpointInfo, dict[str, torch.Tensor]]:
+    """Build a :class:`~capsviz.model.baseline.BaselineCNN` from a checkpoint; as
+    :func:`load_checkpoint`, refusing a CapsNet file in one line."""
+    return load_model(path, device, kind="baseline")
+
+
+def refuse_kind(info: CheckpointInfo, kind: str) -> None:
+    """Raise ``CheckpointError`` in one line when ``info`` holds another network than
+    ``kind`` (``capsnet`` or ``baseline``), e.g. ``run.safetensors: a baseline CNN, not a
+    CapsNet; capsule views, routing and traces need a CapsNet``."""
+    if info.kind == kind:
+        return
+    if kind == "capsnet":
+        raise CheckpointError(
+            f"{info.path}: a baseline CNN, not a CapsNet; capsule views, routing and traces need a CapsNet"
+        )
+    raise CheckpointError(
+        f"{info.path}: a CapsNet, not a baseline CNN; this needs a CNN (capsviz train --model baseline-small)"
+    )
+
+
+def load_model(
+    path: str | os.PathLike, device: str | torch.device = "cpu", kind: str | None = None
+) -> tuple[CapsNet | BaselineCNN, CheckpointInfo, dict[str, torch.Tensor]]:
+    """Build the network a checkpoint holds, a CapsNet or a baseline CNN (``kind`` None),
+    or only ``kind`` (``capsnet`` / ``baseline``; the other is refused in one line).
+
+    Returns (model on ``device`` in eval mode, info, training state); raises
+    ``CheckpointError`` as :func:`load_checkpoint`.
     """
     info, tensors = load_tensors(path)
+    if kind is not None:
+        refuse_kind(info, kind)
+    network = KINDS[info.kind][0]
     with torch.device("meta"):  # shapes only: nothing is allocated before the checks pass
-        expected = CapsNet(info.model_config).state_dict()
+        expected = network(info.model_config).state_dict()
     training_state = {k: v for k, v in tensors.items() if k.startswith(RESERVED_PREFIXES)}
     weights = {k: v for k, v in tensors.items() if not k.startswith(RESERVED_PREFIXES)}
     for name, ref in expected.items():
@@ -386,7 +439,7 @@ def load_checkpoint(
     unexpected = sorted(set(weights) - set(expected))
     if unexpected:
         raise CheckpointError(f"{path}: unexpected tensor {unexpected[0]!r} (not part of this model)")
-    model = CapsNet(info.model_config)
+    model = network(info.model_config)
     model.load_state_dict({k: weights[k].to(torch.float32) for k in expected})
     model.to(device).eval()
     return model, info, training_state

@@ -25,12 +25,13 @@ from capsviz.data.datasets import IMAGE_SIZE, check_dataset
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import PAIRS_PER_EPOCH, MultiMnistPairs, fixed_test_pairs, training_pairs
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
+from capsviz.model.baseline import PRESETS, BaselineCNN, BaselineConfig, preset
 from capsviz.model.losses import two_digit_loss
 from capsviz.train.checkpoint import (
     CheckpointError,
     best_path,
     check_destination,
-    load_checkpoint,
+    load_model,
     read_info,
     restore_optimizer,
     save_checkpoint,
@@ -89,6 +90,9 @@ TRAIN_LIMITS = {
 }
 
 
+MODELS = ("capsnet", *PRESETS)  # what ``capsviz train --model`` trains
+
+
 @dataclass
 class TrainConfig:
     """Training settings; the names are the CLI flags and the checkpoint metadata keys.
@@ -100,6 +104,10 @@ class TrainConfig:
     device : "auto", "cpu", "cuda", "cuda:N" or "mps"
     train_subset, test_subset : int, use only the first N images (0 = all)
     precision : "auto", "fp32", "bf16" or "fp16" (:mod:`capsviz.train.precision`)
+    model : "capsnet", or a baseline CNN of :data:`capsviz.model.baseline.PRESETS`
+        (``baseline``: the paper's, ``baseline-small``: the CapsNet's size), trained with the
+        same data, shifts and Adam schedule (cross entropy on MNIST, binary cross entropy on
+        MultiMNIST); routing and reconstruction settings do not apply to it
     dataset : "mnist" or "multimnist" (:mod:`capsviz.data.datasets`); MultiMNIST draws
         ``pairs_per_epoch`` fresh pairs of the training digits every epoch and evaluates on
         the fixed test pairs (``test_subset`` of them); ``max_shift`` is MNIST's, the
@@ -121,6 +129,7 @@ class TrainConfig:
     precision: str = "auto"
     dataset: str = "mnist"
     pairs_per_epoch: int = PAIRS_PER_EPOCH
+    model: str = "capsnet"
 
     def __post_init__(self) -> None:
         for name, limit in TRAIN_LIMITS.items():
@@ -129,6 +138,8 @@ class TrainConfig:
                 raise ValueError(f"{name} {problem}")
         check_precision(self.precision)
         check_dataset(self.dataset)
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {', '.join(MODELS)} (got {self.model!r})")
 
     @property
     def image_size(self) -> int:
@@ -247,13 +258,21 @@ def _training_position(path, info) -> tuple[dict, int, int]:
     return saved, epoch, batch_in_epoch
 
 
-def fresh_model(config: TrainConfig, model_config: CapsNetConfig) -> CapsNet:
-    """A newly initialised CapsNet of ``model_config``, its weights drawn from ``config.seed``
-    (the global RNG is left as it was), so a run from scratch starts from the same weights
-    wherever it is started."""
+def fresh_model(config: TrainConfig, model_config: CapsNetConfig | BaselineConfig) -> CapsNet | BaselineCNN:
+    """A newly initialised CapsNet (or baseline CNN) of ``model_config``, its weights drawn
+    from ``config.seed`` (the global RNG is left as it was), so a run from scratch starts
+    from the same weights wherever it is started."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        return CapsNet(model_config)
+        return BaselineCNN(model_config) if isinstance(model_config, BaselineConfig) else CapsNet(model_config)
+
+
+def default_model_config(config: TrainConfig) -> CapsNetConfig | BaselineConfig:
+    """The network ``config`` trains when none is given: the paper's CapsNet, or the baseline
+    preset ``config.model``, for ``config.dataset``'s image size."""
+    if config.model == "capsnet":
+        return CapsNetConfig(image_size=config.image_size)
+    return preset(config.model, config.image_size)
 
 
 @dataclass
@@ -270,15 +289,15 @@ class Trainer:
     config: TrainConfig
     train_data: MnistSplit
     test_data: MnistSplit | None = None
-    model: CapsNet | None = None
+    model: CapsNet | BaselineCNN | None = None
     checkpoint_path: Path | None = None
-    model_config: CapsNetConfig | None = None  # default: the paper's network for ``config.dataset``
+    model_config: CapsNetConfig | BaselineConfig | None = None  # default: default_model_config(config)
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         size = self.config.image_size
         if self.model_config is None:
-            self.model_config = self.model.cfg if self.model is not None else CapsNetConfig(image_size=size)
+            self.model_config = self.model.cfg if self.model is not None else default_model_config(self.config)
         if (self.model.cfg if self.model is not None else self.model_config).image_size != size:
             raise ValueError(
                 f"a model for {self.model_config.image_size}x{self.model_config.image_size} images cannot train on "
@@ -288,8 +307,14 @@ class Trainer:
         self.device = select_device(self.config.device)
         if self.model is None:
             self.model = fresh_model(self.config, self.model_config)
-        # The iterations trained with become the model's default at inference.
-        self.model.cfg = dataclasses.replace(self.model.cfg, routing_iterations=self.config.routing_iterations)
+        self.baseline = isinstance(self.model, BaselineCNN)
+        if self.baseline != (self.config.model != "capsnet"):
+            raise ValueError(
+                f"the model is {'a baseline CNN' if self.baseline else 'a CapsNet'}, the recipe says "
+                f"--model {self.config.model}"
+            )
+        if not self.baseline:  # the iterations trained with become the model's default at inference
+            self.model.cfg = dataclasses.replace(self.model.cfg, routing_iterations=self.config.routing_iterations)
         self.model.to(self.device)
         self.precision = resolve_precision(self.config.precision, self.device)  # what "auto" means here
         allow_tf32(self.device)
@@ -334,7 +359,7 @@ class Trainer:
         CheckpointError
             If the file is not a checkpoint with training state.
         """
-        model, info, state = load_checkpoint(path)
+        model, info, state = load_model(path)
         overrides = dict(overrides or {})
         if (
             not info.train_config
@@ -403,11 +428,13 @@ class Trainer:
         CheckpointError
             If the file is not a capsviz checkpoint.
         """
-        model, info, _ = load_checkpoint(path)
+        model, info, _ = load_model(path)
         saved, epoch, _ = _training_position(path, info)
         overrides = dict(overrides or {})
         dataset = overrides.get("dataset", info.dataset)
         if dataset != info.dataset:
+            if isinstance(model, BaselineCNN):
+                raise CheckpointError(f"{path}: a baseline CNN for {info.dataset}; it cannot be widened to {dataset}")
             return cls._widened(model, info, TrainConfig(**overrides), train_data, test_data, checkpoint_path)
         cfg = TrainConfig.from_dict({**saved, **overrides})
         trainer = cls(
@@ -512,20 +539,36 @@ class Trainer:
     ) -> tuple[float, float, float, float]:
         """One optimizer step on uint8 ``images`` (B, H, W) with ``labels`` (B,); MultiMNIST:
         ``labels`` (B, 2) and ``parts`` (B, 2, H, W), each digit alone (its reconstruction target).
-        Returns (loss, margin loss, reconstruction SSE, accuracy) of the batch."""
+        Returns (loss, margin loss, reconstruction SSE, accuracy) of the batch; a baseline CNN
+        reports its (binary) cross entropy as the margin loss and 0 reconstruction."""
         cfg = self.config
         x = images.to(self.device, non_blocking=True).unsqueeze(1).float().div_(255.0)
         y = labels.to(self.device)
         lr = cfg.lr_at(self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        with autocast(self.precision, self.device):  # reduced-precision products; the losses stay float32
-            out = self.network(x, routing_iterations=cfg.routing_iterations, target=y)
-        if parts is None:
-            loss, margin, recon = total_loss(out.lengths, out.reconstruction, x, y, cfg.reconstruction_weight)
+        if self.baseline:  # cross entropy (MNIST) or binary cross entropy on both digits (MultiMNIST)
+            # dropout draws from a generator seeded by (seed, step, rank): a resumed run continues exactly
+            cpu = self.device.type == "cpu"
+            with (
+                torch.random.fork_rng(devices=[] if cpu else [self.device.index or 0], device_type=self.device.type),
+                autocast(self.precision, self.device),
+            ):
+                torch.manual_seed((cfg.seed * 1_000_003 + self.step) * 1009 + self.rank)
+                logits = self.network(x)
+            loss = self.model.loss(logits, y)
+            margin, recon, scores = loss.detach(), torch.zeros(()), logits.detach().float()
         else:
-            targets = parts.to(self.device, non_blocking=True).unsqueeze(2).float().div_(255.0)
-            loss, margin, recon = two_digit_loss(out.lengths, out.reconstruction, targets, y, cfg.reconstruction_weight)
+            with autocast(self.precision, self.device):  # reduced-precision products; the losses stay float32
+                out = self.network(x, routing_iterations=cfg.routing_iterations, target=y)
+            scores = out.lengths.detach()
+            if parts is None:
+                loss, margin, recon = total_loss(out.lengths, out.reconstruction, x, y, cfg.reconstruction_weight)
+            else:
+                targets = parts.to(self.device, non_blocking=True).unsqueeze(2).float().div_(255.0)
+                loss, margin, recon = two_digit_loss(
+                    out.lengths, out.reconstruction, targets, y, cfg.reconstruction_weight
+                )
         if self._agreed(not torch.isfinite(loss)):
             raise TrainingDiverged(
                 f"training diverged at step {self.step + 1}: loss is {loss.item()} "
@@ -537,10 +580,10 @@ class Trainer:
         with self._lock:
             self.scaler.step(self.optimizer)
             self.scaler.update()
-        if parts is None:
-            acc = (out.lengths.argmax(1) == y).float().mean().item()
+        if y.ndim == 1:
+            acc = (scores.argmax(1) == y).float().mean().item()
         else:
-            acc = (two_digit_hits(out.lengths.detach(), y) == 2).float().mean().item()
+            acc = (two_digit_hits(scores, y) == 2).float().mean().item()
         return loss.item(), margin.item(), recon.item(), acc
 
     @property
@@ -694,7 +737,7 @@ class Trainer:
 
 
 def model_lengths(
-    model: CapsNet,
+    model: CapsNet | BaselineCNN,
     images: np.ndarray,
     routing_iterations: int | None = None,
     batch_size: int = 500,
@@ -702,7 +745,8 @@ def model_lengths(
     before_batch=None,
     after_batch=None,
 ) -> np.ndarray:
-    """Digit-capsule lengths ||v_j|| of all ``images``: float32 numpy array (N, 10) in [0, 1).
+    """Digit-capsule lengths ||v_j|| of all ``images``: float32 numpy array (N, 10) in [0, 1)
+    (a baseline CNN: its class probabilities, in [0, 1]; ``routing_iterations`` is ignored).
 
     ``images``: (N, H, H) uint8 in 0..255, or float in [0, 1], H the model's input size.
     ``before_batch()``, if given, is called before each batch (it may raise to stop);
@@ -719,8 +763,11 @@ def model_lengths(
             x = torch.from_numpy(images[start : start + batch_size]).to(device).unsqueeze(1).float()
             if images.dtype == np.uint8:
                 x = x / 255.0
-            out = model(x, routing_iterations=routing_iterations, reconstruct=False)
-            out_lengths.append(out.lengths.float().cpu().numpy())
+            if isinstance(model, BaselineCNN):
+                scores = model.scores(x)
+            else:
+                scores = model(x, routing_iterations=routing_iterations, reconstruct=False).lengths
+            out_lengths.append(scores.float().cpu().numpy())
             if after_batch is not None:
                 after_batch(len(x))
     return np.concatenate(out_lengths) if out_lengths else np.zeros((0, model.cfg.num_classes), dtype=np.float32)
@@ -738,7 +785,7 @@ def two_digit_hits(lengths: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def evaluate_model(
-    model: CapsNet,
+    model: CapsNet | BaselineCNN,
     data: MnistSplit,
     routing_iterations: int | None = None,
     batch_size: int = 500,

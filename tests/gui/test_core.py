@@ -74,13 +74,14 @@ def test_a_sweep_gives_the_digit_capsules_along_the_transform(core, qtbot):
     values = np.array([-20.0, 0.0, 20.0], np.float32)
     with qtbot.waitSignal(core.sweepReady, timeout=5000) as ready:
         core.request_sweep("rotation", values, [InputTransform(rotation=float(a)) for a in values])
-    request, v = ready.args
+    request, v, cnn = ready.args
+    assert cnn is None  # no CNN to compare in this core
     assert request.name == "rotation" and v.shape == (3, 10, 16) and (np.linalg.norm(v, axis=-1) < 1).all()
     np.testing.assert_allclose(v[1], infer(core.model, digit(3), 3).v[-1], atol=1e-5)
     core.set_image(None)
     with qtbot.waitSignal(core.sweepReady, timeout=100) as ready:
         core.request_sweep("rotation", values, [InputTransform()] * 3)
-    assert ready.args == [None, None]
+    assert ready.args == [None, None, None]
 
 
 def test_a_checkpoint_that_cannot_load_is_refused_and_the_model_stays(core, qtbot, tmp_path):

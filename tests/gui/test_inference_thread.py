@@ -44,7 +44,8 @@ def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, mo
     expected = infer(model, images[2], 2)
     np.testing.assert_array_equal(got[1][1].input, images[2])
     np.testing.assert_allclose(got[1][1].lengths, expected.lengths, atol=1e-6)
-    v = got[2][1]
+    v, cnn = got[2][1]
+    assert cnn is None
     assert v.shape == (3, 10, 16) and (np.linalg.norm(v, axis=-1) < 1).all()
     np.testing.assert_allclose(v[1], infer(model, images[2], 3).v[-1], atol=1e-5)  # rotation 0: the input itself
     worker.stop()

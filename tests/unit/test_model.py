@@ -298,16 +298,3 @@ def test_small_batch_inference_conv_matches_conv2d():
         fast2 = caps(x)
     assert torch.allclose(fast2, caps(x).detach(), atol=1e-5)
     assert not torch.allclose(fast2, fast, atol=1e-3)
-
-
-def test_the_baseline_cnn_has_the_papers_35_4_million_parameters_and_gives_probabilities():
-    from capsviz.model.baseline import BaselineCNN
-
-    model = BaselineCNN()
-    assert sum(p.numel() for p in model.parameters()) == 35_445_522  # the paper: 35.4 M
-    torch.manual_seed(0)
-    x = torch.rand(3, 1, 28, 28)
-    p = model.probabilities(x)
-    assert p.shape == (3, 10) and torch.allclose(p.sum(dim=1), torch.ones(3), atol=1e-6) and (p > 0).all()
-    assert not model.training  # probabilities() reads without dropout: the same twice
-    assert torch.equal(p, model.probabilities(x))

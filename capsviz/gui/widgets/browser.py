@@ -28,7 +28,8 @@ INFO = (
     "2,000-digit sample shipped in assets/). Each digit goes to the input exactly as stored. "
     "Once the model has read them all, 'only mistakes' keeps the misclassified digits, and "
     "the confusion matrix counts true digit (row) against prediction (column): click a cell "
-    "to browse its digits."
+    "to browse its digits. With a CNN to compare, each digit also shows the CNN's answer, and "
+    "'only where the CNN disagrees' keeps the digits on which the two networks differ."
 )
 
 
@@ -47,6 +48,7 @@ class MnistBrowser(QWidget):
         self.setToolTip(INFO)
         self.data: MnistSplit | None = None
         self.predictions: np.ndarray | None = None
+        self.baseline_predictions: np.ndarray | None = None  # the compared CNN's, (N,) int64, or None
         self.cell: tuple[int, int] | None = None  # (true, predicted) filter from the matrix
         self.index = 0
         self._rng = np.random.default_rng()
@@ -61,6 +63,11 @@ class MnistBrowser(QWidget):
         self.goto.setToolTip("Go to a test image by its index")
         self.errors_only = QCheckBox("only mistakes")
         self.errors_only.setEnabled(False)
+        self.disagree_only = QCheckBox("only where the CNN disagrees")
+        self.disagree_only.setEnabled(False)
+        self.disagree_only.setToolTip(
+            "Keep the digits on which the CapsNet and the compared CNN give different answers"
+        )
         self.filter_label = QLabel("")
         self.show_all = QPushButton("Show all")
         self.show_all.setVisible(False)
@@ -84,6 +91,7 @@ class MnistBrowser(QWidget):
         self.random_button.clicked.connect(self.random)
         self.goto.valueChanged.connect(self.go_to)
         self.errors_only.toggled.connect(lambda _: self._filter_changed())
+        self.disagree_only.toggled.connect(lambda _: self._filter_changed())
         self.show_all.clicked.connect(self.clear_cell)
 
         nav = QHBoxLayout()
@@ -91,6 +99,7 @@ class MnistBrowser(QWidget):
             nav.addWidget(w)
         nav.addStretch(1)
         filt = QHBoxLayout()
+        filt.addWidget(self.disagree_only)
         filt.addWidget(self.filter_label)
         filt.addWidget(self.show_all)
         filt.addStretch(1)
@@ -107,19 +116,28 @@ class MnistBrowser(QWidget):
     # -- data -----------------------------------------------------------------------------
     def set_data(self, data: MnistSplit, description: str) -> None:
         self.data = data
-        self.predictions = None
+        self.predictions = self.baseline_predictions = None
         self.cell = None
         self.source.setText(f"{description}: {len(data):,} digits")
         self.goto.setRange(0, len(data) - 1)
         self.errors_only.setChecked(False)
         self.errors_only.setEnabled(False)
+        self.disagree_only.setChecked(False)
+        self.disagree_only.setEnabled(False)
         self._fill_matrix(None)
         self._update_filter_label()
 
-    def set_predictions(self, predictions: np.ndarray | None) -> None:
-        """The model's predicted class for every image of ``data`` ((N,) int), or None (stale)."""
+    def set_predictions(self, predictions: np.ndarray | None, baseline: np.ndarray | None = None) -> None:
+        """The model's predicted class for every image of ``data`` ((N,) int), or None (stale);
+        ``baseline`` the compared CNN's ((N,) int), or None without one."""
         self.predictions = None if predictions is None else np.asarray(predictions, dtype=np.int64)
+        self.baseline_predictions = (
+            None if baseline is None or self.predictions is None else np.asarray(baseline, dtype=np.int64)
+        )
         self.errors_only.setEnabled(self.predictions is not None)
+        self.disagree_only.setEnabled(self.baseline_predictions is not None)
+        if self.baseline_predictions is None:
+            self.disagree_only.setChecked(False)
         if self.predictions is None:
             self.cell = None
             self.errors_only.setChecked(False)
@@ -140,6 +158,8 @@ class MnistBrowser(QWidget):
         if self.predictions is not None:
             if self.errors_only.isChecked():
                 keep &= self.predictions != self.data.labels
+            if self.disagree_only.isChecked() and self.baseline_predictions is not None:
+                keep &= self.predictions != self.baseline_predictions
             if self.cell is not None:
                 keep &= (self.data.labels == self.cell[0]) & (self.predictions == self.cell[1])
         return np.flatnonzero(keep)
@@ -207,6 +227,8 @@ class MnistBrowser(QWidget):
             parts.append(f"true {self.cell[0]}, predicted {self.cell[1]}")
         if self.errors_only.isChecked():
             parts.append("mistakes only")
+        if self.disagree_only.isChecked():
+            parts.append("CNN disagrees")
         # the count of all digits is in the source line above: here only a filter's count
         self.filter_label.setText(f"browsing {n:,} digits ({'; '.join(parts)})" if parts else "browsing all digits")
         self.show_all.setVisible(self.cell is not None)
@@ -219,6 +241,9 @@ class MnistBrowser(QWidget):
         if self.predictions is not None:
             pred = int(self.predictions[self.index])
             text += f", predicted {pred}" + ("" if pred == label else "  ✗")
+        if self.baseline_predictions is not None:
+            cnn = int(self.baseline_predictions[self.index])
+            text += f"; CNN {cnn}" + ("" if cnn == label else "  ✗")
         self.current_label.setText(text)
 
     def _fill_matrix(self, cm: np.ndarray | None) -> None:

@@ -13,13 +13,18 @@ from capsviz.model.losses import M_MINUS, M_PLUS
 
 BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
+CNN_BAR = (190, 110, 210)  # the baseline CNN's probabilities, to the right of each capsule's bar
+CNN_PREDICTED = (250, 120, 120)
 INFO = (
     "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
     "estimate that digit j is present. Training pushes the true class above m⁺ = 0.9 and "
     "all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length "
     "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary "
     "capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for "
-    "MultiMNIST): which local features fired."
+    "MultiMNIST): which local features fired.\n\n"
+    "With a CNN to compare (the shipped baseline, or one trained in the Training panel), its "
+    "class probabilities stand to the right of each capsule's bar (purple; its answer in red): "
+    "a softmax over the ten digits (MultiMNIST: ten independent sigmoids)."
 )
 
 
@@ -30,6 +35,10 @@ class LengthsView(QWidget):
         super().__init__(parent)
         self.setToolTip(INFO)
         self.bars_plot, self.bars = capsule_bars("capsule lengths ‖v_j‖", BAR)
+        self.cnn_bars = pg.BarGraphItem(x=np.arange(10) + 0.2, height=np.zeros(10), width=0.38, brushes=[CNN_BAR] * 10)
+        self.cnn_bars.setVisible(False)
+        self.bars_plot.addItem(self.cnn_bars)
+        self.baseline: np.ndarray | None = None  # the CNN's probabilities shown (10,), or None
         # the labels end at the right edge, inside the band between the lines (m⁺ under its
         # line, m⁻ over it), so they are never clipped by the plot's edge
         for y, name, anchor in ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1))):
@@ -94,6 +103,21 @@ class LengthsView(QWidget):
 
     def _draw_bars(self) -> None:
         self.set_lengths(None if self.inference is None else self.inference.lengths)
+        self.set_baseline(None if self.inference is None else self.inference.baseline)
+
+    def set_baseline(self, probabilities: np.ndarray | None) -> None:
+        """``probabilities``: (10,) the compared CNN's class probabilities in [0, 1], drawn
+        beside the capsule lengths; None: no CNN bars (the capsule bars take the full width)."""
+        shown = probabilities is not None
+        if shown != (self.baseline is not None):
+            self.cnn_bars.setVisible(shown)
+            self.bars.setOpts(x=np.arange(10) - (0.2 if shown else 0.0), width=0.38 if shown else 0.7)
+            self.bars_plot.setTitle("capsule lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
+        self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
+        if shown:
+            pred = int(self.baseline.argmax())
+            brushes = [CNN_PREDICTED if k == pred else CNN_BAR for k in range(10)]
+            self.cnn_bars.setOpts(height=self.baseline, brushes=brushes)
 
     def _draw_primary(self) -> None:
         self.set_primary(None if self.inference is None else self.inference.u_lengths)

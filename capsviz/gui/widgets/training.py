@@ -33,7 +33,13 @@ from capsviz.train.precision import PRECISIONS
 INFO = (
     "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
     "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
-    "current input with the weights as they are being learned."
+    "current input with the weights as they are being learned. 'network' trains the baseline "
+    "CNN shown beside the capsules instead, with the same data and schedule."
+)
+NETWORKS = (
+    ("CapsNet", "capsnet", "the capsule network of the paper"),
+    ("CNN, CapsNet-sized", "baseline-small", "baseline CNN of 64, 64, 32 channels (8.4 M parameters), as shipped"),
+    ("CNN, the paper's", "baseline", "the paper's baseline CNN: 256, 256, 128 channels (35.4 M parameters)"),
 )
 AXIS_WIDTH = 52  # pixels for the y axis of the loss and accuracy plots: tick labels and the axis name
 MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
@@ -92,12 +98,17 @@ class TrainingPanel(QWidget):
         )
         self.test_subset.setSpecialValueText("all 10,000")
         examples = "pairs" if multi else "images"
+        self.network = QComboBox()
+        for label, name, tip in NETWORKS:
+            self.network.addItem(label, name)
+            self.network.setItemData(self.network.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.from_scratch = QCheckBox("start from fresh weights")
         self.from_scratch.setChecked(True)
-        self.from_scratch.setToolTip("Unchecked: fine-tune the model that is loaded now")
+        self.from_scratch.setToolTip("Unchecked: fine-tune the model that is loaded now (or the CNN compared with it)")
         form = QFormLayout()
         form.setVerticalSpacing(2)
         rows = (
+            ("network", self.network, "what to train: the CapsNet, or the CNN compared with it"),
             ("epochs", self.epochs, f"passes over the training {examples}"),
             ("batch size", self.batch_size, f"{examples} per optimizer step (paper: 128)"),
             ("learning rate", self.lr, "Adam learning rate at step 0 (paper: 0.001)"),
@@ -157,6 +168,7 @@ class TrainingPanel(QWidget):
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
         self._inputs = (
+            self.network,
             self.epochs,
             self.batch_size,
             self.lr,
@@ -264,6 +276,7 @@ class TrainingPanel(QWidget):
             test_subset=self.test_subset.value(),
             dataset=self.dataset,
             pairs_per_epoch=self.pairs_per_epoch.value(),
+            model=self.network.currentData(),
         )
 
     def _start(self) -> None:

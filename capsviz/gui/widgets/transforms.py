@@ -20,8 +20,11 @@ INFO = (
     "probability that the digit is there) stays about the same — invariance of the "
     "classification, equivariance of the pose.\n\n"
     "The plot sweeps one transform over its range (the others stay as set) and shows the "
-    "chosen capsule's 16 pose dimensions (thin lines) and its length (thick white line)."
+    "chosen capsule's 16 pose dimensions (thin lines) and its length (thick white line); "
+    "with a CNN to compare, the CNN's probability of the same digit along the same sweep "
+    "(dashed purple line)."
 )
+CNN_PEN = (190, 110, 210)
 SWEEP_STEPS = 21
 AXIS_WIDTH = 58  # pixels for the y axis label and tick labels ("-0.75")
 Y_STEP = 0.25  # the y range grows and shrinks in these steps, within [-1, 1] (|v_jd| <= ‖v_j‖ < 1)
@@ -77,6 +80,7 @@ class TransformView(QWidget):
         self.plot.getAxis("left").setWidth(AXIS_WIDTH)
         self.pose_curves = [self.plot.plot(pen=pg.mkPen(pg.intColor(d, 16, alpha=200), width=1)) for d in range(16)]
         self.length_curve = self.plot.plot(pen=pg.mkPen("w", width=3))
+        self.cnn_curve = self.plot.plot(pen=pg.mkPen(CNN_PEN, width=3, style=Qt.PenStyle.DashLine))
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.marker)
         self.summary = QLabel("")
@@ -134,10 +138,16 @@ class TransformView(QWidget):
         self.parameter.setCurrentIndex(values["parameter"])
 
     def show_sweep(
-        self, name: str | None, values: np.ndarray | None, v: np.ndarray | None, prediction: int | None
+        self,
+        name: str | None,
+        values: np.ndarray | None,
+        v: np.ndarray | None,
+        prediction: int | None,
+        baseline: np.ndarray | None = None,
     ) -> None:
         """Show a computed sweep of parameter ``name`` over ``values`` (K,), ``v`` (K, classes,
-        pose dims) the digit capsules at each, through :attr:`redraws`; None clears. The plotted
+        pose dims) the digit capsules at each, ``baseline`` (K, classes) a CNN's probabilities
+        at each (or None), through :attr:`redraws`; None clears. The plotted
         capsule is the chosen one, else ``prediction``, else the longest at the middle of the
         sweep. A sweep of a parameter no longer chosen is ignored (the change asked for another)."""
         if name is None or values is None or v is None:
@@ -148,34 +158,42 @@ class TransformView(QWidget):
             digit = self.capsule.currentData()
             if digit == -1:
                 digit = prediction if prediction is not None else int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
-            self._pending = (values, v[:, digit], digit)
+            self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])
         self.redraws.request()
 
     def _draw_sweep(self) -> None:
         if self._pending is not None:
             self.set_sweep(*self._pending)
 
-    def set_sweep(self, values: np.ndarray | None, poses: np.ndarray | None = None, digit: int | None = None) -> None:
+    def set_sweep(
+        self,
+        values: np.ndarray | None,
+        poses: np.ndarray | None = None,
+        digit: int | None = None,
+        cnn: np.ndarray | None = None,
+    ) -> None:
         """Show a sweep: ``values`` (K,) of the swept parameter, ``poses`` (K, 16) the
-        capsule's v_j at each; None clears."""
+        capsule's v_j at each, ``cnn`` (K,) a CNN's probability of the same digit (or None);
+        None clears."""
         if values is None or poses is None:
             self.sweep = None
-            for c in (*self.pose_curves, self.length_curve):
+            for c in (*self.pose_curves, self.length_curve, self.cnn_curve):
                 c.setData([], [])
             self.summary.setText("")
             return
         name = self.parameter.currentData()
         lengths = np.linalg.norm(poses, axis=1)
-        self.sweep = {"name": name, "values": values, "poses": poses, "lengths": lengths, "digit": digit}
+        self.sweep = {"name": name, "values": values, "poses": poses, "lengths": lengths, "digit": digit, "cnn": cnn}
         for d, curve in enumerate(self.pose_curves):
             curve.setData(values, poses[:, d])
         self.length_curve.setData(values, lengths)
+        self.cnn_curve.setData([] if cnn is None else values, [] if cnn is None else cnn)
         self.marker.setValue(float(getattr(self.transform(), name)))
         label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
         set_y_extent(
             self.plot,
             min(float(poses.min()), 0.0),
-            max(float(poses.max()), float(lengths.max())),
+            max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max())),
             Y_STEP,
             limits=(-1.0, 1.0),
         )
@@ -188,7 +206,8 @@ class TransformView(QWidget):
         settle(self.plot)
         swing = poses.max(0) - poses.min(0)
         top = np.argsort(swing)[::-1][:3]
+        cnn_text = "" if cnn is None else f"; CNN p({digit}) {cnn.min():.2f}–{cnn.max():.2f}"
         self.summary.setText(
-            f"length {lengths.min():.2f}–{lengths.max():.2f} over the sweep; the dimensions that move most: "
-            + ", ".join(f"d{d} (range {swing[d]:.2f})" for d in top)
+            f"length {lengths.min():.2f}–{lengths.max():.2f} over the sweep{cnn_text}; the dimensions that move "
+            "most: " + ", ".join(f"d{d} (range {swing[d]:.2f})" for d in top)
         )
