@@ -1,4 +1,5 @@
-"""The robustness view's background worker: the model on transformed MNIST test digits."""
+"""The robustness view's background worker: the model (and the CNN compared with it) on
+transformed MNIST test digits."""
 
 from __future__ import annotations
 
@@ -19,29 +20,33 @@ class Stopped(Exception):
     """The user stopped the measurement."""
 
 
-def _steps(model, data_root, n: int, stop: threading.Event):
-    """Generator run by the worker: (kind, strength, correct, digits) per test set."""
+def _steps(networks: dict, data_root, n: int, stop: threading.Event):
+    """Generator run by the worker: (kind, strength, correct, digits, network) per test set
+    and network (``capsnet``, ``cnn``: the keys of ``networks``)."""
     with worker_thread("background"):
         test, _ = load_test_or_sample(data_root)
         test = MnistSplit(test.images[:n], test.labels[:n])
 
-        def predict(images):
-            def check():
-                if stop.is_set():
-                    raise Stopped
-
-            return model_lengths(model, images, before_batch=check).argmax(axis=1)
+        def check():
+            if stop.is_set():
+                raise Stopped
 
         try:
-            for kind, strength, correct in measure(predict, test):
-                yield kind, strength, correct, len(test)
+            for name, model in networks.items():
+
+                def predict(images, model=model):
+                    return model_lengths(model, images, before_batch=check).argmax(axis=1)
+
+                for kind, strength, correct in measure(predict, test):
+                    yield kind, strength, correct, len(test), name
         except Stopped:
             return
 
 
 class RobustnessMeasurer(QObject):
-    """Runs the measurement of ``view`` for ``core``'s model in a background thread; a new
-    model clears the figures. ``show_exception(title, exc)`` reports a failure."""
+    """Runs the measurement of ``view`` for ``core``'s model, and its comparison CNN when it
+    has one, in a background thread; a new model or CNN clears the figures.
+    ``show_exception(title, exc)`` reports a failure."""
 
     def __init__(self, core: ExplorerCore, view: RobustnessView, show_exception) -> None:
         super().__init__(core)
@@ -51,6 +56,7 @@ class RobustnessMeasurer(QObject):
         view.measureRequested.connect(self.start)
         view.stopRequested.connect(self.stop)
         core.modelChanged.connect(lambda: self.worker is None and view.clear())
+        core.baselineChanged.connect(lambda: self.worker is None and view.clear())
 
     def start(self, n: int) -> None:
         """Measure on the first ``n`` test digits (the MNIST test split, else the shipped sample)."""
@@ -61,10 +67,14 @@ class RobustnessMeasurer(QObject):
         self.view.clear(f"measuring on {n:,} digits…")
         self.view.set_running(True)
         self._stop = threading.Event()
-        model = copy.deepcopy(self._core.model).cpu().eval()  # training may swap the core's model meanwhile
+        # copies: training may swap the core's networks meanwhile
+        networks = {"capsnet": copy.deepcopy(self._core.model).cpu().eval()}
+        if self._core.baseline is not None:
+            networks["cnn"] = copy.deepcopy(self._core.baseline).cpu().eval()
+        self.view.networks = len(networks)
         self.worker = create_worker(
             _steps,
-            model,
+            networks,
             self._core.data_root,
             n,
             self._stop,

@@ -340,3 +340,20 @@ def test_the_votes_dock_shows_the_two_longest_capsules_side_by_side(qtbot, pair_
         mean, axes = vote_projection(inf.u_hat[:, panel.j])
         np.testing.assert_allclose(panel.points, project(inf.u_hat[:, panel.j], mean, axes))
         assert view.fields_map(panel).shape == (36, 36)
+
+
+def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pair_window, tmp_path):
+    from capsviz.model.baseline import baseline_probabilities
+    from tests.gui.test_baseline import cnn_file
+
+    with qtbot.waitSignal(pair_window.core.error, timeout=1000) as error:
+        assert not pair_window.load_baseline(cnn_file(tmp_path, "mnist"))  # a 28x28 CNN: not for pairs
+    assert "a model for MNIST" in error.args[1] and pair_window.core.baseline is None
+    assert pair_window.load_baseline(cnn_file(tmp_path, "multimnist"))
+    pair_window.explorer.set_pair(5, 41, (0, 0), (1, -2))
+    assert pair_window.scheduler.wait_idle()
+    inf = pair_window.explorer.inference
+    expected = baseline_probabilities(pair_window.core.baseline, inf.input)
+    np.testing.assert_allclose(inf.baseline, expected, atol=1e-6)
+    assert ((expected > 0) & (expected < 1)).all()  # ten sigmoids, one per digit
+    np.testing.assert_allclose(pair_window.lengths_view.cnn_bars.opts["height"], expected, atol=1e-6)

@@ -11,7 +11,10 @@ from capsviz.train.loop import model_lengths
 from capsviz.train.robustness import SWEEPS, robustness
 
 
-def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window):
+def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window, tmp_path):
+    from tests.gui.test_baseline import cnn_file
+
+    assert window.open_checkpoint(cnn_file(tmp_path))  # a CNN to compare: measured beside the CapsNet
     window.docks["robustness"].raise_()
     view = window.robustness_view
     view.digits.setValue(40)
@@ -21,17 +24,20 @@ def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window):
     assert view.measure_button.isEnabled()
     test, _ = load_test_or_sample(window.core.data_root)
     test = MnistSplit(test.images[:40], test.labels[:40])
-    model = window.core.model
-    expected = robustness(lambda x: model_lengths(model, x).argmax(axis=1), test)
-    for kind, curve in expected.items():
-        got = view.results[kind]
-        assert sorted(got) == list(curve.strengths)
-        np.testing.assert_allclose([got[s] for s in curve.strengths], curve.accuracy)
-    window.scheduler.wait_idle()
-    x, y = view.curves["rotation"].getData()
-    np.testing.assert_allclose(x, SWEEPS["rotation"])
-    np.testing.assert_allclose(y, expected["rotation"].accuracy)
-    assert view.status.text().startswith("26 of 26 test sets measured on 40 digits")
+    for model, results, curves in (
+        (window.core.model, view.results, view.curves),
+        (window.core.baseline, view.baseline_results, view.cnn_curves),
+    ):
+        expected = robustness(lambda x, model=model: model_lengths(model, x).argmax(axis=1), test)
+        for kind, curve in expected.items():
+            got = results[kind]
+            assert sorted(got) == list(curve.strengths)
+            np.testing.assert_allclose([got[s] for s in curve.strengths], curve.accuracy)
+        window.scheduler.wait_idle()
+        x, y = curves["rotation"].getData()
+        np.testing.assert_allclose(x, SWEEPS["rotation"])
+        np.testing.assert_allclose(y, expected["rotation"].accuracy)
+    assert view.status.text().startswith("52 of 52 test sets measured on 40 digits")
 
 
 def test_stop_ends_a_measurement_and_a_new_model_clears_it(qtbot, window):
