@@ -3,6 +3,8 @@ a CapsNet is needed, and the reverse), training and resuming, and evaluation."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -20,6 +22,7 @@ from capsviz.train.checkpoint import (
 )
 from capsviz.train.loop import BatchEvent, TrainConfig, Trainer, evaluate_model, model_lengths
 from capsviz.train.robustness import robustness
+from tests.conftest import mnist_root
 from tests.unit.test_cli import capsviz
 
 TINY = BaselineConfig(channels=(8, 8, 4), hidden=(32, 16))
@@ -147,3 +150,36 @@ def test_robustness_at_strength_zero_is_plain_evaluation_for_a_cnn(sample):
     curves = robustness(lambda images: model_lengths(model, images).argmax(1), test, kinds=("scale",))
     plain = int((evaluate_model(model, test) == test.labels).sum())
     assert curves["scale"].strengths[0] == 0 and curves["scale"].correct[0] == plain
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_capsviz_eval_and_robustness_take_a_cnn(tmp_path, shipped_checkpoint):
+    from capsviz.data.mnist import load_mnist
+
+    model = tiny(seed=6)
+    path = save_checkpoint(tmp_path / "cnn.safetensors", model, extra_metadata={"dataset": "mnist"})
+    r = capsviz("eval", "--checkpoint", str(path), "--data-root", str(mnist_root()))
+    assert r.returncode == 0, r.stderr
+    test = load_mnist(train=False, data_root=mnist_root())
+    right = int((evaluate_model(model, test) == test.labels).sum())
+    assert "model: baseline CNN, convolutions 8-8-4, softmax (no routing)" in r.stdout
+    assert f"({right:,} / 10,000)" in r.stdout
+    r = capsviz(
+        "robustness",
+        "--checkpoint",
+        str(shipped_checkpoint),
+        "--checkpoint",
+        str(path),
+        "--kinds",
+        "rotation",
+        "--test-subset",
+        "50",
+        "--json",
+        "--data-root",
+        str(mnist_root()),
+    )
+    assert r.returncode == 0, r.stderr
+    curves = json.loads(r.stdout)["curves"]
+    assert set(curves) == {"capsnet_mnist", "cnn"}
+    first = MnistSplit(test.images[:50], test.labels[:50])
+    assert curves["cnn"]["rotation"]["correct"][0] == int((evaluate_model(model, first) == first.labels).sum())
