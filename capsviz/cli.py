@@ -168,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
-        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors); an "
+        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors, for a CNN "
+        "baseline[-N].safetensors); an "
         "existing file is refused unless --overwrite is given",
     )
     t.add_argument(
@@ -317,7 +318,10 @@ def _train_destination(args: argparse.Namespace) -> Path:
     from capsviz.train.checkpoint import best_path, check_destination, fresh_path
 
     if args.out is None:
-        out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / "capsnet.safetensors")
+        name = (
+            "baseline.safetensors" if getattr(args, "model", None) not in (None, "capsnet") else "capsnet.safetensors"
+        )
+        out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / name)
     else:
         out = args.out
         same_run = args.resume is not None and Path(args.resume).resolve() == Path(out).resolve()

@@ -183,3 +183,18 @@ def test_capsviz_eval_and_robustness_take_a_cnn(tmp_path, shipped_checkpoint):
     assert set(curves) == {"capsnet_mnist", "cnn"}
     first = MnistSplit(test.images[:50], test.labels[:50])
     assert curves["cnn"]["rotation"]["correct"][0] == int((evaluate_model(model, first) == first.labels).sum())
+
+
+SHIPPED_SAMPLE_RIGHT = {"mnist": 1984}  # of the 2,000 digits of assets/mnist_test_sample.npz
+
+
+def test_the_shipped_mnist_cnn_is_small_and_scores_its_figure_on_the_sample(sample):
+    from capsviz.paths import shipped_baseline
+
+    path = shipped_baseline("mnist")
+    assert path.stat().st_size <= 40 * 2**20  # the repository's limit for a shipped CNN
+    cnn, info, state = load_baseline(path)
+    assert info.dataset == "mnist" and info.test_accuracy == pytest.approx(0.9945) and state == {}
+    assert cnn.cfg == preset("baseline-small", 28)
+    # the closest call on the sample is 0.0127 between the two highest probabilities: no float flips
+    assert int((evaluate_model(cnn, sample) == sample.labels).sum()) == SHIPPED_SAMPLE_RIGHT["mnist"]
