@@ -1,7 +1,10 @@
 """Render the main window offscreen to docs/screenshot.png, with a hand-drawn digit, and,
-beside it, the routing view on its own (docs/routing.png), the pose view's Fig. 4 grid
+beside it, the capsule lengths with the shipped CNN's probabilities (docs/lengths_cnn.png),
+the routing view on its own (docs/routing.png), the pose view's Fig. 4 grid
 (docs/fig4_grid.png), the transforms view (docs/transforms.png) and the MNIST browser
-on the assets sample (docs/browser.png), the votes view (docs/votes.png) and the robustness view (docs/robustness.png).
+on the assets sample, filtered to the digits the CapsNet and the CNN disagree on
+(docs/browser.png), the votes view (docs/votes.png) and the robustness view of both
+networks (docs/robustness.png).
 
 Usage: QT_QPA_PLATFORM=offscreen python tools/screenshot.py [--out docs/screenshot.png]
 """
@@ -72,6 +75,20 @@ args.out.parent.mkdir(parents=True, exist_ok=True)
 w.grab().save(str(args.out))
 print(f"wrote {args.out}; prediction {w.core.inference.prediction if w.core.inference else None}")
 
+# the lengths dock on its own, wider, for the drawn digit: capsule lengths and the CNN's probabilities
+lengths = w.lengths_view
+lengths_dock = lengths.parentWidget()
+lengths.setParent(None)
+lengths.resize(520, 560)
+lengths.show()
+for _ in range(20):
+    app.processEvents()
+out = args.out.with_name("lengths_cnn.png")
+lengths.grab().save(str(out))
+inf = w.core.inference
+if inf is not None and inf.baseline is not None:
+    print(f"wrote {out}; lengths {inf.lengths[-1].round(3)}, CNN {inf.baseline.round(3)}")
+
 # the routing view alone, larger, showing iteration 1 (c still uniform) with a shared colour scale
 routing = w.routing_view
 dock = routing.parentWidget()
@@ -121,7 +138,7 @@ w.docks["browser"].show()
 w.docks["browser"].raise_()
 while w.browser.predictions is None:
     settle(0.2)
-w.browser.errors_only.setChecked(True)
+w.browser.disagree_only.setChecked(True)
 settle(0.5)
 out = args.out.with_name("browser.png")
 w.docks["browser"].grab().save(str(out))
@@ -150,5 +167,6 @@ settle(0.5)
 out = args.out.with_name("robustness.png")
 w.docks["robustness"].grab().save(str(out))
 print(f"wrote {out}")
-for kind, points in w.robustness_view.results.items():
-    print(f"  {kind}: " + ", ".join(f"{s:g}: {100 * a:.1f} %" for s, a in sorted(points.items())))
+for name, results in (("CapsNet", w.robustness_view.results), ("CNN", w.robustness_view.baseline_results)):
+    for kind, points in results.items():
+        print(f"  {name} {kind}: " + ", ".join(f"{s:g}: {100 * a:.1f} %" for s, a in sorted(points.items())))

@@ -241,8 +241,9 @@ def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
     assert area is not None and area.verticalScrollBar().maximum() > 0  # at this height the form scrolls
     assert rect_in(panel.start_button, panel).bottom() <= panel.height()  # Start stays in view
     window.activateWindow()
-    panel.epochs.setFocus()
-    qtbot.waitUntil(lambda: panel.epochs.hasFocus())
+    first = panel._inputs[0]  # the network to train
+    first.setFocus()
+    qtbot.waitUntil(lambda: first.hasFocus())
     seen = []
     for _ in range(40):
         focus = QApplication.focusWidget()

@@ -112,7 +112,7 @@ class LengthsView(QWidget):
         if shown != (self.baseline is not None):
             self.cnn_bars.setVisible(shown)
             self.bars.setOpts(x=np.arange(10) - (0.2 if shown else 0.0), width=0.38 if shown else 0.7)
-            self.bars_plot.setTitle("capsule lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
+            self.bars_plot.setTitle("lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:
             pred = int(self.baseline.argmax())
