@@ -73,7 +73,9 @@ class MainWindow(QMainWindow):
             view.redraws.register(self.scheduler)
         self._build_docks()
         self.model_label = QLabel("")
+        self.baseline_label = QLabel("")  # the CNN compared with the capsules, when there is one
         self.statusBar().addPermanentWidget(self.model_label)
+        self.statusBar().addPermanentWidget(self.baseline_label)
         self.errors = dialogs.ErrorRelay(
             self, lambda: dialogs.about_text(core.device, self.model_label.text().removeprefix("model: "))
         )
@@ -139,6 +141,7 @@ class MainWindow(QMainWindow):
         core.error.connect(lambda title, message, details: self.errors.show_error(title, message, details or None))
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(lambda: self.model_label.setText(f"model: {core.model_summary}"))
+        core.baselineChanged.connect(self._show_baseline_summary)
 
     # -- layout -------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -257,6 +260,13 @@ class MainWindow(QMainWindow):
         for view in (self.input_panel, self.lengths_view, self.pose_view, self.votes_view):
             view.show_inference(inference)
         self.routing_view.set_inference(inference)
+
+    def _show_baseline_summary(self) -> None:
+        info = self.core.baseline_info
+        text = "" if self.core.baseline is None else "CNN: training here" if info is None else f"CNN: {info.path.name}"
+        if info is not None and info.test_accuracy is not None:
+            text += f" — {100 * info.test_accuracy:.2f} %"
+        self.baseline_label.setText(text)
 
     def update_sweep(self) -> None:
         """Ask for the transforms view's sweep for the current input, while the view is on screen."""

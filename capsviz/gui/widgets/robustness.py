@@ -3,7 +3,6 @@ of increasing strength, measured in the background (:mod:`capsviz.train.robustne
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
@@ -78,8 +77,9 @@ class RobustnessView(QWidget):
                 plot.getAxis("bottom").setTicks([[(-0.45, "CapsNet"), (0.45, "CNN")]])
                 self.affine_bar = pg.BarGraphItem(x=[-0.45], height=[0], width=0.8, brush=LINE)
                 self.cnn_affine_bar = pg.BarGraphItem(x=[0.45], height=[0], width=0.8, brush=CNN_LINE)
-                self.affine_label = pg.TextItem("", color=(230, 230, 230), anchor=(0.5, 1.0))
-                self.cnn_affine_label = pg.TextItem("", color=(230, 230, 230), anchor=(0.5, 1.0))
+                # the figures sit inside their bars (a label over a bar near 1 would leave the plot)
+                self.affine_label = pg.TextItem("", color=(15, 15, 15), anchor=(0.5, 0.5))
+                self.cnn_affine_label = pg.TextItem("", color=(15, 15, 15), anchor=(0.5, 0.5))
                 for item in (self.affine_bar, self.cnn_affine_bar, self.affine_label, self.cnn_affine_label):
                     plot.addItem(item)
             else:
@@ -141,4 +141,5 @@ class RobustnessView(QWidget):
             accuracy = results.get("affine", {}).get(1.0)
             bar.setOpts(height=[0.0 if accuracy is None else accuracy])
             label.setText("" if accuracy is None else f"{100 * accuracy:.1f} %")
-            label.setPos(x, 0.0 if accuracy is None else float(np.clip(accuracy, 0.12, 0.98)))
+            label.setColor((15, 15, 15) if accuracy is None or accuracy >= 0.2 else (230, 230, 230))
+            label.setPos(x, 0.0 if accuracy is None else accuracy / 2 if accuracy >= 0.2 else accuracy + 0.06)
