@@ -1,1 +1,2 @@
-"""Resources shipped with capsviz: the pretrained MNIST CapsNet and a sample of the MNIST test split."""
+"""Resources shipped with capsviz: the pretrained CapsNets (MNIST, MultiMNIST), the baseline
+CNNs compared with them, and a sample of the MNIST test split."""

@@ -346,9 +346,11 @@ def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pair_wi
     from capsviz.model.baseline import baseline_probabilities
     from tests.gui.test_baseline import cnn_file
 
+    shipped = pair_window.core.baseline  # the shipped MultiMNIST CNN
+    assert shipped is not None and shipped.cfg.image_size == 36
     with qtbot.waitSignal(pair_window.core.error, timeout=1000) as error:
         assert not pair_window.load_baseline(cnn_file(tmp_path, "mnist"))  # a 28x28 CNN: not for pairs
-    assert "a model for MNIST" in error.args[1] and pair_window.core.baseline is None
+    assert "a model for MNIST" in error.args[1] and pair_window.core.baseline is shipped
     assert pair_window.load_baseline(cnn_file(tmp_path, "multimnist"))
     pair_window.explorer.set_pair(5, 41, (0, 0), (1, -2))
     assert pair_window.scheduler.wait_idle()

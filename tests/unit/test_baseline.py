@@ -186,6 +186,7 @@ def test_capsviz_eval_and_robustness_take_a_cnn(tmp_path, shipped_checkpoint):
 
 
 SHIPPED_SAMPLE_RIGHT = {"mnist": 1984}  # of the 2,000 digits of assets/mnist_test_sample.npz
+SHIPPED_PAIRS_RIGHT = 223  # both-right pairs of the MultiMNIST CNN on 500 pairs of the sample (44.6 %)
 
 
 def test_the_shipped_mnist_cnn_is_small_and_scores_its_figure_on_the_sample(sample):
@@ -198,3 +199,19 @@ def test_the_shipped_mnist_cnn_is_small_and_scores_its_figure_on_the_sample(samp
     assert cnn.cfg == preset("baseline-small", 28)
     # the closest call on the sample is 0.0127 between the two highest probabilities: no float flips
     assert int((evaluate_model(cnn, sample) == sample.labels).sum()) == SHIPPED_SAMPLE_RIGHT["mnist"]
+
+
+def test_the_shipped_multimnist_cnn_finds_both_digits_with_top_2_of_its_sigmoids(sample):
+    from capsviz.data.multimnist import draw_pairs
+    from capsviz.paths import shipped_baseline
+    from capsviz.train.loop import two_digit_hits
+
+    path = shipped_baseline("multimnist")
+    assert path.stat().st_size <= 40 * 2**20
+    cnn, info, _ = load_baseline(path)
+    assert info.dataset == "multimnist" and cnn.cfg == preset("baseline-small", 36) and cnn.cfg.output == "sigmoid"
+    assert info.test_accuracy == pytest.approx(0.4549) and info.test_images == 10_000
+    pairs = draw_pairs(sample, 500, np.random.default_rng(2017))  # as for the shipped MultiMNIST CapsNet
+    hits = two_digit_hits(torch.from_numpy(model_lengths(cnn, pairs.images)), torch.from_numpy(pairs.labels))
+    assert abs(int((hits == 2).sum()) - SHIPPED_PAIRS_RIGHT) <= 2  # float rounding may flip a near tie
+    assert float((hits >= 1).float().mean()) > 0.9
