@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from capsviz.model.config import MAX_SIZE
+from capsviz.model.config import MAX_SIZE, config_from_json
 
 OUTPUTS = ("softmax", "sigmoid")
 
@@ -75,22 +75,7 @@ class BaselineConfig:
     @classmethod
     def from_json(cls, text: str) -> BaselineConfig:
         """Parse a config written by :meth:`to_json`; ``ValueError`` if it is not one."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"model config is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise ValueError("model config must be a JSON object")
-        unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            raise ValueError(f"model config has unknown fields: {', '.join(unknown)}")
-        for name in ("channels", "hidden"):
-            if isinstance(data.get(name), list):
-                data[name] = tuple(data[name])
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ValueError(f"bad model config: {exc}") from None
+        return config_from_json(cls, text)
 
 
 PRESETS = {"baseline": (256, 256, 128), "baseline-small": (64, 64, 32)}

@@ -74,19 +74,24 @@ class CapsNetConfig:
         ValueError
             If the text is not a JSON object of known fields.
         """
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"model config is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise ValueError("model config must be a JSON object")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"model config has unknown fields: {', '.join(unknown)}")
-        if "decoder_hidden" in data and isinstance(data["decoder_hidden"], list):
-            data["decoder_hidden"] = tuple(data["decoder_hidden"])
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ValueError(f"bad model config: {exc}") from None
+        return config_from_json(cls, text)
+
+
+def config_from_json(cls, text: str):
+    """An instance of the frozen dataclass ``cls`` from the JSON object ``text`` (lists become
+    tuples). ``ValueError`` when the text is not a JSON object of ``cls``'s fields or a
+    value is refused."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"model config is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("model config must be a JSON object")
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        raise ValueError(f"model config has unknown fields: {', '.join(unknown)}")
+    data = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    try:
+        return cls(**data)
+    except TypeError as exc:
+        raise ValueError(f"bad model config: {exc}") from None
