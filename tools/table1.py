@@ -60,13 +60,14 @@ def evaluate(checkpoint: Path, dataset: str, data_root: Path | None) -> tuple[st
 
 
 def budget(checkpoint: Path, dataset: str, hours: float) -> str:
-    """``2 epochs, 120,000 images, 0.3 h`` from the checkpoint's header and the given hours."""
+    """``2 epochs, 120,000 images, 0.3 h`` from the checkpoint's header (completed epochs x
+    examples per epoch) and the given hours."""
     info = read_info(checkpoint)
     cfg = info.train_config
     per_epoch = cfg.get("pairs_per_epoch", 60_000) if dataset == "multimnist" else cfg.get("train_subset") or 60_000
-    seen = info.step * cfg.get("batch_size", 128) if info.step else int(info.epoch * per_epoch)
+    seen = round(info.epoch * per_epoch)  # the last batch of an epoch may be short
     noun = "pairs" if dataset == "multimnist" else "images"
-    return f"{info.epoch:g} epochs, {seen:,} {noun}, {hours:g} h"
+    return f"{info.epoch:g} epoch{'' if info.epoch == 1 else 's'}, {seen:,} {noun}, {hours:g} h"
 
 
 def main() -> None:
@@ -112,7 +113,7 @@ def main() -> None:
                 shown.append(cells[row, dataset])
             elif (row, dataset) in empty:
                 notes.append(empty[row, dataset])
-                shown.append(f"— ({len(notes)})")
+                shown.append(f"— (note {len(notes)})")
             else:
                 shown.append("—")
         if all(s == "—" for s in shown):
