@@ -14,6 +14,12 @@ from capsviz.runtime import lower_thread_priority
 from capsviz.train.loop import evaluate_model
 
 
+def _score(predictions: np.ndarray, labels: np.ndarray) -> tuple[int, float]:
+    """(mistakes, percent correct) of ``predictions`` against ``labels``, both (N,) ints."""
+    errors = int((predictions != labels).sum())
+    return errors, 100 * (1 - errors / len(predictions))
+
+
 class BrowserEvaluator(QObject):
     """Fills ``browser`` with the test split (full MNIST, else the assets sample) and the
     predictions of ``core``'s model (and of its comparison CNN, when it has one) for it, in a
@@ -87,14 +93,13 @@ class BrowserEvaluator(QObject):
             elif ev[0] == "done" and ev[1] is core.model and ev[2] is browser.data and ev[4] is core.baseline:
                 _, _, data, preds, _, cnn_preds = ev
                 browser.set_predictions(preds, cnn_preds)
-                errors = int((preds != data.labels).sum())
                 # the number of digits is in the browser's source line already
-                text = f"{errors:,} mistakes ({100 * (1 - errors / len(preds)):.2f} % correct)"
+                errors, correct = _score(preds, data.labels)
+                text = f"{errors:,} mistakes ({correct:.2f} % correct)"
                 if cnn_preds is not None:
-                    cnn_errors = int((cnn_preds != data.labels).sum())
+                    errors, correct = _score(cnn_preds, data.labels)
                     text += (
-                        f"; the CNN {cnn_errors:,} ({100 * (1 - cnn_errors / len(preds)):.2f} %); "
-                        f"they disagree on {int((preds != cnn_preds).sum()):,}"
+                        f"; the CNN {errors:,} ({correct:.2f} %); they disagree on {int((preds != cnn_preds).sum()):,}"
                     )
                 browser.status.setText(text)
 

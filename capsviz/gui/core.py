@@ -87,18 +87,28 @@ class ExplorerInput:
 
 class WeightsSnapshot:
     """A copy of the model being trained and its inference for the input of the moment,
-    both made in the training thread so the GUI thread only swaps them in."""
+    both made in the training thread so the GUI thread only swaps them in. ``baseline`` is
+    the CNN whose probabilities ``inference.baseline`` holds (None: none were added)."""
 
-    def __init__(self, model: torch.nn.Module, inference: Inference | None, source: ExplorerInput) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        inference: Inference | None,
+        source: ExplorerInput,
+        baseline: BaselineCNN | None = None,
+    ) -> None:
         self.model = model
         self.inference = inference
         self.source = source
+        self.baseline = baseline
 
 
-def training_events(trainer_factory, holder: dict, current_input):
+def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None):
     """Generator run by the training worker: build the trainer, then relay its events and,
     at most every ``SNAPSHOT_INTERVAL_S`` and once at the end (unless ``holder["closing"]``),
-    a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the moment.
+    a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the
+    moment, ``current_baseline()`` the CNN compared with the capsules (or None): a CapsNet
+    snapshot's inference carries that CNN's probabilities for the same input.
 
     The thread runs as a background worker (:func:`capsviz.runtime.worker_thread`): a lower
     CPU priority and one intra-op thread fewer than the machine has, for this thread only.
@@ -115,7 +125,11 @@ def training_events(trainer_factory, holder: dict, current_input):
             image = source.model_image
             if image is None or isinstance(model, BaselineCNN):  # a CNN's probabilities are the core's to add
                 return WeightsSnapshot(model, None, source)
-            return WeightsSnapshot(model, infer(model, image, source.iterations), source)
+            inference = infer(model, image, source.iterations)
+            cnn = current_baseline()
+            if cnn is not None:
+                inference.baseline = baseline_probabilities(cnn, inference.input)
+            return WeightsSnapshot(model, inference, source, cnn)
 
         last = 0.0
         for ev in trainer.run():
@@ -423,6 +437,7 @@ class ExplorerCore(QObject):
             factory,
             self._holder,
             lambda: self.input,
+            lambda: self.baseline,
             _start_thread=False,
             _connect={
                 "yielded": self._on_training_event,
@@ -478,8 +493,10 @@ class ExplorerCore(QObject):
             self.baselineChanged.emit()
             return
         self.model = snapshot.model
-        if snapshot.inference is not None and self.baseline is not None:  # the CNN's view of the same input
-            snapshot.inference.baseline = baseline_probabilities(self.baseline, snapshot.inference.input)
+        if snapshot.inference is not None and snapshot.baseline is not self.baseline:
+            # the CNN changed since the snapshot was made: its view of the same input, here
+            cnn = self.baseline
+            snapshot.inference.baseline = None if cnn is None else baseline_probabilities(cnn, snapshot.inference.input)
         if snapshot.source is self.input and snapshot.inference is not None:
             self._serials.next()
             self._serials.show_all()  # newer than any pass still running for the old weights

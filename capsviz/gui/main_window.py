@@ -14,7 +14,7 @@ from capsviz.gui.core import ExplorerCore
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
-from capsviz.gui.pair_window import model_dataset, model_kind, open_pair_window
+from capsviz.gui.pair_window import header_of, open_pair_window
 from capsviz.gui.redraw import RedrawScheduler
 from capsviz.gui.robustness_worker import RobustnessMeasurer
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
@@ -288,19 +288,23 @@ class MainWindow(QMainWindow):
         """Load ``path`` (None: the shipped model) into the explorer, a baseline CNN as the
         network compared with the capsules, or a MultiMNIST model into the overlapping-digits
         window. Returns success (errors are shown)."""
-        if path is not None and model_kind(path) == "baseline":
-            return self.open_baseline(path)
-        if path is not None and model_dataset(path) == "multimnist":
+        header = header_of(path) if path is not None else None
+        if header is not None and header.kind == "baseline":
+            return self.open_baseline(path, header.dataset)
+        if header is not None and header.dataset == "multimnist":
             if self.core.info is None:
                 self.core.load_model(None)  # the explorer shows the shipped MNIST model meanwhile
             return open_pair_window(self, Path(path), self.core.data_root) is not None
         return self.core.load_model(path)
 
-    def open_baseline(self, path: Path) -> bool:
+    def open_baseline(self, path: Path, dataset: str | None = None) -> bool:
         """Compare the capsules with the CNN of ``path``: an MNIST CNN here, a MultiMNIST one
-        in the overlapping-digits window. Returns success (a CapsNet file is refused with a
-        message)."""
-        if model_dataset(path) == "multimnist":
+        in the overlapping-digits window (``dataset``: the file's, when its header was read
+        already). Returns success (a CapsNet file is refused with a message)."""
+        if dataset is None:
+            header = header_of(path)
+            dataset = header.dataset if header is not None else None
+        if dataset == "multimnist":
             window = self.pair_window or open_pair_window(self, None, self.core.data_root)
             if window is None:
                 return False

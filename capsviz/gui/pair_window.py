@@ -27,7 +27,7 @@ from capsviz.gui.widgets.votes import VotesView
 from capsviz.model.baseline import baseline_probabilities
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.paths import shipped_multimnist_checkpoint
-from capsviz.train.checkpoint import CheckpointError, check_dataset_of, load_checkpoint, read_info
+from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, check_dataset_of, load_checkpoint, read_info
 
 OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is neither of the two longest
 
@@ -195,20 +195,11 @@ def test_digits(data_root: Path | None):
         return load_sample(), False
 
 
-def model_dataset(path: Path) -> str | None:
-    """What the checkpoint at ``path`` is for (``mnist``, ``multimnist``), or None when its
-    header cannot be read (loading it then says why)."""
+def header_of(path: Path) -> CheckpointInfo | None:
+    """The header of the checkpoint at ``path`` (what network it holds, ``kind``, and what
+    it is for, ``dataset``), or None when it cannot be read (loading it then says why)."""
     try:
-        return read_info(path).dataset
-    except CheckpointError:
-        return None
-
-
-def model_kind(path: Path) -> str | None:
-    """What network the checkpoint at ``path`` holds (``capsnet``, ``baseline``), or None when
-    its header cannot be read."""
-    try:
-        return read_info(path).kind
+        return read_info(path)
     except CheckpointError:
         return None
 

@@ -436,6 +436,28 @@ def test_a_weight_snapshot_for_the_current_input_is_shown_as_it_came(window, qtb
     np.testing.assert_allclose(window.lengths_view.lengths, made.lengths[-1])
 
 
+def test_a_weight_snapshot_keeps_the_cnn_probabilities_of_its_thread_unless_the_cnn_changed(window, qtbot):
+    from capsviz.gui.core import WeightsSnapshot
+    from capsviz.model.baseline import baseline_probabilities
+    from capsviz.model.capsnet import CapsNet
+    from capsviz.model.inference import infer
+
+    core = window.core
+    cnn = core.baseline
+    assert cnn is not None  # the shipped CNN is compared by default
+    model = CapsNet().eval()
+    made = infer(model, core.input.model_image, core.input.iterations)
+    made.baseline = baseline_probabilities(cnn, made.input)  # as the training thread adds them
+    kept = made.baseline
+    core.apply_snapshot(WeightsSnapshot(model, made, core.input, cnn))
+    assert core.inference is made and core.inference.baseline is kept
+    # made while no CNN was compared (or another one): the CNN of the moment is asked here
+    other = infer(model, core.input.model_image, core.input.iterations)
+    core.apply_snapshot(WeightsSnapshot(model, other, core.input, None))
+    np.testing.assert_allclose(other.baseline, baseline_probabilities(cnn, other.input))
+    assert other.baseline.sum() == pytest.approx(1.0, abs=1e-5)
+
+
 def test_a_weight_snapshot_for_an_older_input_is_inferred_again_with_its_weights(window, qtbot):
     from capsviz.gui.core import WeightsSnapshot
     from capsviz.model.capsnet import CapsNet
