@@ -1,12 +1,18 @@
 """Copy a training checkpoint to assets/ without its optimizer and RNG state.
 
-Usage: python tools/ship_checkpoint.py RUN.safetensors [--out FILE] [--float16]
+Usage: python tools/ship_checkpoint.py RUN.safetensors [--out FILE] [--float16] [--measure]
 
 ``--out`` defaults to assets/capsnet_mnist.safetensors, or assets/capsnet_multimnist.safetensors
 for a MultiMNIST model (a baseline CNN: assets/baseline_mnist.safetensors or
 assets/baseline_multimnist.safetensors). ``--float16`` stores the weights as float16 (half the size; ship it
 only when ``capsviz eval`` gives the same counts). The metadata (recipe, dataset, epochs,
 step, measured test accuracy, creation time, the model a widened run started from) is kept.
+
+``--measure`` replaces the run's test accuracy (often measured on a subset after its last
+epoch) with the shipped file's own on the whole test set: the 10,000 MNIST test digits, or
+the 10,000 fixed MultiMNIST test pairs (both digits right), as ``capsviz eval`` counts it;
+with ``--float16`` it also prints the float32 count beside it. Needs MNIST
+(``CAPSVIZ_DATA``).
 """
 
 import argparse
@@ -14,13 +20,17 @@ from pathlib import Path
 
 import torch
 
+from capsviz.data.mnist import load_mnist
+from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
 from capsviz.paths import SHIPPED_BASELINE_NAMES, SHIPPED_CHECKPOINT_NAME, SHIPPED_MULTIMNIST_NAME, SOURCE_ASSETS
-from capsviz.train.checkpoint import load_model, save_checkpoint
+from capsviz.train.checkpoint import load_model, read_info, save_checkpoint
+from capsviz.train.loop import evaluate_model, model_lengths, two_digit_hits
 
 parser = argparse.ArgumentParser()
 parser.add_argument("checkpoint", type=Path)
 parser.add_argument("--out", type=Path, default=None)
 parser.add_argument("--float16", action="store_true", help="store the weights as float16")
+parser.add_argument("--measure", action="store_true", help="record the shipped weights' whole-test-set accuracy")
 args = parser.parse_args()
 model, info, _ = load_model(args.checkpoint)
 if args.out is None and info.kind == "baseline":
@@ -30,15 +40,37 @@ elif args.out is None:
 kept = ("completed_epochs", "created", "dataset", "initialised_from")
 keep = {k: v for k, v in info.metadata.items() if k in kept}
 keep["trained_with"] = "capsviz train"
-save_checkpoint(
-    args.out,
-    model,
-    train_config=info.train_config,
-    epoch=info.epoch,
-    step=info.step,
-    test_accuracy=info.test_accuracy,
-    test_images=info.test_images,
-    extra_metadata=keep,
-    weights_dtype=torch.float16 if args.float16 else torch.float32,
-)
-print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes): {info.summary()}")
+
+
+def test_counts(network) -> tuple[int, int]:
+    """(right, total) on the whole test set: digits, or pairs with both digits right."""
+    test = load_mnist(train=False)
+    if info.dataset == "multimnist":
+        pairs = fixed_test_pairs(test, TEST_PAIRS)
+        hits = two_digit_hits(torch.from_numpy(model_lengths(network, pairs.images)), torch.from_numpy(pairs.labels))
+        return int((hits == 2).sum()), len(pairs.labels)
+    return int((evaluate_model(network, test) == test.labels).sum()), len(test.labels)
+
+
+def save(accuracy: float | None, images: int | None) -> None:
+    save_checkpoint(
+        args.out,
+        model,
+        train_config=info.train_config,
+        epoch=info.epoch,
+        step=info.step,
+        test_accuracy=accuracy,
+        test_images=images,
+        extra_metadata=keep,
+        weights_dtype=torch.float16 if args.float16 else torch.float32,
+    )
+
+
+save(info.test_accuracy, info.test_images)
+if args.measure:
+    shipped, _, _ = load_model(args.out)
+    right, total = test_counts(shipped)
+    if args.float16:
+        print(f"float32: {test_counts(model)[0]:,} / {total:,}; float16 (shipped): {right:,} / {total:,}")
+    save(right / total, total)
+print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes): {read_info(args.out).summary()}")
