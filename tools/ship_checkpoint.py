@@ -1,6 +1,7 @@
 """Copy a training checkpoint to assets/ without its optimizer and RNG state.
 
 Usage: python tools/ship_checkpoint.py RUN.safetensors [--out FILE] [--float16] [--measure]
+       [--initialised-from NAME]
 
 ``--out`` defaults to assets/capsnet_mnist.safetensors, or assets/capsnet_multimnist.safetensors
 for a MultiMNIST model (a baseline CNN: assets/baseline_mnist.safetensors or
@@ -30,6 +31,9 @@ parser = argparse.ArgumentParser()
 parser.add_argument("checkpoint", type=Path)
 parser.add_argument("--out", type=Path, default=None)
 parser.add_argument("--float16", action="store_true", help="store the weights as float16")
+parser.add_argument(
+    "--initialised-from", metavar="NAME", help="the model the run started from, where its header does not say"
+)
 parser.add_argument("--measure", action="store_true", help="record the shipped weights' whole-test-set accuracy")
 args = parser.parse_args()
 model, info, _ = load_model(args.checkpoint)
@@ -40,6 +44,8 @@ elif args.out is None:
 kept = ("completed_epochs", "created", "dataset", "initialised_from")
 keep = {k: v for k, v in info.metadata.items() if k in kept}
 keep["trained_with"] = "capsviz train"
+if args.initialised_from:
+    keep["initialised_from"] = args.initialised_from
 
 
 def test_counts(network) -> tuple[int, int]:

@@ -442,6 +442,7 @@ class Trainer:
         )
         trainer.step, trainer.epoch = info.step, epoch
         trainer.rng.manual_seed(cfg.seed * 7919 + epoch)
+        trainer.initialised_from = info.metadata.get("initialised_from")  # a widened run keeps its origin
         return trainer
 
     @classmethod

@@ -191,6 +191,13 @@ def test_classify_with_a_multimnist_model_names_two_digits_and_reads_a_36x36_ima
     )
 
 
+def test_a_widened_run_continued_from_its_weights_keeps_its_origin(widened_checkpoint, tmp_path):
+    assert read_info(widened_checkpoint).metadata["initialised_from"] == SHIPPED.name
+    path = tmp_path / "more.safetensors"
+    Trainer.continue_from_weights(widened_checkpoint, SAMPLE, overrides={"device": "cpu"}, checkpoint_path=path).save()
+    assert read_info(path).metadata["initialised_from"] == SHIPPED.name
+
+
 SHIPPED_PAIRS_RIGHT = 392  # both-right pairs of the shipped model on the 500 sample pairs below (78.4 %)
 
 
