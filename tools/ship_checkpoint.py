@@ -1,7 +1,12 @@
 """Copy a training checkpoint to assets/ without its optimizer and RNG state.
 
-Usage: python tools/ship_checkpoint.py RUN.safetensors [--out FILE] [--float16] [--measure]
-       [--initialised-from NAME]
+Usage: python tools/ship_checkpoint.py RUN.safetensors [MORE.safetensors ...] [--out FILE]
+       [--float16] [--measure] [--initialised-from NAME]
+
+Several checkpoints of one run (its epoch-end autosaves) ship as the mean of their weights
+(stochastic weight averaging, ``capsviz.train.checkpoint.average_checkpoints``): the recipe
+and position are the last file's, and the header's ``averaged_epochs`` lists the completed
+epochs of each file averaged.
 
 ``--out`` defaults to assets/capsnet_mnist.safetensors, or assets/capsnet_multimnist.safetensors
 for a MultiMNIST model (a baseline CNN: assets/baseline_mnist.safetensors or
@@ -24,11 +29,11 @@ import torch
 from capsviz.data.mnist import load_mnist
 from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
 from capsviz.paths import SHIPPED_BASELINE_NAMES, SHIPPED_CHECKPOINT_NAME, SHIPPED_MULTIMNIST_NAME, SOURCE_ASSETS
-from capsviz.train.checkpoint import load_model, read_info, save_checkpoint
+from capsviz.train.checkpoint import average_checkpoints, load_model, read_info, save_checkpoint
 from capsviz.train.loop import evaluate_model, model_lengths, two_digit_hits
 
 parser = argparse.ArgumentParser()
-parser.add_argument("checkpoint", type=Path)
+parser.add_argument("checkpoints", type=Path, nargs="+", help="one checkpoint, or several to average")
 parser.add_argument("--out", type=Path, default=None)
 parser.add_argument("--float16", action="store_true", help="store the weights as float16")
 parser.add_argument(
@@ -36,7 +41,7 @@ parser.add_argument(
 )
 parser.add_argument("--measure", action="store_true", help="record the shipped weights' whole-test-set accuracy")
 args = parser.parse_args()
-model, info, _ = load_model(args.checkpoint)
+model, info, infos = average_checkpoints(args.checkpoints)
 if args.out is None and info.kind == "baseline":
     args.out = SOURCE_ASSETS / SHIPPED_BASELINE_NAMES[info.dataset]
 elif args.out is None:
@@ -46,6 +51,8 @@ keep = {k: v for k, v in info.metadata.items() if k in kept}
 keep["trained_with"] = "capsviz train"
 if args.initialised_from:
     keep["initialised_from"] = args.initialised_from
+if len(infos) > 1:
+    keep["averaged_epochs"] = ", ".join(i.metadata.get("completed_epochs", f"{i.epoch:g}") for i in infos)
 
 
 def right_of(network, test, pairs) -> int:

@@ -25,6 +25,7 @@ import os
 import struct
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -479,3 +480,45 @@ def restore_optimizer(
         optimizer.load_state_dict({"state": state, "param_groups": json.loads(groups_json)})
     except (ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise CheckpointError(f"{info.path}: optimizer state does not fit: {exc}") from None
+
+
+def average_checkpoints(
+    paths: Sequence[str | os.PathLike],
+) -> tuple[CapsNet | BaselineCNN, CheckpointInfo, list[CheckpointInfo]]:
+    """The mean of the weights of several checkpoints of one network, tensor by tensor
+    (stochastic weight averaging: Izmailov et al. 2018, "Averaging Weights Leads to Wider
+    Optima and Better Generalization"; ``torch.optim.swa_utils.AveragedModel`` computes it).
+    Meant for the epoch-end autosaves of one run; the networks hold no batch-norm buffers,
+    so the mean needs no further pass over the data.
+
+    Returns (the averaged model, float32 on the CPU in eval mode; the info of the last
+    path, whose recipe and position the average takes; the infos of all paths, in order).
+
+    Raises
+    ------
+    ValueError
+        If ``paths`` is empty.
+    CheckpointError
+        If a file is not a usable checkpoint (as :func:`load_model`), or the files hold
+        different networks (kind, dataset or configuration), named in one line.
+    """
+    if not paths:
+        raise ValueError("average_checkpoints needs at least one checkpoint")
+    first, info0, _ = load_model(paths[0])
+    averaged = torch.optim.swa_utils.AveragedModel(first)
+    averaged.update_parameters(first)
+    infos = [info0]
+    for path in paths[1:]:
+        model, info, _ = load_model(path)
+        for what, a, b in (
+            ("network", info0.kind, info.kind),
+            ("dataset", info0.dataset, info.dataset),
+            ("configuration", info0.model_config, info.model_config),
+        ):
+            if a != b:
+                raise CheckpointError(
+                    f"{info.path}: cannot average it with {info0.path}: a different {what} ({b} vs {a})"
+                )
+        averaged.update_parameters(model)
+        infos.append(info)
+    return averaged.module.eval(), infos[-1], infos

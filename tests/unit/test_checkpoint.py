@@ -238,3 +238,76 @@ def test_weights_stored_as_float16_load_as_float32_and_keep_the_dataset(tmp_path
     loaded, info, _ = load_checkpoint(path)
     assert info.dataset == "multimnist" and loaded.digit_caps.W.dtype == torch.float32
     torch.testing.assert_close(loaded.digit_caps.W, model.digit_caps.W.half().float())
+
+
+SMALL = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))
+SMALL_36 = CapsNetConfig(image_size=36, conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))
+
+
+def _run_epochs(tmp_path, seeds, config=SMALL, **meta):
+    """Checkpoints of one small network with different weights, as a run's epoch autosaves."""
+    paths, models = [], []
+    for epoch, seed in enumerate(seeds, start=1):
+        torch.manual_seed(seed)
+        m = CapsNet(config)
+        models.append(m)
+        paths.append(
+            save_checkpoint(
+                tmp_path / f"ep{epoch}.safetensors",
+                m,
+                epoch=epoch,
+                step=100 * epoch,
+                extra_metadata={"completed_epochs": str(epoch), **meta},
+            )
+        )
+    return paths, models
+
+
+def test_average_checkpoints_is_the_mean_of_each_tensor_and_keeps_the_last_position(tmp_path):
+    from capsviz.train.checkpoint import average_checkpoints
+
+    paths, models = _run_epochs(tmp_path, [1, 2, 3], SMALL_36, dataset="multimnist")
+    averaged, info, infos = average_checkpoints(paths)
+    assert info.step == 300 and [i.step for i in infos] == [100, 200, 300] and info.dataset == "multimnist"
+    for name, value in averaged.state_dict().items():
+        mean = sum(m.state_dict()[name] for m in models) / 3
+        torch.testing.assert_close(value, mean, msg=name)
+        assert not torch.equal(value, models[-1].state_dict()[name]), name
+    single, _, _ = average_checkpoints(paths[:1])
+    for name, value in single.state_dict().items():
+        assert torch.equal(value, models[0].state_dict()[name]), name
+
+
+def test_average_checkpoints_refuses_different_networks_naming_the_file(tmp_path):
+    from capsviz.train.checkpoint import average_checkpoints
+
+    paths, _ = _run_epochs(tmp_path, [1])
+    other = save_checkpoint(tmp_path / "mm.safetensors", CapsNet(SMALL_36), extra_metadata={"dataset": "multimnist"})
+    with pytest.raises(CheckpointError, match=r"mm\.safetensors: cannot average it .*dataset \(multimnist vs mnist\)"):
+        average_checkpoints([paths[0], other])
+    wider = save_checkpoint(tmp_path / "wide.safetensors", CapsNet(CapsNetConfig(conv1_channels=16, primary_types=8)))
+    with pytest.raises(CheckpointError, match=r"wide\.safetensors: cannot average it .*configuration"):
+        average_checkpoints([paths[0], wider])
+    with pytest.raises(ValueError, match="at least one"):
+        average_checkpoints([])
+
+
+def test_ship_tool_averages_epoch_autosaves_and_says_so_in_the_header(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    paths, models = _run_epochs(tmp_path, [4, 5], SMALL_36, dataset="multimnist")
+    out = tmp_path / "shipped.safetensors"
+    tool = Path(__file__).resolve().parents[2] / "tools" / "ship_checkpoint.py"
+    done = subprocess.run(
+        [sys.executable, str(tool), *map(str, paths), "--out", str(out), "--float16"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded, info, state = load_checkpoint(out)
+    assert info.metadata["averaged_epochs"] == "1, 2" and info.dataset == "multimnist" and state == {}
+    mean = (models[0].digit_caps.W + models[1].digit_caps.W) / 2
+    torch.testing.assert_close(loaded.digit_caps.W, mean.half().float())
