@@ -80,10 +80,12 @@ class CheckpointInfo:
         return self.metadata.get("model", "capsnet")
 
     def summary(self) -> str:
-        """One line for humans, e.g. ``99.21 % on 10,000 test images, 3 epochs, 2026-11-30``."""
+        """One line for humans, e.g. ``99.21 % on 10,000 test images, 3 epochs, 2026-11-30``
+        (a MultiMNIST model: ``84.16 % on 10,000 test pairs``, both digits right)."""
         parts = []
         if self.test_accuracy is not None:
-            n = f" on {self.test_images:,} test images" if self.test_images else ""
+            unit = "test pairs" if self.dataset == "multimnist" else "test images"
+            n = f" on {self.test_images:,} {unit}" if self.test_images else ""
             parts.append(f"{100 * self.test_accuracy:.2f} %{n}")
         parts.append(f"{self.epoch:g} epoch" + ("" if self.epoch == 1 else "s"))
         if self.created:

@@ -263,6 +263,18 @@ def _run_epochs(tmp_path, seeds, config=SMALL, **meta):
     return paths, models
 
 
+def test_summary_of_a_multimnist_model_counts_test_pairs(tmp_path):
+    model = CapsNet(SMALL_36)
+    scored = save_checkpoint(
+        tmp_path / "scored.safetensors",
+        model,
+        test_accuracy=0.8416,
+        test_images=10_000,
+        extra_metadata={"dataset": "multimnist"},
+    )
+    assert read_info(scored).summary().startswith("84.16 % on 10,000 test pairs")
+
+
 def test_average_checkpoints_is_the_mean_of_each_tensor_and_keeps_the_last_position(tmp_path):
     from capsviz.train.checkpoint import average_checkpoints
 
