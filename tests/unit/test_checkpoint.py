@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import struct
 
@@ -241,7 +242,7 @@ def test_weights_stored_as_float16_load_as_float32_and_keep_the_dataset(tmp_path
 
 
 SMALL = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))
-SMALL_36 = CapsNetConfig(image_size=36, conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))
+SMALL_36 = dataclasses.replace(SMALL, image_size=36)  # the same network at the MultiMNIST field
 
 
 def _run_epochs(tmp_path, seeds, config=SMALL, **meta):
