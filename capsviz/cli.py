@@ -406,7 +406,7 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
         if lead:
             print(text, flush=True)
 
-    if args.init and trainer.initialised_from is not None:
+    if args.init and trainer.widened:
         size = trainer.model.cfg.image_size
         say(
             f"from {args.init}: its weights widened to {size}x{size} {trainer.config.dataset} "
@@ -424,7 +424,8 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     ranks = f" x {trainer.world} processes (torch.distributed)" if trainer.world > 1 else ""
     say(f"training on {trainer.device}{ranks} in {trainer.precision}: {dataclasses.asdict(cfg)}")
     say(f"checkpoint: {trainer.checkpoint_path}")
-    total = cfg.epochs * trainer.batches_per_epoch
+    # the steps already taken (at the batch size they were taken with) and those of the epochs to come
+    total = trainer.step + (cfg.epochs - trainer.epoch) * trainer.batches_per_epoch - trainer.batch_in_epoch
     bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True, disable=not lead)
 
     def on_sigint(signum, frame):

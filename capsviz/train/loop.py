@@ -341,6 +341,7 @@ class Trainer:
         self._test_pairs: MultiMnistPairs | None = None
         self.rank, self.world = 0, 1  # set by capsviz.train.distributed for data-parallel runs
         self.initialised_from: Path | str | None = None  # the smaller model a widened run started from
+        self.widened = False  # True when this run widened a smaller model's weights (step 0)
 
     # -- resume ---------------------------------------------------------------
     @classmethod
@@ -461,6 +462,7 @@ class Trainer:
         wide.load_state_dict(state)
         trainer = cls(cfg, train_data, test_data, model=wide, checkpoint_path=checkpoint_path)
         trainer.initialised_from = info.path
+        trainer.widened = True
         return trainer
 
     # -- control --------------------------------------------------------------

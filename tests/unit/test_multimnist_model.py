@@ -198,6 +198,24 @@ def test_a_widened_run_continued_from_its_weights_keeps_its_origin(widened_check
     assert read_info(path).metadata["initialised_from"] == SHIPPED.name
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_init_from_a_multimnist_model_continues_it_and_counts_the_steps_it_has(widened_checkpoint, tmp_path):
+    first, second = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    tiny = ["--pairs-per-epoch", "8", "--test-subset", "4", "--device", "cpu"]
+    r = capsviz(
+        "train", "--init", str(widened_checkpoint), "--epochs", "1", "--batch-size", "4", *tiny, "--out", str(first)
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"from {widened_checkpoint}: its weights, step 0 " in r.stdout and "widened" not in r.stdout
+    assert read_info(first).step == 2
+    # two steps of 4 taken, one epoch of a single step of 8 to come: the bar runs to 3
+    r = capsviz("train", "--init", str(first), "--epochs", "2", "--batch-size", "8", *tiny, "--out", str(second))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"from {first}: its weights, step 2 " in r.stdout and "widened" not in r.stdout
+    assert re.search(r"\b3/3\b", r.stderr) and not re.search(r"\b\d+/2\b", r.stderr), r.stderr[-2000:]
+    assert read_info(second).step == 3 and read_info(second).metadata["initialised_from"] == SHIPPED.name
+
+
 SHIPPED_PAIRS_RIGHT = 406  # both-right pairs of the shipped model on the 500 sample pairs below (81.2 %)
 
 
