@@ -54,6 +54,17 @@ def mouse(widget, kind, x, y, buttons):
     QApplication.sendEvent(widget, ev)
 
 
+def settle(app, done, seconds: float) -> bool:
+    """Run the event loop until ``done()`` is true (True) or ``seconds`` have passed (False)."""
+    deadline = time.perf_counter() + seconds
+    while not done():
+        if time.perf_counter() > deadline:
+            return False
+        app.processEvents()
+        time.sleep(0.005)
+    return True
+
+
 def multimnist_figures(app, args) -> dict:
     """``mm_infer_trace_ms_b1``, ``mm_shift_to_prediction_ms`` and ``mm_draw_to_prediction_ms``
     (empty without a model)."""
@@ -144,12 +155,8 @@ def main() -> None:
     settings = QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat)  # defaults, not the user's
     window = MainWindow(device="cpu", data_root=args.data_root, settings=settings)
     window.show()
-    deadline = time.perf_counter() + 60
-    while window.core.inference is None:  # the first input is classified in the inference thread
-        if time.perf_counter() > deadline:
-            raise SystemExit("the app did not classify its first input within 60 s")
-        app.processEvents()
-        time.sleep(0.005)
+    if not settle(app, lambda: window.core.inference is not None, 60):  # classified in the inference thread
+        raise SystemExit("the app did not classify its first input within 60 s")
 
     # 1. forward pass with trace, batch 1
     image = window.core.inference.input
@@ -263,10 +270,7 @@ def main() -> None:
     except FileNotFoundError as exc:
         print(f"skipping the training measurement: {exc}")
     # the main window settles (the last weights' pass and its redraws) before the 36x36 pass is timed
-    deadline = time.perf_counter() + 30
-    while (window.core.pending or window.scheduler.requested) and time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.005)
+    settle(app, lambda: not (window.core.pending or window.scheduler.requested), 30)
     mm = multimnist_figures(app, args)
     window.close()
     print(
