@@ -4,6 +4,7 @@ iteration, with v_j's path; hover and the rectangle read the trace."""
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QPointF
 
 from capsviz.model.analysis import project, receptive_overlay, vote_centres, vote_projection
@@ -71,6 +72,9 @@ def test_hovering_a_vote_reads_c_b_and_the_agreement(qtbot, window):
     scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
     pos = panel.plot.mapFromScene(scene)
     qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
+    # pyqtgraph's scene drops a move that comes within 1/mouseRateLimit s of the last one
+    # (QTest's delay argument only stamps the event, so wait for real)
+    qtbot.wait(int(5 * 1000 / pg.getConfigOption("mouseRateLimit")))
     qtbot.mouseMove(panel.plot.viewport(), pos)
     qtbot.waitUntil(lambda: "capsule i=" in view.readout.text(), timeout=3000)
     text = view.readout.text()
