@@ -28,6 +28,7 @@ from capsviz.model.baseline import baseline_probabilities
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.paths import shipped_multimnist_checkpoint
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, check_dataset_of, load_checkpoint, read_info
+from capsviz.train.loop import StoppedEvent
 
 OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is neither of the two longest
 
@@ -103,24 +104,41 @@ class PairWindow(QMainWindow):
         self.resize(1750, 900)
         self.resizeDocks([self.docks["routing"]], [760], Qt.Orientation.Horizontal)
         self.path = path
+        self._set_info()
         self._title()
         explorer.computed.connect(self.show_inference)
         # training swaps the core's model for each snapshot of the weights (and says so
         # through inferenceReady, the core having no input of its own); the pair follows
         self.core.inferenceReady.connect(self._follow_training)
+        self.core.trainingStarted.connect(lambda checkpoint: self._title(training=Path(checkpoint)))
+        self.core.trainingEvent.connect(self._on_training_event)
         self.core.modelChanged.connect(self._follow_training)
         self.routing_view.iterationsChanged.connect(explorer.set_iterations)
         self.core.baselineChanged.connect(self.show_inference)  # loaded, or a snapshot of a CNN in training
         self.core.load_baseline(None, "multimnist")  # the shipped MultiMNIST CNN, where it is installed
         self.show_inference()
 
-    def _title(self) -> None:
-        self.setWindowTitle(f"capsviz — overlapping digits (MultiMNIST) — {self.path.name}")
+    def _title(self, training: Path | None = None) -> None:
+        what = self.path.name if training is None else f"{self.path.name}, training into {training.name}"
+        self.setWindowTitle(f"capsviz — overlapping digits (MultiMNIST) — {what}")
+
+    def _set_info(self) -> None:
+        """The core's header of the model shown (the training panel starts a fine-tune at
+        the learning rate its run ended with)."""
+        self.core.info = header_of(self.path)
+        self.core.model_summary = self.path.name if self.core.info is None else self.core.info.summary()
+        self.core.modelChanged.emit()
+
+    def _on_training_event(self, ev) -> None:
+        if isinstance(ev, StoppedEvent) and ev.checkpoint is not None and ev.checkpoint.is_file():
+            self.path = Path(ev.checkpoint)  # the weights shown are the file the run wrote
+            self._title()
 
     def load(self, model, path: Path) -> None:
         self.core.model = model.to(self.core.device).eval()
         self.explorer.set_model(self.core.model)
         self.path = path
+        self._set_info()
         self._title()
 
     def load_baseline(self, path: Path) -> bool:

@@ -327,6 +327,48 @@ def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pa
     assert info.dataset == "multimnist" and info.step == 6 and info.test_images == 20
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_fine_tuning_the_shipped_model_starts_where_its_schedule_ended_and_keeps_its_accuracy(qtbot):
+    from capsviz.gui.pair_window import PairWindow
+    from capsviz.gui.widgets.pairs import PairExplorer
+    from capsviz.paths import shipped_multimnist_checkpoint
+    from capsviz.train.checkpoint import read_info
+    from capsviz.train.loop import model_lengths
+
+    configure_pyqtgraph()
+    path = shipped_multimnist_checkpoint()
+    model, info, _ = load_checkpoint(path)
+    window = PairWindow(PairExplorer(model, load_sample(), full_test_split=False, seed=3), path, mnist_root())
+    qtbot.addWidget(window)
+    panel = window.training_panel
+    assert panel.lr.value() == pytest.approx(1e-3)  # fresh weights: the paper's rate
+    panel.from_scratch.setChecked(False)
+    recipe = info.train_config
+    ended = recipe["lr"] * recipe["lr_decay"] ** (info.step / recipe["lr_decay_steps"])
+    assert 1e-5 < ended < 2e-5 and panel.lr.value() == pytest.approx(ended, rel=1e-3)
+    panel.from_scratch.setChecked(True)
+    assert panel.lr.value() == pytest.approx(1e-3)
+    panel.from_scratch.setChecked(False)
+
+    pairs = fixed_test_pairs(load_mnist(train=False, data_root=mnist_root()), 100)
+    before = two_digit_hits(torch.from_numpy(model_lengths(model, pairs.images)), torch.from_numpy(pairs.labels))
+    panel.batch_size.setValue(16)
+    panel.pairs_per_epoch.setValue(64)
+    panel.test_subset.setValue(100)
+    panel.epochs.setValue(1)
+    panel.device.setCurrentText("cpu")
+    with qtbot.waitSignal(window.core.trainingStarted, timeout=5000) as started:
+        qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    assert "training into" in window.windowTitle()
+    qtbot.waitUntil(lambda: not window.core.is_training, timeout=180000)
+    tuned = read_info(started.args[0])
+    assert tuned.step == 4 and tuned.test_images == 100
+    # four steps at the rate the schedule ended with move the model little (at 1e-3 the
+    # same four steps bring it to about 10 % both right)
+    assert tuned.test_accuracy >= float((before == 2).float().mean()) - 0.05
+    assert window.windowTitle().endswith(started.args[0].name)
+
+
 def test_the_votes_dock_shows_the_two_longest_capsules_side_by_side(qtbot, pair_window):
     from capsviz.model.analysis import project, vote_projection
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -54,6 +54,28 @@ TEST_IMAGES_TIP = (
 )
 
 
+class FormScrollArea(QScrollArea):
+    """A scroll area that asks for its whole widget's height (QScrollArea caps its size
+    hint at 24 lines of text, which cuts a longer form short even where there is room)."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        if self.widget() is not None:
+            margins = self.contentsMargins()
+            hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
+        return hint
+
+
+def fine_tune_lr(info) -> float | None:
+    """The learning rate at which the run that wrote a checkpoint ended: its recipe's
+    ``lr * lr_decay ** (step / lr_decay_steps)`` at the file's step (float, > 0), or None
+    when ``info`` (a :class:`~capsviz.train.checkpoint.CheckpointInfo`) is None or records
+    no recipe."""
+    if info is None or "lr" not in info.train_config:
+        return None
+    return TrainConfig.from_dict(info.train_config).lr_at(info.step)
+
+
 class TrainingPanel(QWidget):
     """Settings, Start/Stop, progress bar, and curves of loss and accuracy, for training on
     ``dataset`` (``mnist``, or ``multimnist``: fresh pairs every epoch, test accuracy = both
@@ -76,7 +98,9 @@ class TrainingPanel(QWidget):
         self.setToolTip(INFO.format(title=TITLES[dataset]))
         self.epochs = QSpinBox(minimum=1, maximum=1000, value=d.epochs)
         self.batch_size = QSpinBox(minimum=1, maximum=4096, value=d.batch_size)
-        self.lr = QDoubleSpinBox(decimals=5, minimum=1e-5, maximum=1.0, singleStep=1e-4, value=d.lr)
+        # 7 decimals: a fine-tune continues where a long run ended (the shipped MultiMNIST
+        # model: 1.5e-5)
+        self.lr = QDoubleSpinBox(decimals=7, minimum=1e-7, maximum=1.0, singleStep=1e-4, value=d.lr)
         self.lr_decay = QDoubleSpinBox(decimals=3, minimum=0.5, maximum=1.0, singleStep=0.01, value=d.lr_decay)
         self.lr_decay_steps = QSpinBox(minimum=1, maximum=1_000_000, singleStep=500, value=d.lr_decay_steps)
         self.routing = QSpinBox(minimum=1, maximum=7, value=d.routing_iterations)
@@ -104,7 +128,11 @@ class TrainingPanel(QWidget):
             self.network.setItemData(self.network.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.from_scratch = QCheckBox("start from fresh weights")
         self.from_scratch.setChecked(True)
-        self.from_scratch.setToolTip("Unchecked: fine-tune the model that is loaded now (or the CNN compared with it)")
+        self.from_scratch.setToolTip(
+            "Unchecked: fine-tune the model that is loaded now (or the CNN compared with it), "
+            "starting at the learning rate its own training ended with"
+        )
+        self._model_info = lambda: None  # the header of the model a fine-tune starts from (see follow)
         form = QFormLayout()
         form.setVerticalSpacing(2)
         rows = (
@@ -156,7 +184,7 @@ class TrainingPanel(QWidget):
         # push the window past the screen.
         form_widget = QWidget()
         form_widget.setLayout(form)
-        self.form_area = QScrollArea()
+        self.form_area = FormScrollArea()
         self.form_area.setWidget(form_widget)
         self.form_area.setWidgetResizable(True)
         self.form_area.setFrameShape(QFrame.Shape.NoFrame)
@@ -164,8 +192,7 @@ class TrainingPanel(QWidget):
         scrollbar = self.form_area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
         self.form_area.setMinimumWidth(form_widget.minimumSizeHint().width() + scrollbar)
         # as tall as the whole form where there is room, no taller
-        self.form_area.setMaximumHeight(form_widget.sizeHint().height())
-        self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
         self._inputs = (
             self.network,
@@ -300,6 +327,10 @@ class TrainingPanel(QWidget):
         """Drive ``core`` (an :class:`~capsviz.gui.core.ExplorerCore`) from Start and Stop,
         and show its run: curves, progress and status."""
         self.startRequested.connect(core.start_training)
+        self._model_info = lambda: core.info if self.network.currentData() == "capsnet" else core.baseline_info
+        for signal in (core.modelChanged, core.baselineChanged, self.from_scratch.toggled):
+            signal.connect(self.suggest_lr)
+        self.network.currentIndexChanged.connect(self.suggest_lr)
 
         def stop() -> None:
             core.stop_training()
@@ -323,6 +354,17 @@ class TrainingPanel(QWidget):
         core.trainingStarted.connect(started)
         core.trainingEvent.connect(event)
         core.trainingFinished.connect(lambda: self.set_running(False))
+        core.trainingFinished.connect(self.suggest_lr)  # from the file the run wrote
+
+    def suggest_lr(self, *_) -> None:
+        """Put the learning rate a run should start with in the form: the recipe's default
+        (0.001) from fresh weights; for a fine-tune, the rate the loaded model's own training
+        ended with (:func:`fine_tune_lr`), so that the first steps do not undo what its
+        schedule had settled. Not while a run is going (the form is then the run's)."""
+        if not self.start_button.isEnabled():
+            return
+        lr = None if self.from_scratch.isChecked() else fine_tune_lr(self._model_info())
+        self.lr.setValue(TrainConfig().lr if lr is None else lr)
 
     def add_batch(self, ev: BatchEvent, weight: float) -> None:
         h = self.history
