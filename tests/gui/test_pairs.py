@@ -133,6 +133,34 @@ def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, pair_check
     lengths = torch.from_numpy(w.inference.lengths[-1][None])
     assert two_digit_hits(lengths, torch.from_numpy(pairs.labels[k][None])).item() < 2
     np.testing.assert_array_equal(w.pair_image, pairs.images[k] / np.float32(255))
+    # a wrong pair keeps the colours of its digits: A's class red, B's green, wherever found
+    a, b = (int(d) for d in pairs.labels[k])
+    assert sorted(w.shown) == sorted(w.top2) and w.shown[0] != b and w.shown[1] != a
+    if a in w.top2:
+        assert w.shown[0] == a
+    if b in w.top2:
+        assert w.shown[1] == b
+    with torch.no_grad():
+        v = torch.from_numpy(w.inference.v[-1])[None].expand(2, -1, -1)
+        red_green = w.model.decoder(v, torch.tensor(w.shown))[:, 0].numpy()
+    np.testing.assert_allclose(w.reconstructions[:2], red_green, atol=1e-5)
+    assert w.browse_status.text() == f"test pair {k}: digits {a} and {b}"
+    w.controls[1].dx.setValue(w.controls[1].dx.value() + (1 if w.controls[1].dx.value() < 4 else -1))
+    assert w.browse_status.text() == ""  # no longer that test pair
+
+
+def test_red_is_digit_as_capsule_and_green_digit_bs():
+    from capsviz.gui.widgets.pairs import by_digit
+
+    left, right = np.zeros((36, 36)), np.zeros((36, 36))
+    left[:, :18], right[:, 18:] = 1.0, 1.0
+    parts = np.stack([left, right])  # digit A on the left, B on the right
+    assert by_digit((4, 6), (5, 4), np.zeros((2, 36, 36)), parts) == (1, 0)  # B's class found: 4 goes green
+    assert by_digit((5, 6), (5, 4), np.zeros((2, 36, 36)), parts) == (0, 1)  # A's class found: 5 stays red
+    assert by_digit((6, 5), (5, None), np.zeros((2, 36, 36)), parts) == (1, 0)  # A a test digit, B drawn
+    # neither class known (drawings) or found: each capsule to the digit its reconstruction covers
+    assert by_digit((7, 1), (None, None), np.stack([right, left]), parts) == (1, 0)
+    assert by_digit((7, 1), (2, 3), np.stack([left, right]), parts) == (0, 1)
 
 
 def test_opening_a_multimnist_checkpoint_shows_the_overlapping_digits_window(qtbot, window, pair_checkpoint):

@@ -56,6 +56,26 @@ def a_digit(k: int) -> str:
     return f"{'an' if k == 8 else 'a'} {k}"
 
 
+def by_digit(top2, labels, reconstructions: np.ndarray, parts: np.ndarray) -> tuple[int, int]:
+    """Which of the two longest capsules ``top2`` stands for digit A and which for digit B,
+    as indices into ``top2``: (0, 1) keeps the order, (1, 0) swaps it.
+
+    A capsule of digit A's class is A's (``labels``: the classes of A and B, None for a
+    drawing), else one of B's class is B's; when neither class is among the two (a wrong
+    pair, or drawings) each capsule goes to the digit its reconstruction covers more of:
+    the order with the larger sum of ``reconstructions[k] · parts[digit]`` over the pixels
+    (``reconstructions``: (2, H, H) of top2's capsules; ``parts``: (2, H, H) digits A and B
+    alone, both in [0, 1]).
+    """
+    a, b = labels
+    if a is not None and a in top2:
+        return (0, 1) if top2[0] == a else (1, 0)
+    if b is not None and b in top2:
+        return (0, 1) if top2[1] == b else (1, 0)
+    overlap = np.einsum("khw,dhw->kd", reconstructions.astype(np.float64), parts.astype(np.float64))
+    return (0, 1) if overlap[0, 0] + overlap[1, 1] >= overlap[1, 0] + overlap[0, 1] else (1, 0)
+
+
 def layered(images, colours) -> np.ndarray:
     """(H, W) images in [0, 1], each in its colour (RGB in [0, 1]), added and clipped: (H, W, 3)."""
     return np.clip(sum(tinted(image, colour) for image, colour in zip(images, colours)), 0.0, 1.0)
@@ -198,6 +218,13 @@ class PairExplorer(QWidget):
         self.iteration.setValue(model.cfg.routing_iterations)
         self.iteration.setToolTip("routing iteration r of the segmentation")
         self.iteration_label = QLabel("")
+        self.scale_label = QLabel("")  # the segmentation's colour scale
+        self.scale_label.setWordWrap(True)
+        self.scale_label.setToolTip(
+            "The segmentation's colours span the largest departure from an even split over all "
+            "iterations of this pair: where routing barely divides the capsules, faint differences "
+            "show as full colours. The shares are the couplings themselves."
+        )
         self.absent = QComboBox()
         self.absent.addItems([str(k) for k in range(10)])
         self.absent.setToolTip("reconstruct from this digit's capsule (the paper's (*) columns)")
@@ -212,6 +239,7 @@ class PairExplorer(QWidget):
         self.next_wrong = QPushButton("Next wrong pair")
         self.next_wrong.setToolTip("the next test pair whose two longest capsules are not its two digits")
         self.browse_status = QLabel("")
+        self._browsed: tuple | None = None  # setup() of the test pair browse_status names
         if not full_test_split:  # the fixed test pairs are drawn from all 10,000 test digits
             for widget in (self.test_pair, self.show_test_pair, self.next_wrong):
                 widget.setEnabled(False)
@@ -237,6 +265,7 @@ class PairExplorer(QWidget):
         options.addWidget(self.iteration_label, 0, 2)
         options.addWidget(QLabel("(*) reconstruct digit"), 1, 0)
         options.addWidget(self.absent, 1, 1)
+        options.addWidget(self.scale_label, 1, 2)
         browse = QHBoxLayout()
         for widget in (QLabel("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.browse_status):
             browse.addWidget(widget)
@@ -305,12 +334,12 @@ class PairExplorer(QWidget):
 
     @property
     def segmented(self) -> tuple[int, int] | None:
-        """The two digit capsules the segmentation compares: the true classes of two test
-        digits, else the two longest capsules (a drawing's class is not known); None for two
-        test digits of one class."""
+        """The two digit capsules the segmentation compares, digit A's first: the true
+        classes of two test digits, else the two longest capsules as :func:`by_digit` orders
+        them (a drawing's class is not known); None for two test digits of one class."""
         a, b = self.labels
         if a is None or b is None:
-            return tuple(self.top2)
+            return tuple(self.shown)
         return None if a == b else (a, b)
 
     def set_pair(self, a: int, b: int, shift_a=(0, 0), shift_b=(0, 0)) -> None:
@@ -347,7 +376,12 @@ class PairExplorer(QWidget):
         pairs = self.test_pairs()
         self.test_pair.setValue(k)
         self.set_pair(*pairs.sources[k], pairs.shifts[k, 0], pairs.shifts[k, 1])
+        self._browsed = self.setup()  # the label holds while the pair stays as it is
         self.browse_status.setText(f"test pair {k}: digits {pairs.labels[k, 0]} and {pairs.labels[k, 1]}")
+
+    def setup(self) -> tuple:
+        """What makes the pair: per digit, drawn or not, its test index and its shift."""
+        return tuple((c.drawn, c.index.value(), c.shift) for c in self.controls)
 
     @torch.inference_mode()
     def find_next_wrong(self, chunk: int = 64) -> int | None:
@@ -380,20 +414,24 @@ class PairExplorer(QWidget):
         """Compose the pair, run the model with a trace and redraw every panel."""
         parts = self.parts()
         self.pair_image = compose(parts).astype(np.float32) / 255.0
+        if self._browsed is not None and self._browsed != self.setup():
+            self._browsed = None  # no longer the test pair the label names
+            self.browse_status.setText("")
         a, b = self.labels
         for control, label in zip(self.controls, (a, b)):
             control.label.setText("" if label is None else a_digit(label))
         self.inference = inference = infer(self.model, self.pair_image, self.iterations)
         lengths = inference.lengths[-1]
         self.top2 = two_longest(lengths)
-        # Fig. 5 in the digits' colours: the capsule of digit A's class in red, of B's in green
-        self.shown = sorted(self.top2, key=lambda j: 0 if j == a else 1 if j == b else 2)
-        self.pair_digits = pair = self.segmented
         absent = self.absent.currentIndex()
         v = torch.from_numpy(inference.v[-1]).to(next(self.model.parameters()).device)
-        classes = torch.tensor([*self.shown, absent], device=v.device)
+        classes = torch.tensor([*self.top2, absent], device=v.device)
         recon = self.model.decoder(v.expand(3, -1, -1), classes)[:, 0].float().cpu().numpy()
-        self.reconstructions = recon  # (3, 36, 36): the two longest capsules (as shown), the picked digit
+        # Fig. 5 in the digits' colours: digit A's capsule in red, digit B's in green
+        order = by_digit(self.top2, (a, b), recon[:2], parts / 255.0)
+        self.shown = [self.top2[k] for k in order]
+        self.reconstructions = recon[[*order, 2]]  # (3, 36, 36): the two longest capsules (as shown), the picked digit
+        self.pair_digits = pair = self.segmented
         self.shares = (
             None if pair is None else np.stack([segmentation(inference.u_lengths, c, pair)[0] for c in inference.c])
         )
@@ -432,10 +470,12 @@ class PairExplorer(QWidget):
         self.iteration_label.setText(f"r = {r + 1} of {self.iteration.maximum()}")
         if self.shares is None:
             self.segment_panel.set_image(None)
+            self.scale_label.setText("")
             return
         a, b = self.pair_digits
         self.segment_panel.set_image(segmentation_image(self.pair_image, self.shares[r], self.contrast))
         self.segment_panel.set_title(f"r = {r + 1}: to {a} (red) or {b} (green)")
-        self.iteration_label.setText(
-            f"r = {r + 1} of {self.iteration.maximum()}; full red / green: share {0.5 + self.contrast:.4f}"
+        self.scale_label.setText(
+            f"colours stretched: full red at a share of {0.5 + self.contrast:.4f} to {a}, "
+            f"full green at {0.5 - self.contrast:.4f} (0.5: an even split)"
         )
