@@ -448,10 +448,12 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                     lr=f"{ev.lr:.2e}",
                 )
             elif isinstance(ev, EpochEvent) and lead:
-                bar.write(
-                    f"epoch {ev.epoch}: test accuracy {100 * ev.test_accuracy:.2f} % "
-                    f"({ev.test_images:,} images), step {ev.step}, saved {ev.checkpoint}"
+                measure = (
+                    f"both digits right {100 * ev.test_accuracy:.2f} % ({ev.test_images:,} test pairs)"
+                    if cfg.dataset == "multimnist"
+                    else f"test accuracy {100 * ev.test_accuracy:.2f} % ({ev.test_images:,} images)"
                 )
+                bar.write(f"epoch {ev.epoch}: {measure}, step {ev.step}, saved {ev.checkpoint}")
             elif isinstance(ev, StoppedEvent):
                 stopped_early = not ev.finished
                 if lead:
@@ -667,6 +669,14 @@ def _prediction_text(lengths) -> str:
     return f"nothing recognised (longest: {pred}, {lengths[pred]:.3f})"
 
 
+def _two_text(lengths) -> str:
+    """A two-digit model's reading: ``7 (0.922) and 3 (0.871)``, its two longest capsules."""
+    from capsviz.model.inference import two_longest
+
+    top = two_longest(lengths)
+    return f"{top[0]} ({lengths[top[0]]:.3f}) and {top[1]} ({lengths[top[1]]:.3f})"
+
+
 def cmd_trace(args: argparse.Namespace) -> int:
     from capsviz.data.images import load_input
     from capsviz.model.inference import infer, save_trace
@@ -675,12 +685,13 @@ def cmd_trace(args: argparse.Namespace) -> int:
     for given in dict.fromkeys((args.out, out)):
         if given.is_dir():
             raise CliError(f"{given}: is a folder; give the .npz file to write, e.g. {given / 'trace.npz'}")
-    model, _ = _load_model(args)
+    model, info = _load_model(args)
     image, _ = load_input(args.image, size=model.cfg.image_size)
     inference = infer(model, image, args.routing_iterations)
     save_trace(inference, out)
     lengths = inference.lengths[-1]
-    print(f"{args.image}: {_prediction_text(lengths)}  lengths {_lengths_text(lengths)}; trace saved to {out}")
+    reading = _two_text(lengths) if info.dataset == "multimnist" else _prediction_text(lengths)
+    print(f"{args.image}: {reading}  lengths {_lengths_text(lengths)}; trace saved to {out}")
     return 0
 
 
@@ -721,7 +732,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps({"file": str(path), "predictions": top, "lengths": [round(float(x), 6) for x in v]}))
             else:
-                print(f"{path}: {top[0]} ({v[top[0]]:.3f}) and {top[1]} ({v[top[1]]:.3f})  lengths {_lengths_text(v)}")
+                print(f"{path}: {_two_text(v)}  lengths {_lengths_text(v)}")
             continue
         if args.json:
             print(

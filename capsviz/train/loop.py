@@ -436,6 +436,13 @@ class Trainer:
         if dataset != info.dataset:
             if isinstance(model, BaselineCNN):
                 raise CheckpointError(f"{path}: a baseline CNN for {info.dataset}; it cannot be widened to {dataset}")
+            target = TrainConfig(**{**overrides, "dataset": dataset}).image_size
+            if target < info.model_config.image_size:
+                size = info.model_config.image_size
+                raise CheckpointError(
+                    f"{path}: a model for {size}x{size} images cannot train on {dataset} ({target}x{target}); "
+                    f"give --dataset {info.dataset}, or --init an MNIST model to widen it"
+                )
             return cls._widened(model, info, TrainConfig(**overrides), train_data, test_data, checkpoint_path)
         cfg = TrainConfig.from_dict({**saved, **overrides})
         trainer = cls(

@@ -189,6 +189,17 @@ def test_classify_with_a_multimnist_model_names_two_digits_and_reads_a_36x36_ima
         rf"{re.escape(str(files[0]))}: \d \(0\.\d{{3}}\) and \d \(0\.\d{{3}}\)  lengths( 0\.\d{{3}}){{10}}\n",
         text.stdout,
     )
+    # trace reads the pair as classify does: its two longest capsules
+    trace = capsviz("trace", "--checkpoint", str(widened_checkpoint), str(files[0]), "--out", str(tmp_path / "t.npz"))
+    assert trace.returncode == 0, trace.stderr
+    assert trace.stdout.startswith(text.stdout.rstrip("\n") + "; trace saved to")
+
+
+def test_a_multimnist_model_cannot_be_narrowed_to_mnist(widened_checkpoint):
+    with pytest.raises(CheckpointError, match=r"a model for 36x36 images cannot train on mnist \(28x28\)"):
+        Trainer.continue_from_weights(widened_checkpoint, SAMPLE, overrides={"dataset": "mnist", "device": "cpu"})
+    r = capsviz("train", "--init", str(widened_checkpoint), "--dataset", "mnist", "--epochs", "1")
+    assert r.returncode != 0 and "give --dataset multimnist" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_widened_run_continued_from_its_weights_keeps_its_origin(widened_checkpoint, tmp_path):
@@ -207,6 +218,7 @@ def test_init_from_a_multimnist_model_continues_it_and_counts_the_steps_it_has(w
     )
     assert r.returncode == 0, r.stderr[-2000:]
     assert f"from {widened_checkpoint}: its weights, step 0 " in r.stdout and "widened" not in r.stdout
+    assert re.search(r"^epoch 1: both digits right [\d.]+ % \(4 test pairs\)", r.stdout, re.M), r.stdout
     assert read_info(first).step == 2
     # two steps of 4 taken, one epoch of a single step of 8 to come: the bar runs to 3
     r = capsviz("train", "--init", str(first), "--epochs", "2", "--batch-size", "8", *tiny, "--out", str(second))
