@@ -59,7 +59,7 @@ class PairWindow(QMainWindow):
         self.training_panel = TrainingPanel("multimnist")
         self.training_panel.follow(self.core)
         self.routing_view = RoutingView()
-        self.lengths_view = LengthsView()
+        self.lengths_view = LengthsView(answers=2)  # the two longest capsules are the model's reading
         self.votes_view = VotesView(panels=2)  # the two longest capsules side by side
         self.pose_view = PoseView(
             decode=lambda pose, digit: reconstruct(self.explorer.model, pose, digit),

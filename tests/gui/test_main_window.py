@@ -146,6 +146,27 @@ def test_routed_mass_and_entropy_are_the_traces(window):
     # routing concentrates: the predicted digit gains mass and the entropy falls over the iterations
     assert view.mass[-1, inf.prediction] > view.mass[0, inf.prediction]
     assert view.entropy[-1] < view.entropy[0]
+    # the two digits that receive the most are named at the ends of their lines
+    top = np.argsort(-view.mass[-1])[:2]
+    assert top[0] == inf.prediction
+    names = view.mass_names.data
+    assert [s is view._glyphs[k] for s, k in zip(names["symbol"], top)] == [True, True]
+    assert (names["x"] < 3).all() and (names["y"] > view.mass[-1, top]).all()
+
+
+def test_one_routing_iteration_shows_a_point_per_digit_on_labelled_axes(window, qtbot):
+    view = window.routing_view
+    view.iterations.setValue(1)
+    settle(qtbot, window)
+    inf = window.core.inference
+    assert inf.iterations == 1 and len(view.mass_names.data) == 0
+    np.testing.assert_allclose(view.mass_points.data["y"], view.mass[-1])  # every c_ij = 0.1: one level
+    for plot in (view.mass_plot, view.entropy_plot):
+        low, high = plot.getViewBox().viewRange()[1]
+        axis = plot.getAxis("left")
+        assert len(axis.tickValues(low, high, axis.height())[0][1]) >= 2  # labelled ticks, not a collapsed range
+    _, y = view.entropy_curve.getData()
+    assert y[0] <= np.log(10)  # never over the 'uniform' line
 
 
 def test_hovering_a_class_map_reads_its_value(window, qtbot):

@@ -4,6 +4,7 @@ lengths, Fig. 5 reconstructions and the segmentation by routing, all from the mo
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 import torch
 from PySide6.QtCore import Qt
@@ -286,6 +287,12 @@ def test_the_lengths_view_shows_the_pairs_primary_capsules(qtbot, pair_window):
     qtbot.waitUntil(lambda: view.primary_maps.image.shape == (43, 87), timeout=3000)
     np.testing.assert_allclose(view.primary_maps.image[11:21, 22:32], inf.u_lengths[1000:1100].reshape(10, 10))
     np.testing.assert_allclose(view.lengths, inf.lengths[-1])
+    from capsviz.gui.widgets.lengths import PREDICTED
+
+    marked = [
+        k for k, brush in enumerate(view.bars.opts["brushes"]) if pg.mkBrush(brush).color() == pg.mkColor(PREDICTED)
+    ]
+    assert marked == sorted(pair_window.explorer.top2)  # the model's two answers, as in the pair's own bars
     scene = view.primary_view.mapViewToScene(QPointF(22 + 3.5, 11 + 8.5))  # type 10, y=8, x=3
     qtbot.mouseMove(view.primary.viewport(), view.primary.mapFromScene(scene))
     qtbot.waitUntil(lambda: "capsule i=1083 " in view.primary_title.text, timeout=3000)
@@ -429,3 +436,8 @@ def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pair_wi
     np.testing.assert_allclose(inf.baseline, expected, atol=1e-6)
     assert ((expected > 0) & (expected < 1)).all()  # ten sigmoids, one per digit
     np.testing.assert_allclose(pair_window.lengths_view.cnn_bars.opts["height"], expected, atol=1e-6)
+    from capsviz.gui.widgets.lengths import CNN_PREDICTED
+
+    brushes = pair_window.lengths_view.cnn_bars.opts["brushes"]
+    red = [k for k, brush in enumerate(brushes) if pg.mkBrush(brush).color() == pg.mkColor(CNN_PREDICTED)]
+    assert red == sorted(int(k) for k in np.argsort(-expected)[:2])  # the CNN's two answers

@@ -17,22 +17,26 @@ CNN_BAR = (190, 110, 210)  # the baseline CNN's probabilities, to the right of e
 CNN_PREDICTED = (250, 120, 120)
 INFO = (
     "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
-    "estimate that digit j is present. Training pushes the true class above m⁺ = 0.9 and "
+    "estimate that digit j is present; the longest (MultiMNIST: the two longest) in orange. "
+    "Training pushes the true class above m⁺ = 0.9 and "
     "all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length "
     "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary "
     "capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for "
     "MultiMNIST): which local features fired.\n\n"
     "With a CNN to compare (the shipped baseline, or one trained in the Training panel), its "
-    "class probabilities stand to the right of each capsule's bar (purple; its answer in red): "
+    "class probabilities stand to the right of each capsule's bar (purple; its answer, or two answers, in red): "
     "a softmax over the ten digits (MultiMNIST: ten independent sigmoids)."
 )
 
 
 class LengthsView(QWidget):
-    """Bar chart of ‖v_j‖ (10 classes) plus lengths per routing iteration."""
+    """Bar chart of ‖v_j‖ (10 classes) plus lengths per routing iteration. ``answers``: how
+    many digits the model names, its longest capsules (and the CNN's most probable classes)
+    marked: 1 for MNIST, 2 for MultiMNIST."""
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, answers: int = 1, parent=None) -> None:
         super().__init__(parent)
+        self.answers = answers
         self.setToolTip(INFO)
         self.bars_plot, self.bars = capsule_bars("capsule lengths ‖v_j‖", BAR)
         self.cnn_bars = pg.BarGraphItem(x=np.arange(10) + 0.2, height=np.zeros(10), width=0.38, brushes=[CNN_BAR] * 10)
@@ -115,9 +119,13 @@ class LengthsView(QWidget):
             self.bars_plot.setTitle("lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:
-            pred = int(self.baseline.argmax())
-            brushes = [CNN_PREDICTED if k == pred else CNN_BAR for k in range(10)]
+            picked = self._answers(self.baseline)
+            brushes = [CNN_PREDICTED if k in picked else CNN_BAR for k in range(10)]
             self.cnn_bars.setOpts(height=self.baseline, brushes=brushes)
+
+    def _answers(self, values: np.ndarray) -> set[int]:
+        """The classes the model names: the ``answers`` largest of ``values`` (a tie: the lower class)."""
+        return {int(k) for k in np.argsort(-values, kind="stable")[: self.answers]}
 
     def _draw_primary(self) -> None:
         self.set_primary(None if self.inference is None else self.inference.u_lengths)
@@ -162,8 +170,8 @@ class LengthsView(QWidget):
             return
         final = lengths[-1]
         self.lengths = final.copy()
-        pred = int(final.argmax())
-        self.bars.setOpts(height=final, brushes=[PREDICTED if k == pred else BAR for k in range(10)])
+        picked = self._answers(final)
+        self.bars.setOpts(height=final, brushes=[PREDICTED if k in picked else BAR for k in range(10)])
         r = np.arange(1, lengths.shape[0] + 1)
         for k, curve in enumerate(self.iter_curves):
             curve.setData(r, lengths[:, k])

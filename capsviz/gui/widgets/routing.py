@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPainterPath, QTransform
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -114,6 +114,16 @@ def _image_view(layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, **kw
     vb.addItem(item)
     vb.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
     return vb, item
+
+
+def glyph(text: str) -> QPainterPath:
+    """``text`` as a scatter symbol: its outline scaled into the unit box pyqtgraph draws
+    symbols in, centred on 0."""
+    path = QPainterPath()
+    path.addText(0, 0, QFont("Sans", 10, QFont.Weight.Bold), text)
+    box = path.boundingRect()
+    scale = 1.0 / max(box.width(), box.height())
+    return QTransform().scale(scale, scale).translate(-box.center().x(), -box.center().y()).map(path)
 
 
 class RoutingView(QWidget):
@@ -241,6 +251,13 @@ class RoutingView(QWidget):
         self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5)) for k in range(10)]
         self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.mass_plot.addItem(self.mass_marker)
+        self.mass_points = pg.ScatterPlotItem(size=6, pen=None)  # R = 1: a point per digit, no line to draw
+        self.mass_plot.addItem(self.mass_points)
+        # the two digits that receive the most, named at the ends of their lines (glyphs as
+        # symbols of one scatter item: a TextItem asks for another paint after each update)
+        self.mass_names = pg.ScatterPlotItem(size=13, pen=None)
+        self._glyphs = [glyph(str(k)) for k in range(10)]
+        self.mass_plot.addItem(self.mass_names)
         self.entropy_plot = pg.PlotWidget()
         self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
         self.entropy_plot.setLabel("bottom", "iteration r")
@@ -468,14 +485,36 @@ class RoutingView(QWidget):
         if inf is None:
             for c in self.mass_curves:
                 c.setData([], [])
+            self.mass_points.setData([], [])
+            self.mass_names.setData([], [])
             self.entropy_curve.setData([], [])
             return
         r = self.iteration.value() - 1
         rr = np.arange(1, inf.iterations + 1)
         for k, curve in enumerate(self.mass_curves):
             curve.setData(rr, self.mass[:, k])
+        last = self.mass[-1]
+        if inf.iterations == 1:  # every digit receives the same: a point each, one scale around them
+            self.mass_points.setData(x=np.ones(10), y=last, brush=[pg.intColor(k, 10) for k in range(10)])
+            middle = float(last.mean())
+            self.mass_plot.setYRange(0.99 * middle, 1.01 * middle, padding=0)
+        elif len(self.mass_points.data):
+            self.mass_points.setData([], [])
+            self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
+        if inf.iterations == 1:
+            self.mass_names.setData([], [])
+        else:
+            top = np.argsort(-last, kind="stable")[:2]
+            rise = 0.07 * max(float(np.ptp(self.mass)), 1e-9)  # the names sit over the lines' ends
+            self.mass_names.setData(
+                x=np.full(2, inf.iterations - 0.1),
+                y=last[top] + rise,
+                symbol=[self._glyphs[k] for k in top],
+                brush=[pg.intColor(int(k), 10) for k in top],
+            )
         self.mass_marker.setValue(r + 1)
-        self.entropy_curve.setData(rr, self.entropy)
+        # never above ln 10 but for float32 rounding, which a flat curve's scale would show
+        self.entropy_curve.setData(rr, np.minimum(self.entropy.astype(np.float64), UNIFORM_ENTROPY))
         self._entropy_range()
         if self._curve_iterations != inf.iterations:
             self._curve_iterations = inf.iterations
@@ -490,13 +529,13 @@ class RoutingView(QWidget):
         (its height in pixels, at the plot's present height)."""
         if self.entropy is None:
             return
-        low = float(np.min(self.entropy))
-        span = max(UNIFORM_ENTROPY - low, 1e-4)
+        low = min(float(np.min(self.entropy)), UNIFORM_ENTROPY)
+        span = max(UNIFORM_ENTROPY - low, 1e-3)  # a flat curve (R = 1) still gets labelled ticks
         pad = 0.05 * span
         view_px = self.entropy_plot.getViewBox().height()
         label_px = self.uniform_line.label.boundingRect().height() + 2
         share = min(0.5, label_px / view_px) if view_px > 0 else 0.5  # of the height, for the label
-        y = (low - pad, UNIFORM_ENTROPY + share * (span + pad) / (1 - share))
+        y = (UNIFORM_ENTROPY - span - pad, UNIFORM_ENTROPY + share * (span + pad) / (1 - share))
         if y != self._entropy_y:
             self._entropy_y = y
             self.entropy_plot.setYRange(*y, padding=0)
