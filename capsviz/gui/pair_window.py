@@ -58,13 +58,14 @@ class PairWindow(QMainWindow):
         self.core = ExplorerCore(explorer.model, device=device, data_root=data_root, parent=self)
         self.training_panel = TrainingPanel("multimnist")
         self.training_panel.follow(self.core)
-        self.routing_view = RoutingView()
+        self.routing_view = RoutingView(two_rows=True)  # a narrower dock beside the pair
         self.lengths_view = LengthsView(answers=2)  # the two longest capsules are the model's reading
         self.votes_view = VotesView(panels=2)  # the two longest capsules side by side
         self.pose_view = PoseView(
             decode=lambda pose, digit: reconstruct(self.explorer.model, pose, digit),
             grid=lambda pose, digit: perturbation_grid(self.explorer.model, pose, digit),
             compose=self.compose_pose,
+            two_rows=True,
         )
         # the docks draw in the scheduler's turns after the pair's own panels, which the
         # explorer draws at once: a shift or a stroke shows its lengths first

@@ -246,11 +246,20 @@ class PairExplorer(QWidget):
             self.browse_status.setText("the test pairs need the MNIST test files (see README: MNIST)")
 
         side = model.cfg.image_size
-        self.composed_panel = ImagePanel("the two digits (A red, B green)", (side, side))
+        # short titles: five panels share the window's width (a 1366-pixel screen leaves about 150 each)
+        self.composed_panel = ImagePanel("digits: A red, B green", (side, side))
         self.input_panel = ImagePanel(f"model input ({side}×{side})", (side, side))
         self.fig5_panel = ImagePanel("reconstructions", (side, side))
         self.absent_panel = ImagePanel("(*) from digit", (side, side))
         self.segment_panel = ImagePanel("segmentation by routing", (side, side))
+        for panel, tip in (
+            (self.composed_panel, "the two digits, each alone in its shifted 36×36 field: A in red, B in green"),
+            (self.input_panel, "the model's input: the two digits summed and clipped at 1"),
+            (self.fig5_panel, "the reconstructions from the two longest capsules over each other (paper Fig. 5)"),
+            (self.absent_panel, "the reconstruction from the capsule picked under (*): a digit that is not there"),
+            (self.segment_panel, "each pixel coloured by how the primary capsules that see it split their couplings"),
+        ):
+            panel.setToolTip(tip)
         self.bars_plot, self.bars = capsule_bars(
             "capsule lengths ‖v_j‖ (orange: the two longest; outlined: the digits)", BAR
         )
@@ -440,10 +449,10 @@ class PairExplorer(QWidget):
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         self.fig5_panel.set_image(red_green(recon[0], recon[1]))
-        self.fig5_panel.set_title(f"capsules {self.shown[0]} (red), {self.shown[1]} (green)")
+        self.fig5_panel.set_title(f"decoded: {self.shown[0]} red, {self.shown[1]} green")
         self.absent_panel.set_image(recon[2])
         there = absent in (a, b) or (None in (a, b) and absent in self.top2)
-        self.absent_panel.set_title(f"(*) from capsule {absent}" + ("" if there else " — not there"))
+        self.absent_panel.set_title(f"(*) from {absent}" + ("" if there else ": not there"))
         brushes = [TOP if j in self.top2 else BAR for j in range(10)]
         pens = [pg.mkPen(TRUE_EDGE, width=2) if j in (a, b) else pg.mkPen(None) for j in range(10)]
         self.bars.setOpts(height=lengths, brushes=brushes, pens=pens)
@@ -474,7 +483,7 @@ class PairExplorer(QWidget):
             return
         a, b = self.pair_digits
         self.segment_panel.set_image(segmentation_image(self.pair_image, self.shares[r], self.contrast))
-        self.segment_panel.set_title(f"r = {r + 1}: to {a} (red) or {b} (green)")
+        self.segment_panel.set_title(f"r = {r + 1}: to {a} red, {b} green")
         self.scale_label.setText(
             f"colours stretched: full red at a share of {0.5 + self.contrast:.4f} to {a}, "
             f"full green at {0.5 - self.contrast:.4f} (0.5: an even split)"

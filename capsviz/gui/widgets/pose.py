@@ -83,6 +83,7 @@ class PoseView(QWidget):
     reconstruction together with others that stay as inferred (the overlapping-digits window
     keeps the other digit's): ``shown`` (H, W) or (H, W, 3) goes on the reconstruction panel,
     ``combined`` (H, W) is compared with the input; without it both are the reconstruction.
+    ``two_rows`` puts the controls in two rows, for a dock beside a wide central view.
     """
 
     reconstructionChanged = Signal()
@@ -92,6 +93,7 @@ class PoseView(QWidget):
         decode: Callable[[np.ndarray, int], np.ndarray] | None = None,
         grid: Callable[[np.ndarray, int], np.ndarray] | None = None,
         compose: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+        two_rows: bool = False,
         parent=None,
     ) -> None:
         super().__init__(parent)
@@ -158,19 +160,17 @@ class PoseView(QWidget):
         for p in (self.input_panel, self.recon_panel, self.diff_panel):
             p.setMinimumSize(110, 130)
         self.status = QLabel("")
-        top = QHBoxLayout()
-        for w in (
-            QLabel("capsule"),
-            self.digit,
-            QLabel("range"),
-            self.range,
-            QLabel("length ×"),
-            self.scale,
-            self.reset_button,
-            self.grid_button,
-        ):
-            top.addWidget(w)
-        top.addWidget(self.status, 1)
+        top = QVBoxLayout() if two_rows else QHBoxLayout()
+        rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [top, top]
+        for w in (QLabel("capsule"), self.digit, QLabel("range"), self.range, QLabel("length ×"), self.scale):
+            rows[0].addWidget(w)
+        for w in (self.reset_button, self.grid_button):
+            rows[1].addWidget(w)
+        rows[1].addWidget(self.status, 1)
+        if two_rows:
+            rows[0].addStretch(1)
+            for row in rows:
+                top.addLayout(row)
         images = QHBoxLayout()
         images.addWidget(self.input_panel)
         images.addWidget(self.recon_panel)

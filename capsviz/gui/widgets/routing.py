@@ -132,11 +132,14 @@ class RoutingView(QWidget):
     Signals
     -------
     iterationsChanged(int) : the number of routing iterations to run at inference (1..7).
+
+    ``two_rows``: the controls in two rows (the iteration; R, digit and colour scale), for a
+    dock that shares a window with a wide central view.
     """
 
     iterationsChanged = Signal(int)
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, two_rows: bool = False, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
         # -- controls ------------------------------------------------------------
@@ -172,21 +175,16 @@ class RoutingView(QWidget):
             "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
             "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
         )
-        controls = QHBoxLayout()
-        for w in (
-            QLabel("iteration"),
-            self.prev_button,
-            self.iteration,
-            self.next_button,
-            self.iteration_label,
-            self.play_button,
-            QLabel("R"),
-            self.iterations,
-            QLabel("digit"),
-            self.digit,
-            self.scale,
-        ):
-            controls.addWidget(w, 1 if w is self.iteration else 0)
+        controls = QVBoxLayout() if two_rows else QHBoxLayout()
+        rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [controls, controls]
+        stepping = (QLabel("iteration"), self.prev_button, self.iteration, self.next_button, self.iteration_label)
+        for w in (*stepping, self.play_button):
+            rows[0].addWidget(w, 1 if w is self.iteration else 0)
+        for w in (QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
+            rows[1].addWidget(w, 1 if two_rows and w is self.scale else 0)
+        if two_rows:
+            for row in rows:
+                controls.addLayout(row)
 
         # -- maps -------------------------------------------------------------------
         # One image holds the ten 6x6 class maps (two rows of five, each under its title),
@@ -292,18 +290,26 @@ class RoutingView(QWidget):
         self.readout = QLabel("hover over a map to read its values")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid = QGridLayout()
-        grid.addWidget(self.graphics, 0, 0, 2, 1)
-        # beside the class maps: the selected digit's mosaic and overlay, under them the curves
+        # beside the class maps (under them in a narrow dock): the selected digit's mosaic
+        # and overlay, under them the curves
         selected = QHBoxLayout()
         selected.addWidget(self.detail, 3)
         selected.addWidget(self.overlay_panel, 1)
-        grid.addLayout(selected, 0, 1)
         plots = QHBoxLayout()
         plots.addWidget(self.mass_plot, 1)
         plots.addWidget(self.entropy_plot, 1)
-        grid.addLayout(plots, 1, 1)
-        grid.setColumnStretch(0, 5)
-        grid.setColumnStretch(1, 6)
+        if two_rows:
+            grid.addWidget(self.graphics, 0, 0)
+            grid.addLayout(selected, 1, 0)
+            grid.addLayout(plots, 2, 0)
+            for row, stretch in enumerate((5, 4, 4)):
+                grid.setRowStretch(row, stretch)
+        else:
+            grid.addWidget(self.graphics, 0, 0, 2, 1)
+            grid.addLayout(selected, 0, 1)
+            grid.addLayout(plots, 1, 1)
+            grid.setColumnStretch(0, 5)
+            grid.setColumnStretch(1, 6)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(controls)
