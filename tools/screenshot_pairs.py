@@ -46,7 +46,7 @@ print(f"wrote {args.out / 'overlapping.png'}: test pair {args.pair}, {explorer.v
 
 routing = window.routing_view
 routing.setParent(None)
-routing.resize(1300, 620)
+routing.resize(820, 900)  # the dock stacks its maps, mosaic and curves
 routing.show()
 window.scheduler.wait_idle()
 for _ in range(3):
