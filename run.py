@@ -108,7 +108,23 @@ def ensure_env(extras: tuple[str, ...] = ()) -> None:
     for k, (what, cmd) in enumerate(steps, start=1):
         print(f"[{k}/{len(steps)}] installing {what} into {VENV}", flush=True)
         subprocess.check_call(cmd)
+    problem = torch_problem(PYTHON)
+    if problem:  # no stamp: the next run installs again
+        sys.exit(
+            f"PyTorch and torchvision in {VENV} do not work together ({problem}). Delete {VENV} and run "
+            "again; where CAPSVIZ_TORCH=cpu cannot reach PyTorch's CPU index, leave it unset for PyPI's build."
+        )
     STAMP.write_text(want)
+
+
+def torch_problem(python: Path) -> str:
+    """The last line of the error that importing torch and torchvision's compiled operators
+    raises in the environment of ``python`` (pip can pair builds of the two that do not
+    match), or "" when they work."""
+    check = "import torch, torchvision; torchvision.ops.nms(torch.zeros(1, 4), torch.zeros(1), 0.5)"
+    result = subprocess.run([str(python), "-c", check], capture_output=True, text=True)
+    lines = result.stderr.strip().splitlines()
+    return "" if result.returncode == 0 else (lines[-1] if lines else f"exit code {result.returncode}")
 
 
 def command(argv: list[str]) -> list[str]:

@@ -200,6 +200,18 @@ def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
         run_py.torch_variant(set())
 
 
+def test_run_py_stamps_an_environment_only_when_torch_and_torchvision_work(tmp_path):
+    run_py = _run_py()
+    assert run_py.torch_problem(Path(sys.executable)) == ""  # the environment these tests run in
+    mismatched = tmp_path / "python"  # as when pip pairs a CPU torch with a CUDA torchvision
+    mismatched.write_text(
+        "#!/bin/sh\necho 'Traceback ...' >&2\n"
+        "echo 'RuntimeError: operator torchvision::nms does not exist' >&2\nexit 1\n"
+    )
+    mismatched.chmod(0o755)
+    assert run_py.torch_problem(mismatched) == "RuntimeError: operator torchvision::nms does not exist"
+
+
 # -- 6. numeric flags checked at parse time, one flag each -----------------------------------------
 @pytest.mark.parametrize(
     ("args", "message"),
