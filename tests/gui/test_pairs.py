@@ -117,7 +117,7 @@ def test_the_absent_digit_reconstruction_uses_the_capsule_picked(qtbot, explorer
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
 def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, pair_checkpoint):
     configure_pyqtgraph()
-    from capsviz.gui.widgets.pairs import PairExplorer
+    from capsviz.gui.widgets.pairs import PairExplorer, red_green
 
     model, _, _ = load_checkpoint(pair_checkpoint)
     test = load_mnist(train=False, data_root=mnist_root())
@@ -143,8 +143,9 @@ def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, pair_check
         assert w.shown[1] == b
     with torch.no_grad():
         v = torch.from_numpy(w.inference.v[-1])[None].expand(2, -1, -1)
-        red_green = w.model.decoder(v, torch.tensor(w.shown))[:, 0].numpy()
-    np.testing.assert_allclose(w.reconstructions[:2], red_green, atol=1e-5)
+        decoded = w.model.decoder(v, torch.tensor(w.shown))[:, 0].numpy()
+    np.testing.assert_allclose(w.reconstructions[:2], decoded, atol=1e-5)
+    np.testing.assert_allclose(w.fig5_panel.image, red_green(*decoded), atol=1e-5)  # painted in the same order
     assert w.browse_status.text() == f"test pair {k}: digits {a} and {b}"
     w.controls[1].dx.setValue(w.controls[1].dx.value() + (1 if w.controls[1].dx.value() < 4 else -1))
     assert w.browse_status.text() == ""  # no longer that test pair

@@ -435,11 +435,12 @@ class PairExplorer(QWidget):
         absent = self.absent.currentIndex()
         v = torch.from_numpy(inference.v[-1]).to(next(self.model.parameters()).device)
         classes = torch.tensor([*self.top2, absent], device=v.device)
-        recon = self.model.decoder(v.expand(3, -1, -1), classes)[:, 0].float().cpu().numpy()
+        by_length = self.model.decoder(v.expand(3, -1, -1), classes)[:, 0].float().cpu().numpy()
         # Fig. 5 in the digits' colours: digit A's capsule in red, digit B's in green
-        order = by_digit(self.top2, (a, b), recon[:2], parts / 255.0)
+        order = by_digit(self.top2, (a, b), by_length[:2], parts / 255.0)
         self.shown = [self.top2[k] for k in order]
-        self.reconstructions = recon[[*order, 2]]  # (3, 36, 36): the two longest capsules (as shown), the picked digit
+        # (3, 36, 36): the two longest capsules (as shown), the picked digit
+        self.reconstructions = recon = by_length[[*order, 2]]
         self.pair_digits = pair = self.segmented
         self.shares = (
             None if pair is None else np.stack([segmentation(inference.u_lengths, c, pair)[0] for c in inference.c])
