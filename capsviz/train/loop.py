@@ -436,14 +436,15 @@ class Trainer:
         if dataset != info.dataset:
             if isinstance(model, BaselineCNN):
                 raise CheckpointError(f"{path}: a baseline CNN for {info.dataset}; it cannot be widened to {dataset}")
-            target = TrainConfig(**{**overrides, "dataset": dataset}).image_size
-            if target < info.model_config.image_size:
-                size = info.model_config.image_size
+            cfg = TrainConfig(**overrides)  # overrides name the other dataset
+            size = info.model_config.image_size
+            if cfg.image_size < size:
                 raise CheckpointError(
-                    f"{path}: a model for {size}x{size} images cannot train on {dataset} ({target}x{target}); "
-                    f"give --dataset {info.dataset}, or --init an MNIST model to widen it"
+                    f"{path}: a model for {size}x{size} images cannot train on {dataset} "
+                    f"({cfg.image_size}x{cfg.image_size}); give --dataset {info.dataset}, or --init an MNIST "
+                    "model to widen it"
                 )
-            return cls._widened(model, info, TrainConfig(**overrides), train_data, test_data, checkpoint_path)
+            return cls._widened(model, info, cfg, train_data, test_data, checkpoint_path)
         cfg = TrainConfig.from_dict({**saved, **overrides})
         trainer = cls(
             cfg, train_data, test_data, model=model, checkpoint_path=checkpoint_path, model_config=info.model_config

@@ -504,12 +504,11 @@ class RoutingView(QWidget):
             self.mass_points.setData(x=np.ones(10), y=last, brush=[pg.intColor(k, 10) for k in range(10)])
             middle = float(last.mean())
             self.mass_plot.setYRange(0.99 * middle, 1.01 * middle, padding=0)
-        elif len(self.mass_points.data):
-            self.mass_points.setData([], [])
-            self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
-        if inf.iterations == 1:
             self.mass_names.setData([], [])
         else:
+            if len(self.mass_points.data):
+                self.mass_points.setData([], [])
+                self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
             top = np.argsort(-last, kind="stable")[:2]
             rise = 0.07 * max(float(np.ptp(self.mass)), 1e-9)  # the names sit over the lines' ends
             self.mass_names.setData(
