@@ -15,13 +15,15 @@ Prints, and as its last line a JSON object with:
   (PCA of the votes and v_j's path);
 - ``gui_max_stall_ms_training``: the longest gap between ticks of a 5 ms GUI timer,
   minus 5 ms, while training runs in the background (needs MNIST; see --data-root);
-- for the MultiMNIST model (``--multimnist FILE``, default the shipped one, when it is
-  there): ``mm_infer_trace_ms_b1``, the same forward pass for one 36x36 pair;
-  ``mm_shift_to_prediction_ms``, from a shift slider's key press in the overlapping-digits
-  window to its repainted length bars (composition, traced forward pass, three
-  reconstructions, segmentation of every iteration, all panels and the routing, lengths
-  and pose docks); and ``mm_draw_to_prediction_ms``, the same from a stroke (mouse move)
-  on digit B's drawing canvas.
+- in the window's overlapping-digits mode, with the shipped MultiMNIST model:
+  ``mm_open_max_gap_ms``, the longest gap of a 10 ms GUI timer (minus 10 ms) from View →
+  Overlapping digits until every view shows the pair; ``mm_infer_trace_ms_b1``, the forward
+  pass for one 36x36 pair; ``mm_shift_to_prediction_ms``, from a shift slider's key press to
+  the repainted length bars (composition, then on the inference thread the traced pass, the
+  ten reconstructions and the segmentation of every iteration); ``mm_draw_to_prediction_ms``,
+  the same from a stroke (mouse move) on digit B's drawing canvas; and
+  ``mm_next_wrong_max_gap_ms``, the longest gap from *Next wrong pair* (from test pair 0)
+  until the wrong pair found is shown (needs the MNIST test files).
 """
 
 from __future__ import annotations
@@ -65,73 +67,123 @@ def settle(app, done, seconds: float) -> bool:
     return True
 
 
-def multimnist_figures(app, args) -> dict:
-    """``mm_infer_trace_ms_b1``, ``mm_shift_to_prediction_ms`` and ``mm_draw_to_prediction_ms``
-    (empty without a model)."""
-    from pathlib import Path
+class GapMeter:
+    """The longest gap between ticks of a 10 ms GUI timer while it runs, minus the 10 ms:
+    how long the event loop was kept from input and painting."""
 
+    def __init__(self) -> None:
+        self.ticks: list[float] = []
+        self.timer = QTimer(interval=10)
+        self.timer.timeout.connect(lambda: self.ticks.append(time.perf_counter()))
+
+    def __enter__(self):
+        self.ticks = [time.perf_counter()]
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.timer.stop()
+        self.ticks.append(time.perf_counter())
+
+    @property
+    def max_gap_ms(self) -> float:
+        return float(np.diff(self.ticks).max() * 1000 - 10.0)
+
+
+def multimnist_figures(app, args, window) -> dict:
+    """The pair-mode figures of ``window`` (empty without the shipped MultiMNIST model):
+    ``mm_open_max_gap_ms``, ``mm_infer_trace_ms_b1``, ``mm_shift_to_prediction_ms``,
+    ``mm_draw_to_prediction_ms`` and ``mm_next_wrong_max_gap_ms`` (with the MNIST test split)."""
     from PySide6.QtTest import QTest
 
-    from capsviz.gui.pair_window import PairWindow, load_pair_model, test_digits
-    from capsviz.gui.widgets.pairs import PairExplorer
     from capsviz.model.inference import infer
     from capsviz.paths import shipped_multimnist_checkpoint
 
-    path = Path(args.multimnist) if args.multimnist else shipped_multimnist_checkpoint()
-    if not path.is_file():
-        print(f"skipping the MultiMNIST figures: no model at {path}")
+    if not shipped_multimnist_checkpoint().is_file():
+        print(f"skipping the MultiMNIST figures: no model at {shipped_multimnist_checkpoint()}")
         return {}
-    model, _ = load_pair_model(path)
-    explorer = PairExplorer(model, test_digits(args.data_root)[0])
-    window = PairWindow(explorer, path, device="cpu")
-    window.show()
-    for _ in range(5):
-        app.processEvents()
+    core, panel = window.core, window.pair_panel
+
+    def shown() -> bool:  # the pair's reading is in and every view has drawn it
+        inf = core.inference
+        return inf is not None and inf.reading is not None and not core.pending and not window.scheduler.requested
+
+    with GapMeter() as opening:
+        window.actions["pairs"].trigger()  # View → Overlapping digits
+        if not settle(app, shown, 60):
+            raise SystemExit("the overlapping-digits mode did not show its pair within 60 s")
+    print(
+        "MultiMNIST: opening the mode until every view shows the pair: "
+        f"longest event-loop gap {opening.max_gap_ms:.0f} ms"
+    )
     times = []
     for k in range(args.repeats + 3):
         t0 = time.perf_counter()
-        infer(model, explorer.pair_image)
+        infer(core.model, panel.pair_image)
         if k >= 3:
             times.append(1000 * (time.perf_counter() - t0))
     infer_ms = statistics.median(times)
     print(f"MultiMNIST infer with trace, batch 1: median {infer_ms:.2f} ms")
-    slider = explorer.controls[1].dx
+
+    def timed_to_bars(act) -> float:
+        """ms from ``act()`` until its pass is in and the length bars are drawn with it."""
+        before = core.inference
+        t0 = time.perf_counter()
+        act()
+        while (
+            core.inference is before or "lengths/bars" in window.scheduler.requested
+        ) and time.perf_counter() - t0 < 2:
+            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        window.lengths_view.bars_plot.repaint()
+        return 1000 * (time.perf_counter() - t0)
+
+    wake = QTimer(interval=5)  # the waits end on events; this one comes every 5 ms
+    wake.start()
+    slider = panel.controls[1].dx
     slider.setFocus()
     times = []
     for k in range(args.repeats):
         key = Qt.Key.Key_Right if (k // 4) % 2 == 0 else Qt.Key.Key_Left  # sweep -4..4 and back
-        t0 = time.perf_counter()
-        QTest.keyClick(slider, key)
-        explorer.bars_plot.repaint()
-        times.append(1000 * (time.perf_counter() - t0))
-        app.processEvents()
+        times.append(timed_to_bars(lambda key=key: QTest.keyClick(slider, key)))
+        settle(app, shown, 5)
     shift_ms = statistics.median(times)
     print(f"MultiMNIST shift key to repainted length bars: median {shift_ms:.2f} ms")
-    control = explorer.controls[1]
+    control = panel.controls[1]
     control.source.setCurrentIndex(1)  # digit B from its drawing canvas
-    app.processEvents()
+    settle(app, shown, 5)
     canvas = control.canvas
     mouse(canvas, QEvent.Type.MouseButtonPress, 84, 20, Qt.MouseButton.LeftButton)
     times = []
     for k in range(args.repeats):
         time.sleep(0.04)  # slower than the canvas's 30 ms throttle, like a steady hand
         app.processEvents()
-        before = explorer.inference
-        t0 = time.perf_counter()
-        mouse(canvas, QEvent.Type.MouseMove, 84 + 2 * (k % 5), 22 + 4 * k, Qt.MouseButton.LeftButton)
-        while explorer.inference is before and time.perf_counter() - t0 < 1.0:
-            app.processEvents()
-        explorer.bars_plot.repaint()
-        times.append(1000 * (time.perf_counter() - t0))
+        move = lambda k=k: mouse(canvas, QEvent.Type.MouseMove, 84 + 2 * (k % 5), 22 + 4 * k, Qt.MouseButton.LeftButton)  # noqa: E731
+        times.append(timed_to_bars(move))
     mouse(canvas, QEvent.Type.MouseButtonRelease, 84, 22 + 4 * args.repeats, Qt.MouseButton.NoButton)
+    wake.stop()
     draw_ms = statistics.median(times)
     print(f"MultiMNIST stroke event on a digit's canvas to repainted length bars: median {draw_ms:.2f} ms")
-    window.shutdown()
-    return {
+    figures = {
+        "mm_open_max_gap_ms": round(opening.max_gap_ms, 1),
         "mm_infer_trace_ms_b1": round(infer_ms, 2),
         "mm_shift_to_prediction_ms": round(shift_ms, 2),
         "mm_draw_to_prediction_ms": round(draw_ms, 2),
     }
+    control.source.setCurrentIndex(0)
+    if panel.full_test_split:
+        panel.select_test_pair(0)
+        settle(app, shown, 10)
+        with GapMeter() as scanning:
+            panel.next_wrong.click()
+            settle(app, lambda: window.scan is None and shown(), 120)
+        print(
+            f"MultiMNIST Next wrong pair (found test pair {panel.test_pair.value()}): "
+            f"longest event-loop gap {scanning.max_gap_ms:.0f} ms"
+        )
+        figures["mm_next_wrong_max_gap_ms"] = round(scanning.max_gap_ms, 1)
+    else:
+        print("skipping the Next wrong pair measurement: it needs the MNIST test files (--data-root)")
+    return figures
 
 
 def main() -> None:
@@ -139,7 +191,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--train-seconds", type=float, default=20.0)
     parser.add_argument("--data-root", default=None)
-    parser.add_argument("--multimnist", default=None, help="MultiMNIST checkpoint (default: the shipped one)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     from capsviz.gui.app import configure_pyqtgraph
@@ -271,7 +322,7 @@ def main() -> None:
         print(f"skipping the training measurement: {exc}")
     # the main window settles (the last weights' pass and its redraws) before the 36x36 pass is timed
     settle(app, lambda: not (window.core.pending or window.scheduler.requested), 30)
-    mm = multimnist_figures(app, args)
+    mm = multimnist_figures(app, args, window)
     window.close()
     print(
         json.dumps(

@@ -1,4 +1,4 @@
-"""Render the overlapping-digits window offscreen on a fixed MultiMNIST test pair:
+"""Render the explorer's overlapping-digits mode offscreen on a fixed MultiMNIST test pair:
 docs/overlapping.png (the window: the pair, Fig. 5, the segmentation, the lengths) and
 docs/overlapping_routing.png (its routing dock on its own, larger, at the last iteration).
 
@@ -25,33 +25,42 @@ app = QApplication([])
 from capsviz.gui.app import configure_pyqtgraph  # noqa: E402
 
 configure_pyqtgraph()
-from capsviz.gui.pair_window import PairWindow, load_pair_model, test_digits  # noqa: E402
-from capsviz.gui.widgets.pairs import PairExplorer  # noqa: E402
+import tempfile  # noqa: E402
 
-model, path = load_pair_model()
-digits, full = test_digits(args.data_root)
-if not full:
-    raise SystemExit("the fixed test pairs need the MNIST test files: give --data-root (see README: MNIST)")
-window = PairWindow(PairExplorer(model, digits), path, device="cpu")
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from capsviz.gui.main_window import MainWindow  # noqa: E402
+
+settings = QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat)  # defaults, not the user's
+window = MainWindow(device="cpu", data_root=args.data_root, settings=settings)
 window.show()
-window.explorer.select_test_pair(args.pair)
+panel = window.pair_panel
+if not panel.full_test_split:
+    raise SystemExit("the fixed test pairs need the MNIST test files: give --data-root (see README: MNIST)")
+
+
+def settle() -> None:
+    while window.core.pending or not window.scheduler.wait_idle():
+        app.processEvents()
+    for _ in range(3):
+        app.processEvents()
+
+
+window.actions["pairs"].trigger()  # View → Overlapping digits: the shipped MultiMNIST model
+panel.select_test_pair(args.pair)
+settle()
 window.docks["routing"].raise_()
-window.scheduler.wait_idle()
-for _ in range(3):
-    app.processEvents()
+settle()
 args.out.mkdir(parents=True, exist_ok=True)
 window.grab().save(str(args.out / "overlapping.png"))
-explorer = window.explorer
-print(f"wrote {args.out / 'overlapping.png'}: test pair {args.pair}, {explorer.verdict.text()}")
+print(f"wrote {args.out / 'overlapping.png'}: test pair {args.pair}, {panel.verdict.text()}")
 
 routing = window.routing_view
 routing.setParent(None)
-routing.resize(820, 900)  # the dock stacks its maps, mosaic and curves
+routing.resize(820, 900)
 routing.show()
-window.scheduler.wait_idle()
-for _ in range(3):
-    app.processEvents()
+settle()
 routing.grab().save(str(args.out / "overlapping_routing.png"))
 print(f"wrote {args.out / 'overlapping_routing.png'}")
-window.shutdown()
+window.close()
 routing.close()

@@ -128,5 +128,11 @@ def fixed_test_pairs(split: MnistSplit, n: int = TEST_PAIRS) -> MultiMnistPairs:
     pairs are the same for every ``n >= k``."""
     if n < 1:
         raise ValueError(f"the number of test pairs must be >= 1, got {n}")
-    blocks = [draw_pairs(split, TEST_BLOCK, np.random.default_rng([TEST_SEED, b])) for b in range(-(-n // TEST_BLOCK))]
+    blocks = [fixed_test_block(split, b) for b in range(-(-n // TEST_BLOCK))]
     return MultiMnistPairs(*(np.concatenate([getattr(blk, f) for blk in blocks])[:n] for f in FIELDS))
+
+
+def fixed_test_block(split: MnistSplit, b: int) -> MultiMnistPairs:
+    """Block ``b`` (>= 0) of the fixed test set: its pairs ``b * TEST_BLOCK`` to
+    ``(b + 1) * TEST_BLOCK - 1``, drawn from ``default_rng([TEST_SEED, b])``."""
+    return draw_pairs(split, TEST_BLOCK, np.random.default_rng([TEST_SEED, b]))

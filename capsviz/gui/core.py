@@ -4,7 +4,9 @@ methods and follow it through its signals.
 
 Nothing here depends on the model's kind or input size: the model is any module that
 :func:`capsviz.model.inference.infer` and the training loop accept, the input an image of
-the size that model reads.
+the size that model reads. What a kind of input adds to a trace (the reading of a pair of
+overlapping digits) comes from the ``read`` function the core is given, run with the pass
+on the inference thread.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from capsviz.data.transforms import InputTransform, apply_transform
 from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
 from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
-from capsviz.model.inference import Inference, infer
-from capsviz.paths import shipped_baseline, shipped_checkpoint, user_checkpoint_dir
+from capsviz.model.inference import Inference
+from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint, user_checkpoint_dir
 from capsviz.runtime import worker_thread
 from capsviz.train.checkpoint import (
     CheckpointError,
@@ -38,13 +40,26 @@ from capsviz.train.checkpoint import (
     read_info,
     save_checkpoint,
 )
-from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, fresh_model, select_device
+from capsviz.train.loop import (
+    BatchEvent,
+    EpochEvent,
+    StoppedEvent,
+    TrainConfig,
+    Trainer,
+    default_model_config,
+    fresh_model,
+    select_device,
+)
 
 # While training, the views show the model's weights as of at most this long ago: each
 # snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
 SNAPSHOT_INTERVAL_S = 1.0
 # Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
 SWEEP_INTERVAL_MS = 120
+# the model each dataset's explorer starts with
+# who refuses another dataset's model ("... the explorer takes MNIST models")
+EXPLORERS = {"mnist": "the explorer", "multimnist": "the overlapping-digits explorer"}
+SHIPPED = {"mnist": lambda: shipped_checkpoint(), "multimnist": lambda: shipped_multimnist_checkpoint()}
 
 
 def _frozen(image) -> np.ndarray:
@@ -64,12 +79,15 @@ class ExplorerInput:
     image : (H, W) float32 in [0, 1], read-only, or None (no input); H x W is the model's input size
     transform : the :class:`~capsviz.data.transforms.InputTransform` applied before the model reads it
     iterations : routing iterations (>= 1)
+    setup : what the input source says about the image beyond its pixels (the digits of a
+        pair: :class:`capsviz.model.pairs.PairSetup`), handed to the core's ``read``; or None
     model_image : ``image`` under ``transform`` (read-only), what the model reads
     """
 
     image: np.ndarray | None = None
     transform: InputTransform = InputTransform()
     iterations: int = 3
+    setup: object | None = None
     model_image: np.ndarray | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,7 +99,7 @@ class ExplorerInput:
         object.__setattr__(self, "model_image", shown)
 
     def replace(self, **changes) -> ExplorerInput:
-        """A new input with ``changes`` (``image``, ``transform``, ``iterations``)."""
+        """A new input with ``changes`` (``image``, ``transform``, ``iterations``, ``setup``)."""
         return dataclasses.replace(self, **changes)
 
 
@@ -103,12 +121,13 @@ class WeightsSnapshot:
         self.baseline = baseline
 
 
-def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None):
+def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None, read=None):
     """Generator run by the training worker: build the trainer, then relay its events and,
     at most every ``SNAPSHOT_INTERVAL_S`` and once at the end (unless ``holder["closing"]``),
     a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the
     moment, ``current_baseline()`` the CNN compared with the capsules (or None): a CapsNet
-    snapshot's inference carries that CNN's probabilities for the same input.
+    snapshot's inference is the :class:`InferenceRequest` of that input (with ``read``)
+    run in this thread, and carries that CNN's probabilities for it.
 
     The thread runs as a background worker (:func:`capsviz.runtime.worker_thread`): a lower
     CPU priority and one intra-op thread fewer than the machine has, for this thread only.
@@ -122,14 +141,10 @@ def training_events(trainer_factory, holder: dict, current_input, current_baseli
             model.load_state_dict(trainer.snapshot_state_dict())
             model.to(trainer.device).eval()
             source = current_input()
-            image = source.model_image
-            if image is None or isinstance(model, BaselineCNN):  # a CNN's probabilities are the core's to add
+            if source.model_image is None or isinstance(model, BaselineCNN):  # a CNN's probabilities are the core's
                 return WeightsSnapshot(model, None, source)
-            inference = infer(model, image, source.iterations)
             cnn = current_baseline()
-            if cnn is not None:
-                inference.baseline = baseline_probabilities(cnn, inference.input)
-            return WeightsSnapshot(model, inference, source, cnn)
+            return WeightsSnapshot(model, request_for(0, model, source, cnn, read).run(), source, cnn)
 
         last = 0.0
         for ev in trainer.run():
@@ -142,6 +157,11 @@ def training_events(trainer_factory, holder: dict, current_input, current_baseli
             yield snapshot()
 
 
+def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:
+    """The :class:`InferenceRequest` of ``source``'s model image (which must not be None)."""
+    return InferenceRequest(serial, model, source.model_image, source.iterations, baseline, source.setup, read)
+
+
 class ExplorerCore(QObject):
     """The explorer without its widgets.
 
@@ -151,14 +171,23 @@ class ExplorerCore(QObject):
         The model to start with (the stand-in when no checkpoint loads), in eval mode.
     device : str
         ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``
-        (:func:`capsviz.train.loop.select_device`; ``ValueError`` for an unknown one).
+        (:func:`capsviz.runtime.select_device`; ``ValueError`` for an unknown one).
     data_root : Path, optional
         The folder holding ``MNIST/raw/`` for training (None: the default locations).
+    reads : dict, optional
+        Dataset -> ``read(model, inference, setup)``, what that kind of input reads from a
+        trace (:attr:`~capsviz.model.inference.Inference.reading`) given the input's
+        ``setup``; run with every pass, on the thread that runs the pass.
+
+    The core shows the models of one dataset at a time, :attr:`dataset`: ``mnist`` (single
+    digits, first) or ``multimnist`` (pairs of overlapping digits). :meth:`load_model`
+    refuses another dataset's model, naming it; :meth:`switch_dataset` changes the dataset,
+    keeping the model, the CNN and the input of the one it leaves for a return.
 
     Signals
     -------
     modelChanged() : another model (a checkpoint loaded, training started from scratch or
-        ended); ``model``, ``info`` and ``model_summary`` describe it.
+        ended, another dataset); ``model``, ``info``, ``model_summary`` and ``dataset`` describe it.
     inferenceReady(object) : the :class:`~capsviz.model.inference.Inference` of the current
         input (or of one it replaced, under a stream of inputs), or None for no input.
     sweepReady(object, object, object) : ``(request, v, p)``: a :class:`SweepRequest`, the
@@ -185,9 +214,18 @@ class ExplorerCore(QObject):
     resultHandled = Signal()
 
     def __init__(
-        self, model: torch.nn.Module, device: str = "auto", data_root: Path | None = None, parent=None
+        self,
+        model: torch.nn.Module,
+        device: str = "auto",
+        data_root: Path | None = None,
+        reads: dict | None = None,
+        parent=None,
     ) -> None:
         super().__init__(parent)
+        self.dataset = "mnist"
+        self.reads = dict(reads or {})
+        self._kept: dict[str, tuple] = {}  # dataset -> its state, while another is shown
+        self._loader = None  # the worker loading a model in the background, else None
         self.device_name = device
         self.device = select_device(device)
         self.data_root = data_root
@@ -216,12 +254,13 @@ class ExplorerCore(QObject):
 
     # -- model ------------------------------------------------------------------------
     def load_model(self, path: Path | None = None) -> bool:
-        """Load checkpoint ``path`` (None: the shipped model). On failure emit ``error`` and
-        keep the current model. Returns success."""
-        target = Path(path) if path else shipped_checkpoint()
+        """Load checkpoint ``path`` (None: the model shipped for :attr:`dataset`); the header
+        says what network it holds and for which dataset, and a model for another dataset is
+        refused. On failure emit ``error`` and keep the current model. Returns success."""
+        target = Path(path) if path else SHIPPED[self.dataset]()
         try:
             model, info, _ = load_checkpoint(target, device=self.device)
-            check_dataset_of(info, "mnist", "the explorer")
+            check_dataset_of(info, self.dataset, EXPLORERS[self.dataset])
         except CheckpointError as exc:
             if self.info is None and self.checkpoint_path is None and path is None:
                 self.model_summary = "untrained (the shipped model is missing)"
@@ -241,17 +280,137 @@ class ExplorerCore(QObject):
         self.modelChanged.emit()
         return True
 
-    def load_baseline(self, path: Path | None = None, dataset: str = "mnist") -> bool:
+    @property
+    def read(self):
+        """What the input of :attr:`dataset` reads from a trace (see ``reads``), or None."""
+        return self.reads.get(self.dataset)
+
+    @property
+    def loading(self) -> bool:
+        """A model is being loaded in the background (:meth:`switch_dataset`)."""
+        return self._loader is not None
+
+    def kept_checkpoint(self, dataset: str) -> Path | None:
+        """The file of the model kept for ``dataset`` while another is shown (None: the shipped one, or none kept)."""
+        kept = self._kept.get(dataset)
+        return None if kept is None else kept[2]
+
+    def switch_dataset(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:
+        """Show the models of ``dataset`` (``mnist`` or ``multimnist``): the model of ``path``
+        (None: the one shown when it was left, else the shipped one) with the CNN of
+        ``baseline`` (None: the shipped one), loaded on a worker thread; ``modelChanged`` and
+        ``baselineChanged`` follow, and ``error`` if a file is refused (the dataset is then
+        shown untrained). The model, CNN and input of the dataset left are kept for a return.
+        Refused (``error``, returns False) while a run trains or a model loads; ``ValueError``
+        for another dataset."""
+        if dataset not in SHIPPED:
+            raise ValueError(f"dataset must be one of {', '.join(SHIPPED)}, not {dataset!r}")
+        if self.is_training or self.loading:
+            self._error(
+                "Training is running" if self.is_training else "A model is loading",
+                "Stop the training run (Training panel) before switching to other models."
+                if self.is_training
+                else "Wait until the model being loaded is in.",
+            )
+            return False
+        if dataset != self.dataset:
+            self._kept[self.dataset] = (
+                self.model,
+                self.info,
+                self.checkpoint_path,
+                self.model_summary,
+                self.baseline,
+                self.baseline_info,
+                self.input,
+            )
+            kept = self._kept.pop(dataset, None)
+            self.dataset = dataset
+            if kept is not None and path is None and baseline is None:
+                (
+                    self.model,
+                    self.info,
+                    self.checkpoint_path,
+                    self.model_summary,
+                    self.baseline,
+                    self.baseline_info,
+                    self.input,
+                ) = kept
+                self.infer()
+                self.modelChanged.emit()
+                self.baselineChanged.emit()
+                return True
+            self.input = ExplorerInput(iterations=self.input.iterations)
+            self.inference = None
+        self.model_summary = f"loading {Path(path).name if path else 'the shipped model'}…"
+        self.modelChanged.emit()
+        self._load_in_background(path, baseline)
+        return True
+
+    def _load_in_background(self, path: Path | None, baseline: Path | None) -> None:
+        from superqt.utils import create_worker
+
+        dataset, device = self.dataset, self.device
+        target = Path(path) if path else SHIPPED[dataset]()
+        cnn_file = Path(baseline) if baseline else shipped_baseline(dataset)
+
+        def load():
+            with worker_thread("background"):
+                model, info, _ = load_checkpoint(target, device=device)
+                check_dataset_of(info, dataset, EXPLORERS[dataset])
+                cnn = (None, None)
+                if cnn_file.is_file() or baseline is not None:
+                    cnn = load_baseline(cnn_file, device=device)[:2]
+                    check_dataset_of(cnn[1], dataset, "the comparison CNN here")
+                return model, info, cnn
+
+        def loaded(result) -> None:
+            (model, info, (cnn, cnn_info)) = result
+            if self.closing or dataset != self.dataset:
+                return
+            self.model, self.info = model, info
+            self.checkpoint_path = target.resolve() if path else None
+            self.model_summary = f"{target.name} — {info.summary()}"
+            self.baseline, self.baseline_info = cnn, cnn_info
+            self.infer()
+            self.modelChanged.emit()
+            self.baselineChanged.emit()
+
+        def failed(exc) -> None:
+            if self.closing or dataset != self.dataset:
+                return
+            self.model = fresh_model(TrainConfig(dataset=dataset), default_model_config(TrainConfig(dataset=dataset)))
+            self.model.to(self.device).eval()
+            self.info, self.checkpoint_path, self.baseline, self.baseline_info = None, None, None, None
+            self.model_summary = "untrained (the model cannot be loaded)"
+            self.modelChanged.emit()
+            self.baselineChanged.emit()
+            self._exception("Cannot load checkpoint", exc)
+
+        def done() -> None:
+            self._loader = None
+            self.infer()
+
+        self._loader = create_worker(
+            load, _start_thread=False, _connect={"returned": loaded, "errored": failed, "finished": done}
+        )
+        self._loader.start()
+
+    @property
+    def model_file(self) -> Path:
+        """The file of the model shown (the shipped one when no other was loaded)."""
+        return self.checkpoint_path or (self.info.path if self.info is not None else SHIPPED[self.dataset]())
+
+    def load_baseline(self, path: Path | None = None) -> bool:
         """Load the CNN shown beside the capsules from ``path`` (None: the CNN shipped for
-        ``dataset``, ``mnist`` or ``multimnist``; when that file is missing there is simply no
-        CNN). On failure with a file the user gave, emit ``error`` and keep the current CNN.
-        Returns success."""
-        target = Path(path) if path else shipped_baseline(dataset)
+        :attr:`dataset`; when that file is missing there is simply no CNN). A CNN for another
+        dataset is refused. On failure with a file the user gave, emit ``error`` and keep the
+        current CNN. Returns success."""
+        target = Path(path) if path else shipped_baseline(self.dataset)
         if path is None and not target.is_file():
             return False
         try:
             cnn, info, _ = load_baseline(target, device=self.device)
-            check_dataset_of(info, dataset, "the comparison CNN here")
+            check_dataset_of(info, self.dataset, "the comparison CNN here")
         except CheckpointError as exc:
             self._error("Cannot load the CNN", f"{exc}\n\nThe current comparison stays.")
             return False
@@ -279,9 +438,10 @@ class ExplorerCore(QObject):
             return None
 
     # -- input and inference ----------------------------------------------------------------
-    def set_image(self, image: np.ndarray | None) -> None:
-        """Use ``image`` ((H, W) float32 in [0, 1], copied; None: no input) and infer."""
-        self._set_input(self.input.replace(image=image))
+    def set_image(self, image: np.ndarray | None, setup: object | None = None) -> None:
+        """Use ``image`` ((H, W) float32 in [0, 1], copied; None: no input) with the source's
+        ``setup`` (see :class:`ExplorerInput`) and infer."""
+        self._set_input(self.input.replace(image=image, setup=setup))
 
     def set_transform(self, transform: InputTransform) -> None:
         self._set_input(self.input.replace(transform=transform))
@@ -299,23 +459,21 @@ class ExplorerCore(QObject):
     def infer(self) -> None:
         """Ask for the inference of the current input with the current model (on the
         inference thread; ``inferenceReady`` brings it). No input: ``inferenceReady(None)`` now."""
-        if self.closing:
+        if self.closing or self.loading:  # the model of the dataset shown is still to come
             return
         serial = self._serials.next()
-        image = self.input.model_image
-        if image is None:
+        if self.input.model_image is None:
             self._serials.show_all()  # results of older requests no longer apply
             self.inference = None
             self.inferenceReady.emit(None)
             return
-        self._thread.submit(InferenceRequest(serial, self.model, image, self.input.iterations, self.baseline))
+        self._thread.submit(request_for(serial, self.model, self.input, self.baseline, self.read))
 
     def infer_now(self) -> Inference | None:
         """The inference of the current input, computed on the calling thread (no signal)."""
-        image = self.input.model_image
-        if image is None:
+        if self.input.model_image is None:
             return None
-        return InferenceRequest(0, self.model, image, self.input.iterations, self.baseline).run()
+        return request_for(0, self.model, self.input, self.baseline, self.read).run()
 
     def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
         """Ask for the digit capsules of the current image (before its own transform) under
@@ -362,8 +520,8 @@ class ExplorerCore(QObject):
 
     @property
     def pending(self) -> bool:
-        """An inference or a sweep is still to come."""
-        return (self._serials.pending or self._sweep_serials.pending) and not self.closing
+        """A model, an inference or a sweep is still to come."""
+        return (self.loading or self._serials.pending or self._sweep_serials.pending) and not self.closing
 
     def _on_finished(self, request, result) -> None:
         """A request of the inference thread is done. A result is used even when a newer
@@ -438,6 +596,7 @@ class ExplorerCore(QObject):
             self._holder,
             lambda: self.input,
             lambda: self.baseline,
+            self.read,
             _start_thread=False,
             _connect={
                 "yielded": self._on_training_event,

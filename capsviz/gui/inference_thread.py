@@ -10,8 +10,8 @@ thread only draws the results.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -29,10 +29,12 @@ from capsviz.runtime import worker_thread
 class InferenceRequest:
     """A forward pass with the routing trace for one input.
 
-    ``serial`` orders requests of a kind (larger is newer); ``image`` is (28, 28) float32
-    in [0, 1]; ``iterations`` is the number of routing iterations (>= 1); ``baseline`` a CNN
-    compared with the capsules, or None. :meth:`run` returns an
-    :class:`~capsviz.model.inference.Inference` (with the CNN's probabilities in ``baseline``).
+    ``serial`` orders requests of a kind (larger is newer); ``image`` is (H, H) float32
+    in [0, 1], H the model's input size; ``iterations`` is the number of routing iterations
+    (>= 1); ``baseline`` a CNN compared with the capsules, or None; ``read`` (with the
+    input's ``setup``) what the window's kind of input reads from the trace, or None.
+    :meth:`run` returns an :class:`~capsviz.model.inference.Inference` (with the CNN's
+    probabilities in ``baseline`` and ``read(model, inference, setup)`` in ``reading``).
     """
 
     serial: int
@@ -40,12 +42,16 @@ class InferenceRequest:
     image: np.ndarray
     iterations: int
     baseline: BaselineCNN | None = None
+    setup: object | None = None
+    read: Callable | None = None
 
     def run(self):
         inference = infer(self.model, self.image, self.iterations)
-        if self.baseline is None:
-            return inference
-        return dataclasses.replace(inference, baseline=baseline_probabilities(self.baseline, self.image))
+        if self.baseline is not None:
+            inference.baseline = baseline_probabilities(self.baseline, self.image)
+        if self.read is not None and self.setup is not None:
+            inference.reading = self.read(self.model, inference, self.setup)
+        return inference
 
 
 class Sweep(NamedTuple):
@@ -60,7 +66,7 @@ class Sweep(NamedTuple):
 class SweepRequest:
     """The digit capsules of one input under each transform of a sweep.
 
-    ``image`` is (28, 28) float32 in [0, 1], ``transforms`` the K transforms, ``name``
+    ``image`` is (H, H) float32 in [0, 1], ``transforms`` the K transforms, ``name``
     the swept parameter and ``values`` (K,) its value in each. :meth:`run` returns a
     :class:`Sweep`.
     """

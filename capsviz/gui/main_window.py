@@ -1,26 +1,37 @@
-"""The capsviz main window: the views' layout in docks, and their wiring to the explorer core."""
+"""The capsviz window: one explorer for every kind of model, its views in docks, wired to the explorer core.
+
+A window shows one kind of model at a time (:data:`KINDS`): single digits (MNIST, 28 x 28)
+or pairs of overlapping digits (MultiMNIST, 36 x 36, paper Sec. 6). The kind supplies the
+input source in the middle (the drawing canvas, or the pair composer), the docks shown,
+the number of answers the views mark, and how pose edits are composed. View → Single
+digits / Overlapping digits switches; the other kind's model, CNN, input and dock layout
+are kept for the way back.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QStackedWidget, QWidget
 
+from capsviz.data.mnist import MnistNotFoundError, load_mnist, load_sample
 from capsviz.gui import dialogs
 from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.core import ExplorerCore
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
-from capsviz.gui.pair_window import header_of, open_pair_window
-from capsviz.gui.redraw import RedrawScheduler
+from capsviz.gui.redraw import Redraws, RedrawScheduler
 from capsviz.gui.robustness_worker import RobustnessMeasurer
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
+from capsviz.gui.widgets.common import share_iteration
 from capsviz.gui.widgets.lengths import LengthsView
+from capsviz.gui.widgets.pairs import PairPanel
 from capsviz.gui.widgets.pose import PoseView
 from capsviz.gui.widgets.robustness import RobustnessView
 from capsviz.gui.widgets.routing import RoutingView
@@ -29,15 +40,53 @@ from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.votes import VotesView
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
+from capsviz.model.pairs import read_pair
+from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, read_info
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of model the window explores: its ``dataset``, the window ``title``, the
+    ``docks`` it shows and how many ``answers`` (longest capsules) the model gives."""
+
+    dataset: str
+    title: str
+    docks: tuple[str, ...]
+    answers: int
+
+
+ALL_DOCKS = ("lengths", "pose", "routing", "training", "votes", "transforms", "browser", "robustness")
+KINDS = {
+    "mnist": Kind("mnist", "Capsule Network explorer", ALL_DOCKS, 1),
+    "multimnist": Kind("multimnist", "overlapping digits (MultiMNIST)", ALL_DOCKS[:5], 2),
+}
+
+
+def header_of(path: Path) -> CheckpointInfo | None:
+    """The header of the checkpoint at ``path`` (what network it holds, ``kind``, and what
+    it is for, ``dataset``), or None when it cannot be read (loading it then says why)."""
+    try:
+        return read_info(path)
+    except CheckpointError:
+        return None
+
+
+def test_digits(data_root: Path | None):
+    """(digits, full): the MNIST test split and True, or the shipped 2,000-digit sample and False."""
+    try:
+        return load_mnist(train=False, data_root=data_root), True
+    except MnistNotFoundError:
+        return load_sample(), False
 
 
 class MainWindow(QMainWindow):
-    """The explorer's window: the input panel in the middle, the other views in docks.
+    """The explorer's window: the input source in the middle, the views in docks.
 
     The state and the work (model, input, inference, training) are in :attr:`core`, an
     :class:`~capsviz.gui.core.ExplorerCore`; the views follow its signals and draw through
     :attr:`scheduler`, a :class:`~capsviz.gui.redraw.RedrawScheduler`, whose ``idle`` says
-    when every view shows the current input.
+    when every view shows the current input. :attr:`kind` is the dataset of the models
+    shown (a key of :data:`KINDS`); :meth:`show_kind` switches it.
     """
 
     def __init__(
@@ -48,14 +97,18 @@ class MainWindow(QMainWindow):
         settings: QSettings | None = None,
     ) -> None:
         super().__init__()
-        self.setWindowTitle("capsviz — Capsule Network explorer")
+        self.kind = "mnist"
         self.settings = settings if settings is not None else default_settings()
         self.restored = read_settings(self.settings)
-        self.core = core = ExplorerCore(CapsNet(), device=device, data_root=data_root, parent=self)
+        self.core = core = ExplorerCore(
+            CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
+        )
         self.scheduler = RedrawScheduler(
             self, busy=lambda: core.is_training or core.inference_pending, waiting=lambda: core.pending
         )
         self.input_panel = InputPanel()
+        digits, full = test_digits(data_root)
+        self.pair_panel = PairPanel(digits, full_test_split=full, iteration=lambda: self.routing_view.iteration.value())
         self.lengths_view = LengthsView()
         self.routing_view = RoutingView()
         self.votes_view = VotesView()
@@ -64,12 +117,20 @@ class MainWindow(QMainWindow):
             decode=lambda pose, digit: reconstruct(core.model, pose, digit),
             grid=lambda pose, digit: perturbation_grid(core.model, pose, digit),
         )
-        self.training_panel = TrainingPanel()
+        self.training_panels = {dataset: TrainingPanel(dataset) for dataset in KINDS}
         self.browser = MnistBrowser()
         self.transform_view = TransformView()
+        # one routing iteration r for every view of the window
+        share_iteration(self.routing_view.iteration, self.votes_view.iteration)
+        # a switch of kind lays the window out again over several turns, before the views draw
+        self.redraws = Redraws(
+            "kind", {"central": self._show_central, "training": self._show_training, "docks": self._show_kind_docks}
+        )
+        self.redraws.register(self.scheduler)
         # the order of the scheduler's turns (prediction and bars, being urgent, go first in each)
-        views = (self.input_panel, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
-        for view in (*views, self.transform_view, self.training_panel, self.robustness_view):
+        views = (self.input_panel, self.pair_panel, self.lengths_view, self.routing_view, self.votes_view)
+        views += (self.pose_view, self.transform_view, *self.training_panels.values(), self.robustness_view)
+        for view in views:
             view.redraws.register(self.scheduler)
         self._build_docks()
         self.model_label = QLabel("")
@@ -101,22 +162,24 @@ class MainWindow(QMainWindow):
                 "export_trace": lambda: export_trace_dialog(self, core.inference),
                 "quit": self.close,
                 "about": self.errors.show_about,
-                "pairs": lambda: open_pair_window(self, None, data_root),
+                "digits": lambda: self.show_kind("mnist"),
+                "pairs": lambda: self.show_kind("multimnist"),
             },
             self.docks.values(),
         )
-        self.pair_window = None  # the overlapping-digits window, once opened
+        self.scan = None  # the worker scanning the test pairs for a wrong one, while it runs
         self.setAcceptDrops(True)
         self._connect()
         self._apply_view_settings(self.restored.views)
+        self._show_kind_widgets()
         if checkpoint is None and self.restored.checkpoint is not None:
-            if not core.load_model(self.restored.checkpoint):
+            if not self.open_checkpoint(self.restored.checkpoint):
                 core.load_model(None)
         else:
             self.open_checkpoint(checkpoint)
-        core.load_baseline(None)  # the shipped CNN beside the capsules, where it is installed
-        if self.restored.geometry is not None:
-            self.restoreGeometry(self.restored.geometry)
+        if core.dataset == "mnist":
+            core.load_baseline(None)  # the shipped CNN beside the capsules, where it is installed
+        self._restore_geometry()
         self.settings_notice = ""
         if self.restored.problems:
             self.settings_notice = "settings: " + "; ".join(self.restored.problems) + " — using the defaults for these"
@@ -124,28 +187,48 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.settings_notice, 15000)
         self.sources.show_sample(0)
 
+    @property
+    def training_panel(self) -> TrainingPanel:
+        """The training panel of the kind shown."""
+        return self.training_panels[self.kind]
+
     def _connect(self) -> None:
         core, panel = self.core, self.input_panel
         panel.inputChanged.connect(lambda image: self._input_changed(core.set_image, image))
         panel.sampleRequested.connect(self.sources.show_random_sample)
         panel.openRequested.connect(self.sources.open_image_dialog)
         panel.inkPolarityChanged.connect(self.sources.reload_image)
+        self.pair_panel.pairChanged.connect(self._pair_changed)
+        self.pair_panel.scanRequested.connect(self.scan_wrong_pairs)
+        self.routing_view.iteration.valueChanged.connect(
+            lambda: self.kind == "multimnist" and self.pair_panel.show_iteration()
+        )
         self.browser.showRequested.connect(lambda index: self.sources.show_mnist(self.browser.data, index))
         self.transform_view.transformChanged.connect(lambda t: self._input_changed(core.set_transform, t))
         self.transform_view.sweepRequested.connect(self.update_sweep)
         self.routing_view.iterationsChanged.connect(lambda n: self._input_changed(core.set_iterations, n))
-        self.training_panel.follow(core)
+        for training_panel in self.training_panels.values():
+            training_panel.follow(core)
         core.inferenceReady.connect(self._show_inference)
         core.sweepReady.connect(self._show_sweep)
         core.baselineChanged.connect(self.update_sweep)  # the sweep shows the CNN's probabilities too
         core.error.connect(lambda title, message, details: self.errors.show_error(title, message, details or None))
         core.resultHandled.connect(self.scheduler.check_idle)
-        core.modelChanged.connect(lambda: self.model_label.setText(f"model: {core.model_summary}"))
+        core.modelChanged.connect(self._show_model)
         core.baselineChanged.connect(self._show_baseline_summary)
+        core.trainingStarted.connect(lambda checkpoint: self._title(training=Path(checkpoint)))
+        core.trainingFinished.connect(self._title)
 
     # -- layout -------------------------------------------------------------------
     def _build_docks(self) -> None:
-        self.setCentralWidget(self.input_panel)
+        self.central = QStackedWidget()
+        self.central.addWidget(self.input_panel)
+        self.central.addWidget(self.pair_panel)
+        self.setCentralWidget(self.central)
+        self.training_stack = QStackedWidget()
+        for training_panel in self.training_panels.values():
+            self.training_stack.addWidget(training_panel)
+        self.training_stack.setToolTip(self.training_panels["mnist"].toolTip())
         self.resize(1600, 1000)
         self.docks: dict[str, QDockWidget] = {}
         self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AllowNestedDocks)
@@ -153,7 +236,7 @@ class MainWindow(QMainWindow):
         self._add_dock("lengths", "Capsule lengths", self.lengths_view, right)
         self._add_dock("pose", "Pose", self.pose_view, right)
         self._add_dock("routing", "Routing", self.routing_view, bottom)
-        self._add_dock("training", "Training", self.training_panel, bottom)
+        self._add_dock("training", "Training", self.training_stack, bottom)
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["routing"], self.docks["training"]], [950, 550], Qt.Orientation.Horizontal)
@@ -166,6 +249,7 @@ class MainWindow(QMainWindow):
         self._add_dock("browser", "MNIST browser", self.browser, None)
         self._add_dock("robustness", "Robustness", self.robustness_view, None)
         self._tabs_placed = False
+        self.hidden_by_kind: set[str] = set()  # docks hidden because the kind shown has none such
         self.docks_ready = False  # True once the tabbed docks are placed, after the first show
 
     def _add_dock(self, name: str, title: str, widget: QWidget, area) -> None:
@@ -195,6 +279,7 @@ class MainWindow(QMainWindow):
             self.docks[beside].raise_()
         if self.restored.state is not None and not self.restoreState(self.restored.state, STATE_VERSION):
             self.restored.problems.append("window/state")
+        self._show_kind_docks(all_at_once=True)
         # connected only now: placing the tabs shows each dock for a moment
         self.docks["transforms"].visibilityChanged.connect(lambda visible: visible and self.update_sweep())
         self.docks["votes"].visibilityChanged.connect(lambda visible: visible and self.votes_view.refresh())
@@ -208,26 +293,154 @@ class MainWindow(QMainWindow):
             self.browser_evaluator.evaluate()
         self.docks_ready = True
 
+    def _restore_geometry(self) -> None:
+        """The saved geometry and dock layout, where they were saved on a screen of the size
+        this one has: a layout saved elsewhere may not fit, or squeezes the docks."""
+        screen = QApplication.primaryScreen()
+        size = screen.availableGeometry().size() if screen is not None else None
+        same = size is not None and self.restored.screen == (size.width(), size.height())
+        if self.restored.geometry is not None and same:
+            self.restoreGeometry(self.restored.geometry)
+        elif self.restored.geometry is not None:
+            self.restored.state = None
+
     def dock_shown(self, name: str) -> bool:
         """Whether dock ``name`` is on screen (a tabbed dock behind another tab is not)."""
         dock = self.docks[name]
         return dock.isVisible() and not dock.visibleRegion().isEmpty()
 
     def dragEnterEvent(self, event) -> None:
-        self.sources.drag_enter(event)
+        if self.kind == "mnist":
+            self.sources.drag_enter(event)
 
     def dropEvent(self, event) -> None:
         self.sources.drop(event)
 
     def figures(self) -> dict[str, QWidget]:
-        """Every plot of the window, by file name."""
-        views = (self.input_panel, self.lengths_view, self.routing_view, self.votes_view, self.pose_view)
-        views += (self.training_panel, self.robustness_view)
+        """Every plot of the window that the kind shown has, by file name."""
+        views = (self.input_panel, self.transform_view) if self.kind == "mnist" else (self.pair_panel,)
+        views += (self.lengths_view, self.routing_view, self.votes_view, self.pose_view, self.training_panel)
+        if self.kind == "mnist":
+            views += (self.robustness_view,)
         return {name: widget for view in views for name, widget in view.figures().items()}
 
     def export_figures(self, folder: Path) -> list[Path]:
         """Write every plot as PNG and SVG into ``folder``; returns the files."""
         return export_figures(self.figures(), folder)
+
+    # -- kinds --------------------------------------------------------------------
+    def show_kind(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:
+        """Explore the models of ``dataset`` (a key of :data:`KINDS`): the model of ``path``
+        (None: the one this window showed for it, else the shipped one) with the CNN of
+        ``baseline`` (None: the shipped one), loaded in the background. Returns whether the
+        switch was made (not while a run trains; the reason is shown)."""
+        if dataset == self.kind and path is None and baseline is None:
+            return True
+        if self.scan is not None:
+            self.scan.quit()
+        if not self.core.switch_dataset(dataset, path, baseline):
+            self.actions["pairs" if self.kind == "multimnist" else "digits"].setChecked(True)
+            return False
+        if dataset != self.kind:
+            self.kind = dataset
+            self._show_kind_widgets()
+        if dataset == "multimnist":
+            self._pair_changed()
+        return True
+
+    def _show_kind_widgets(self) -> None:
+        """Set the views and the menus up for :attr:`kind`; the input source, the training
+        panel and the docks follow in the scheduler's turns (each lays out part of the window)."""
+        kind = KINDS[self.kind]
+        pairs = kind.dataset == "multimnist"
+        self.redraws.request()
+        self.lengths_view.answers = kind.answers
+        self.votes_view.set_answers(kind.answers)
+        self.pose_view.compose = self._compose_pose if pairs else None
+        for name in ("open_image", "paste"):
+            self.actions[name].setEnabled(not pairs)
+        self.actions["pairs" if pairs else "digits"].setChecked(True)
+        for name, dock in self.docks.items():
+            dock.toggleViewAction().setEnabled(name in kind.docks)
+        self._title()
+
+    def _show_central(self) -> None:
+        self.central.setCurrentWidget(self.pair_panel if self.kind == "multimnist" else self.input_panel)
+
+    def _show_training(self) -> None:
+        self.training_stack.setCurrentWidget(self.training_panel)
+
+    def _show_kind_docks(self, all_at_once: bool = False) -> None:
+        """Hide the docks the kind shown has not (:attr:`hidden_by_kind`), and show again the
+        ones it hid that it has; one dock a turn unless ``all_at_once`` (each relays its dock
+        area out). A dock the user closed stays closed."""
+        if not self._tabs_placed:
+            return
+        docks = KINDS[self.kind].docks
+        wrong = [name for name, dock in self.docks.items() if name not in docks and not dock.isHidden()]
+        wrong += [name for name in self.hidden_by_kind if name in docks]
+        for name in wrong[: None if all_at_once else 1]:
+            if name in docks:
+                self.hidden_by_kind.discard(name)
+                self.docks[name].show()
+            else:
+                self.hidden_by_kind.add(name)
+                self.docks[name].hide()
+        if len(wrong) > 1 and not all_at_once:
+            self.redraws.request("docks")
+
+    def _title(self, *_, training: Path | None = None) -> None:
+        kind = KINDS[self.kind]
+        title = f"capsviz — {kind.title}"
+        if kind.dataset != "mnist":
+            title += f" — {self.core.model_file.name}"
+            if training is not None:
+                title += f", training into {training.name}"
+        self.setWindowTitle(title)
+
+    def _pair_changed(self) -> None:
+        if self.kind == "multimnist":
+            self.statusBar().clearMessage()
+            self.core.set_image(self.pair_panel.pair_image, self.pair_panel.setup)
+
+    def _compose_pose(self, digit: int, reconstruction):
+        """The pose view's edit of a pair's capsule, over the other longest one as inferred."""
+        inference = self.pose_view.inference
+        if inference is None or inference.reading is None:
+            return reconstruction, reconstruction
+        return inference.reading.compose_pose(digit, reconstruction)
+
+    def scan_wrong_pairs(self, start: int) -> None:
+        """Scan the fixed test pairs from ``start`` for the next the model gets wrong, on a
+        worker thread (progress under the pair; asked again while it runs, it cancels)."""
+        from superqt.utils import create_worker
+
+        if self.scan is not None:
+            self.scan.quit()
+            return
+        model, panel = self.core.model, self.pair_panel
+
+        def event(ev) -> None:
+            if model is self.core.model and self.kind == "multimnist":
+                panel.scan_event(ev)
+
+        def finished() -> None:
+            self.scan = None
+            panel.scanning(False)
+
+        self.scan = create_worker(
+            panel.scan_wrong,
+            model,
+            start,
+            _start_thread=False,
+            _connect={
+                "yielded": event,
+                "finished": finished,
+                "errored": lambda exc: self.errors.show_exception("Cannot scan the test pairs", exc),
+            },
+        )
+        panel.scanning(True)
+        self.scan.start()
 
     # -- settings -----------------------------------------------------------------
     def _settings_views(self) -> dict:
@@ -244,8 +457,17 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         views = {f"{p}/{k}": v for p, view in self._settings_views().items() for k, v in view.settings().items()}
+        for name in self.hidden_by_kind:  # the layout as the user left it, whatever kind is shown
+            self.docks[name].show()
+        screen = self.screen().availableGeometry().size()
+        checkpoint = self.core.checkpoint_path if self.kind == "mnist" else self.core.kept_checkpoint("mnist")
         write_settings(
-            self.settings, self.saveGeometry(), self.saveState(STATE_VERSION), self.core.checkpoint_path, views
+            self.settings,
+            self.saveGeometry(),
+            self.saveState(STATE_VERSION),
+            checkpoint,
+            views,
+            screen=(screen.width(), screen.height()),
         )
 
     # -- wiring -------------------------------------------------------------------
@@ -253,13 +475,18 @@ class MainWindow(QMainWindow):
         """Apply ``change(value)`` to the core's input; the preview shows what the model reads."""
         self.statusBar().clearMessage()
         change(value)
-        self.input_panel.preview.set_image(self.core.input.model_image)
-        self.update_sweep()
+        if self.kind == "mnist":
+            self.input_panel.preview.set_image(self.core.input.model_image)
+            self.update_sweep()
 
     def _show_inference(self, inference) -> None:
-        for view in (self.input_panel, self.lengths_view, self.pose_view, self.votes_view):
+        central = self.pair_panel if self.kind == "multimnist" else self.input_panel
+        for view in (central, self.lengths_view, self.pose_view, self.votes_view, self.routing_view):
             view.show_inference(inference)
-        self.routing_view.set_inference(inference)
+
+    def _show_model(self) -> None:
+        self.model_label.setText(f"model: {self.core.model_summary}")
+        self._title()
 
     def _show_baseline_summary(self) -> None:
         info = self.core.baseline_info
@@ -270,7 +497,7 @@ class MainWindow(QMainWindow):
 
     def update_sweep(self) -> None:
         """Ask for the transforms view's sweep for the current input, while the view is on screen."""
-        if self.core.input.image is None or self.dock_shown("transforms"):
+        if self.kind == "mnist" and (self.core.input.image is None or self.dock_shown("transforms")):
             self.core.request_sweep(*self.transform_view.sweep_transforms())
 
     def _show_sweep(self, request, v, baseline) -> None:
@@ -283,33 +510,27 @@ class MainWindow(QMainWindow):
         if path is not None and self.core.save_model(path) is not None:
             self.statusBar().showMessage(f"saved {path}", 5000)
 
-    # -- closing ------------------------------------------------------------------
+    # -- files and closing ----------------------------------------------------------
     def open_checkpoint(self, path: Path | None) -> bool:
-        """Load ``path`` (None: the shipped model) into the explorer, a baseline CNN as the
-        network compared with the capsules, or a MultiMNIST model into the overlapping-digits
-        window. Returns success (errors are shown)."""
+        """Load ``path`` (None: the shipped model of the kind shown): a CapsNet of the kind
+        shown here, a CapsNet for the other kind by switching to it, a baseline CNN as the
+        network compared with the capsules. Returns success (errors are shown)."""
         header = header_of(path) if path is not None else None
         if header is not None and header.kind == "baseline":
             return self.open_baseline(path, header.dataset)
-        if header is not None and header.dataset == "multimnist":
-            if self.core.info is None:
-                self.core.load_model(None)  # the explorer shows the shipped MNIST model meanwhile
-            return open_pair_window(self, Path(path), self.core.data_root) is not None
+        if header is not None and header.dataset != self.kind:
+            return self.show_kind(header.dataset, Path(path))
         return self.core.load_model(path)
 
     def open_baseline(self, path: Path, dataset: str | None = None) -> bool:
-        """Compare the capsules with the CNN of ``path``: an MNIST CNN here, a MultiMNIST one
-        in the overlapping-digits window (``dataset``: the file's, when its header was read
-        already). Returns success (a CapsNet file is refused with a message)."""
+        """Compare the capsules with the CNN of ``path`` (``dataset``: the file's, when its
+        header was read already); a CNN for the other kind switches to it. Returns success
+        (a CapsNet file is refused with a message)."""
         if dataset is None:
             header = header_of(path)
             dataset = header.dataset if header is not None else None
-        if dataset == "multimnist":
-            window = self.pair_window or open_pair_window(self, None, self.core.data_root)
-            if window is None:
-                return False
-            window.show()
-            return window.load_baseline(Path(path))
+        if dataset is not None and dataset != self.kind:
+            return self.show_kind(dataset, baseline=Path(path))
         return self.core.load_baseline(Path(path))
 
     def confirm_close(self) -> bool:
@@ -317,17 +538,16 @@ class MainWindow(QMainWindow):
         return dialogs.confirm_stop_training(self)
 
     def closeEvent(self, event) -> None:
-        pair_training = self.pair_window is not None and self.pair_window.core.is_training
-        if (self.core.is_training or pair_training) and not self.confirm_close():
+        if self.core.is_training and not self.confirm_close():
             event.ignore()
             return
         self.routing_view.play_button.setChecked(False)
         self.browser_evaluator.quit()  # stops between chunks of 250 digits
         self.robustness.quit()  # stops before its next batch
+        if self.scan is not None:
+            self.scan.quit()  # stops between batches of test pairs
         self.scheduler.stop()
         self.core.close()  # waits for the background workers
-        if self.pair_window is not None:
-            self.pair_window.shutdown()
         try:
             self.save_settings()
         except Exception as exc:  # never block quitting over settings

@@ -1,11 +1,11 @@
-"""The main window's menus: File (input, checkpoints, export, quit), View (a toggle per
-dock, and the overlapping-digits window) and Help (About)."""
+"""The window's menus: File (input, checkpoints, export, quit), View (a toggle per dock,
+and the kind of model explored: single digits or overlapping digits) and Help (About)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 # the File menu, in order: action key, text, shortcut (None: none)
@@ -31,8 +31,9 @@ def build_menus(
     window : QMainWindow
         Owner of the menu bar and the actions.
     slots : dict
-        What each action does, by key: the keys of ``FILE_ACTIONS``, ``"about"`` and
-        ``"pairs"`` (View → Overlapping digits).
+        What each action does, by key: the keys of ``FILE_ACTIONS``, ``"about"``, and
+        ``"digits"`` and ``"pairs"`` (View → Single digits, Overlapping digits: checkable, one
+        of the two checked).
     docks : iterable of QDockWidget
         The docks the View menu shows and hides, in menu order.
 
@@ -46,7 +47,7 @@ def build_menus(
     ValueError
         If ``slots`` lacks an action's key or has a key no action uses.
     """
-    keys = {key for key, _, _ in FILE_ACTIONS} | {"about", "pairs"}
+    keys = {key for key, _, _ in FILE_ACTIONS} | {"about", "digits", "pairs"}
     if set(slots) != keys:
         raise ValueError(f"slots needs exactly the keys {sorted(keys)}, got {sorted(slots)}")
     actions: dict[str, QAction] = {}
@@ -61,9 +62,11 @@ def build_menus(
     for dock in docks:
         view_menu.addAction(dock.toggleViewAction())
     view_menu.addSeparator()
-    pairs = QAction("&Overlapping digits (MultiMNIST)…", window, triggered=slots["pairs"])
-    view_menu.addAction(pairs)
-    actions["pairs"] = pairs
+    kinds = QActionGroup(window)
+    for key, text in (("digits", "&Single digits (MNIST)"), ("pairs", "&Overlapping digits (MultiMNIST)")):
+        act = QAction(text, kinds, checkable=True, triggered=slots[key])
+        view_menu.addAction(act)
+        actions[key] = act
     help_menu = window.menuBar().addMenu("&Help")
     about = QAction("&About capsviz", window, triggered=slots["about"])
     help_menu.addAction(about)

@@ -1,6 +1,6 @@
 """What the app remembers between runs (QSettings, an INI file in the user config folder,
-e.g. ``~/.config/capsviz/capsviz.ini`` on Linux): window geometry, dock layout, the last
-checkpoint, brush width and view choices.
+e.g. ``~/.config/capsviz/capsviz.ini`` on Linux): window geometry and the screen size it
+was saved on, the dock layout, the last MNIST checkpoint, brush width and view choices.
 
 Every value is checked when read. A file Qt cannot parse, or values of the wrong type or
 range (a settings file of another program or version), give the defaults for what is
@@ -38,7 +38,8 @@ class Restored:
     """Checked values from the settings file; ``problems`` lists what was replaced by defaults."""
 
     geometry: QByteArray | None = None
-    state: QByteArray | None = None
+    state: QByteArray | None = None  # the dock layout
+    screen: tuple[int, int] | None = None  # (width, height) of the screen's available area at saving
     checkpoint: Path | None = None
     views: dict = field(default_factory=lambda: {k: d for k, (_, d, _) in VIEW_KEYS.items()})
     problems: list[str] = field(default_factory=list)
@@ -63,6 +64,15 @@ def read_settings(settings: QSettings) -> Restored:
             setattr(out, name, value)
         else:
             out.problems.append(key)
+    screen = settings.value("window/screen")
+    if screen is not None:
+        try:
+            width, height = (int(v) for v in str(screen).split("x"))
+            if not (0 < width < 100_000 and 0 < height < 100_000):
+                raise ValueError
+            out.screen = (width, height)
+        except ValueError:
+            out.problems.append("window/screen")
     path = settings.value("model/checkpoint")
     if path:
         if isinstance(path, str) and Path(path).is_file():
@@ -87,12 +97,20 @@ def read_settings(settings: QSettings) -> Restored:
 
 
 def write_settings(
-    settings: QSettings, geometry: QByteArray, state: QByteArray, checkpoint: Path | None, views: dict
+    settings: QSettings,
+    geometry: QByteArray,
+    state: QByteArray,
+    checkpoint: Path | None,
+    views: dict,
+    screen: tuple[int, int] | None = None,
 ) -> None:
+    """Replace the file's contents with these values (``screen`` None: left out)."""
     settings.clear()
     settings.setValue("format", FORMAT)
     settings.setValue("window/geometry", geometry)
     settings.setValue("window/state", state)
+    if screen is not None:
+        settings.setValue("window/screen", f"{screen[0]}x{screen[1]}")
     if checkpoint is not None:
         settings.setValue("model/checkpoint", str(checkpoint))
     for key, value in views.items():

@@ -27,6 +27,8 @@ class Inference:
         every iteration)
     baseline : (10,) float32 in [0, 1], the class probabilities of a baseline CNN for the
         same input (:mod:`capsviz.model.baseline`), or None when none is compared
+    reading : what the explorer reads from the trace for its kind of input: a
+        :class:`capsviz.model.pairs.PairReading` for a pair of overlapping digits, else None
     """
 
     input: np.ndarray
@@ -40,6 +42,7 @@ class Inference:
     reconstruction: np.ndarray | None = None
     u_hat: np.ndarray | None = None
     baseline: np.ndarray | None = None
+    reading: object | None = None
 
     @property
     def iterations(self) -> int:

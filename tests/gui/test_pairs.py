@@ -1,23 +1,27 @@
-"""The overlapping-digits window: a MultiMNIST pair composed with real widget events, its
-lengths, Fig. 5 reconstructions and the segmentation by routing, all from the model's trace."""
+"""The explorer on overlapping digits: a MultiMNIST pair composed with real widget events in
+the window's pair mode, its lengths, Fig. 5 reconstructions and the segmentation by routing,
+all from the model's trace, and every pass for the pair off the GUI thread."""
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pyqtgraph as pg
 import pytest
 import torch
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from capsviz.data.mnist import load_mnist, load_sample
-from capsviz.data.multimnist import compose, fixed_test_pairs, place
-from capsviz.gui.app import configure_pyqtgraph
+from capsviz.data.multimnist import fixed_test_pairs, place
 from capsviz.model.analysis import segmentation
-from capsviz.model.inference import infer
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import Trainer, two_digit_hits
+from capsviz.train.loop import Trainer
 
 from ..conftest import SHIPPED, mnist_root
+from .events import drag_slider, settle
+
+RED, GREEN = np.array([1.0, 0.25, 0.2], np.float32), np.array([0.2, 1.0, 0.3], np.float32)  # the Fig. 5 colours
 
 
 @pytest.fixture(scope="module")
@@ -31,226 +35,322 @@ def pair_checkpoint(tmp_path_factory):
     return path
 
 
+def wait_for_pairs(qtbot, window, timeout=20000):
+    """Until the window shows a pair model's reading of its pair, every view drawn."""
+    qtbot.waitUntil(
+        lambda: (
+            window.core.dataset == "multimnist"
+            and not window.core.pending
+            and window.core.inference is not None
+            and window.core.inference.reading is not None
+        ),
+        timeout=timeout,
+    )
+    settle(qtbot, window, timeout)
+
+
 @pytest.fixture
-def explorer(qtbot, pair_checkpoint):
-    configure_pyqtgraph()
-    from capsviz.gui.widgets.pairs import PairExplorer
-
-    model, _, _ = load_checkpoint(pair_checkpoint)
-    w = PairExplorer(model, load_sample(), full_test_split=False, seed=3)
-    qtbot.addWidget(w)
-    w.resize(1100, 700)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+def pairs(qtbot, window, pair_checkpoint):
+    """The main window in its overlapping-digits mode with the 4-step MultiMNIST model,
+    showing digits 3 and 40 of its test digits."""
+    assert window.open_checkpoint(pair_checkpoint)
+    wait_for_pairs(qtbot, window)
+    window.pair_panel.set_pair(3, 40, (2, -1), (-3, 4))
+    wait_for_pairs(qtbot, window)
+    return window
 
 
-def test_the_pair_follows_the_index_and_shift_controls(qtbot, explorer):
-    a, b = explorer.controls
+def traced(model, image, iterations=None):
+    """The model's own forward pass with its trace, for an (H, H) image: (c, v, lengths) of every iteration."""
+    with torch.no_grad():
+        out = model(torch.from_numpy(image)[None, None], routing_iterations=iterations, trace=True)
+    return out.trace.to_numpy(0, keys=("c", "v", "lengths", "u_lengths"))
+
+
+def test_the_pair_follows_the_index_and_shift_controls(qtbot, pairs):
+    panel = pairs.pair_panel
+    a, b = panel.controls
     qtbot.mouseClick(a.random, Qt.MouseButton.LeftButton)
     b.index.setFocus()
     b.index.selectAll()
     qtbot.keyClicks(b.index, "17")
     qtbot.keyClick(b.index, Qt.Key.Key_Return)
-    for key, times in ((Qt.Key.Key_Right, 3), (Qt.Key.Key_Left, 0)):
-        for _ in range(times):
-            qtbot.keyClick(a.dx, key)
+    qtbot.keyClick(a.dx, Qt.Key.Key_Home)  # the slider's lowest: -4
+    for _ in range(7):
+        qtbot.keyClick(a.dx, Qt.Key.Key_Right)
+    qtbot.keyClick(a.dy, Qt.Key.Key_Home)
     for _ in range(4):
-        qtbot.keyClick(b.dy, Qt.Key.Key_Left)  # a horizontal slider: Left lowers it
+        qtbot.keyClick(a.dy, Qt.Key.Key_Right)
+    qtbot.keyClick(b.dy, Qt.Key.Key_Home)
+    qtbot.keyClick(b.dx, Qt.Key.Key_Home)
+    for _ in range(4):
+        qtbot.keyClick(b.dx, Qt.Key.Key_Right)
     assert b.index.value() == 17 and a.shift == (0, 3) and b.shift == (-4, 0)
     assert [label.text() for label in b.shift_labels] == ["-4 px", "+0 px"]
-    digits = explorer.digits
-    expected = compose(np.stack([place(digits.images[a.index.value()], (0, 3)), place(digits.images[17], (-4, 0))]))
-    np.testing.assert_array_equal(explorer.pair_image, expected / np.float32(255))
-    np.testing.assert_array_equal(explorer.input_panel.image, explorer.pair_image)
+    digits = panel.digits
+    # digit A's 28x28 image 4 px in from the left and top of the 36x36 field, moved 3 px right; B's 4 px up
+    expected = np.zeros((36, 36), np.int32)
+    expected[4:32, 7:35] += digits.images[a.index.value()]
+    expected[0:28, 4:32] += digits.images[17]
+    expected = np.minimum(expected, 255).astype(np.float32) / 255
+    np.testing.assert_array_equal(panel.pair_image, expected)
+    np.testing.assert_array_equal(panel.input_panel.image, expected)
+    wait_for_pairs(qtbot, pairs)
+    assert np.array_equal(pairs.core.inference.input, expected)  # the pass read the pair composed
 
 
-def test_lengths_fig5_and_segmentation_come_from_the_models_trace(qtbot, explorer):
-    explorer.set_pair(3, 40, (2, -1), (-3, 4))
-    model = explorer.model
-    trace = infer(model, explorer.pair_image)
-    lengths = trace.lengths[-1]
-    np.testing.assert_allclose(explorer.inference.c, trace.c, atol=1e-6)
-    top2 = list(np.argsort(-lengths)[:2])
-    assert explorer.top2 == top2
-    bar_heights = explorer.bars.opts["height"]
-    np.testing.assert_allclose(bar_heights, lengths, atol=1e-6)
-    a, b = explorer.labels
+def test_lengths_fig5_and_segmentation_come_from_the_models_trace(qtbot, pairs):
+    panel, core = pairs.pair_panel, pairs.core
+    inf, reading, model = core.inference, core.inference.reading, core.model
+    trace = traced(model, panel.pair_image)
+    lengths = trace["lengths"][-1]
+    np.testing.assert_allclose(inf.c, trace["c"], atol=1e-6)
+    top2 = [int(j) for j in np.argsort(-lengths)[:2]]
+    assert reading.top2 == top2
+    np.testing.assert_allclose(pairs.lengths_view.bars.opts["height"], lengths, atol=1e-6)
+    a, b = (int(panel.digits.labels[k]) for k in (3, 40))
     found = len({a, b} & set(top2))
-    assert explorer.verdict.text().endswith({2: "both right", 1: "one right", 0: "both wrong"}[found])
+    assert panel.verdict.text().endswith({2: "both right", 1: "one right", 0: "both wrong"}[found])
     with torch.no_grad():
-        v = torch.from_numpy(trace.v[-1])[None]
-        assert sorted(explorer.shown) == sorted(top2)
+        v = torch.from_numpy(trace["v"][-1])[None]
+        assert sorted(reading.shown) == sorted(top2)
         if a in top2:
-            assert explorer.shown[0] == a  # digit A's capsule in red, as digit A is drawn
-        for k, digit in enumerate(explorer.shown):
-            alone = model.decoder(v, torch.tensor([digit]))[0, 0].numpy()
-            np.testing.assert_allclose(explorer.reconstructions[k], alone, atol=1e-5)
-    for r in range(trace.iterations):
-        qtbot.keyClick(explorer.iteration, Qt.Key.Key_Home)
+            assert reading.shown[0] == a  # digit A's capsule in red, as digit A is drawn
+        alone = [model.decoder(v, torch.tensor([digit]))[0, 0].numpy() for digit in reading.shown]
+    np.testing.assert_allclose(reading.reconstructions[reading.shown], alone, atol=1e-5)
+    red, green = alone
+    np.testing.assert_allclose(
+        panel.fig5_panel.image, np.clip(red[..., None] * RED + green[..., None] * GREEN, 0, 1), atol=1e-5
+    )
+    routing = pairs.routing_view
+    pairs.docks["routing"].raise_()
+    shares = []
+    for r in range(inf.iterations):
+        routing.iteration.setFocus()
+        qtbot.keyClick(routing.iteration, Qt.Key.Key_Home)
         for _ in range(r):
-            qtbot.keyClick(explorer.iteration, Qt.Key.Key_Right)
-        share, _ = segmentation(trace.u_lengths, trace.c[r], (a, b))
-        np.testing.assert_allclose(explorer.shares[r], share, atol=1e-5)
-        from capsviz.gui.widgets.pairs import segmentation_image
+            qtbot.keyClick(routing.iteration, Qt.Key.Key_Right)
+        settle(qtbot, pairs)
+        share, _ = segmentation(trace["u_lengths"], trace["c"][r], (a, b))
+        shares.append(share)
+        np.testing.assert_allclose(reading.shares[r], share, atol=1e-5)
+        assert panel.segment_panel.title.text.startswith(f"r = {r + 1}: {a} | {b}")
+        assert pairs.votes_view.iteration.value() == r + 1  # one iteration for every view
+        # each ink pixel coloured from green (share 0.5 - contrast) to red (0.5 + contrast)
+        on_ink = panel.pair_image > 0.2
+        contrast = max(np.abs(s[on_ink] - 0.5).max() for s in shares) if r == inf.iterations - 1 else None
+        if contrast:
+            t = np.clip(0.5 + (share - 0.5) / (2 * contrast), 0, 1)[..., None]
+            expected = np.clip(panel.pair_image[..., None] * (t * RED + (1 - t) * GREEN), 0, 1)
+            np.testing.assert_allclose(panel.segment_panel.image, expected, atol=1e-5)
+            assert reading.contrast == pytest.approx(contrast, abs=1e-6)
+    assert np.allclose(reading.shares[0], 0.5)  # iteration 1: uniform couplings favour neither digit
+    assert reading.contrast > 0  # later iterations do
 
-        np.testing.assert_allclose(
-            explorer.segment_panel.image, segmentation_image(explorer.pair_image, share, explorer.contrast), atol=1e-5
-        )
-    assert np.allclose(explorer.shares[0], 0.5)  # iteration 1: uniform couplings favour neither digit
-    assert explorer.contrast > 0  # later iterations do
 
-
-def test_the_absent_digit_reconstruction_uses_the_capsule_picked(qtbot, explorer):
-    explorer.set_pair(3, 40)
-    a, b = explorer.labels
+def test_the_absent_digit_reconstruction_uses_the_capsule_picked(qtbot, pairs):
+    panel = pairs.pair_panel
+    a, b = (int(panel.digits.labels[k]) for k in (3, 40))
     missing = next(k for k in range(10) if k not in (a, b))
-    explorer.absent.setFocus()
-    explorer.absent.setCurrentIndex(missing)
+    panel.absent.setFocus()
+    panel.absent.setCurrentIndex(missing)
+    settle(qtbot, pairs)
     with torch.no_grad():
-        v = torch.from_numpy(explorer.inference.v[-1])[None]
-        expected = explorer.model.decoder(v, torch.tensor([missing]))[0, 0].numpy()
-    np.testing.assert_allclose(explorer.absent_panel.image, expected, atol=1e-5)
-    assert "not there" in explorer.absent_panel.title.text
+        v = torch.from_numpy(traced(pairs.core.model, panel.pair_image)["v"][-1])[None]
+        expected = pairs.core.model.decoder(v, torch.tensor([missing]))[0, 0].numpy()
+    np.testing.assert_allclose(panel.absent_panel.image, expected, atol=1e-5)
+    assert panel.absent_panel.title.text == f"(*) {missing}: not there"
+
+
+def test_every_pass_and_scan_of_the_pair_mode_runs_off_the_gui_thread(qtbot, window, pair_checkpoint, monkeypatch):
+    """Opening the pair mode, a new pair, a test pair and *Next wrong pair*: the model and the
+    pair's reading run on other threads only (each recorded where it ran)."""
+    from capsviz.model.capsnet import CapsNet
+
+    ran_on = []
+    forward = CapsNet.forward
+
+    def recording(self, *args, **kwargs):
+        ran_on.append(("forward", threading.current_thread()))
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(CapsNet, "forward", recording)
+    read = window.core.reads["multimnist"]
+
+    def reading(*args):
+        ran_on.append(("read", threading.current_thread()))
+        return read(*args)
+
+    window.core.reads["multimnist"] = reading
+    window.show_kind("multimnist", pair_checkpoint)
+    wait_for_pairs(qtbot, window)
+    panel = window.pair_panel
+    panel.set_pair(5, 41, (0, 0), (1, -2))
+    wait_for_pairs(qtbot, window)
+    assert panel.test_pair.isEnabled() == (len(panel.digits) == 10_000)
+    if panel.test_pair.isEnabled():
+        panel.test_pair.setValue(7)
+        qtbot.mouseClick(panel.show_test_pair, Qt.MouseButton.LeftButton)
+        wait_for_pairs(qtbot, window)
+        qtbot.mouseClick(panel.next_wrong, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: window.scan is None, timeout=60000)
+        wait_for_pairs(qtbot, window)
+        assert panel.test_pair.value() > 7 and panel.browse_status.text().startswith("test pair")
+    kinds = {kind for kind, _ in ran_on}
+    assert kinds == {"forward", "read"} and len(ran_on) >= 4
+    gui = threading.main_thread()
+    assert [kind for kind, thread in ran_on if thread is gui] == []
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
-def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, pair_checkpoint):
-    configure_pyqtgraph()
-    from capsviz.gui.widgets.pairs import PairExplorer, red_green
-
-    model, _, _ = load_checkpoint(pair_checkpoint)
+def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, window, pair_checkpoint):
+    panel = window.pair_panel
+    assert panel.test_pair.value() == 0 and panel.browse_status.text().startswith("test pair 0: digits")
     test = load_mnist(train=False, data_root=mnist_root())
-    w = PairExplorer(model, test)
-    qtbot.addWidget(w)
-    w.show()
-    w.test_pair.setValue(5)
-    qtbot.mouseClick(w.show_test_pair, Qt.MouseButton.LeftButton)
     pairs = fixed_test_pairs(test, 200)
-    np.testing.assert_array_equal(w.pair_image, pairs.images[5] / np.float32(255))
-    qtbot.mouseClick(w.next_wrong, Qt.MouseButton.LeftButton)
-    k = w.test_pair.value()
+    np.testing.assert_array_equal(panel.pair_image, pairs.images[0] / np.float32(255))  # the pair its box shows
+    assert window.open_checkpoint(pair_checkpoint)
+    wait_for_pairs(qtbot, window)
+    panel.test_pair.setValue(5)
+    qtbot.mouseClick(panel.show_test_pair, Qt.MouseButton.LeftButton)
+    np.testing.assert_array_equal(panel.pair_image, pairs.images[5] / np.float32(255))
+    qtbot.mouseClick(panel.next_wrong, Qt.MouseButton.LeftButton)
+    assert panel.next_wrong.text() == "Cancel scan"
+    qtbot.waitUntil(lambda: window.scan is None, timeout=60000)
+    assert panel.next_wrong.text() == "Next wrong pair"
+    wait_for_pairs(qtbot, window)
+    k = panel.test_pair.value()
     assert k > 5
-    lengths = torch.from_numpy(w.inference.lengths[-1][None])
-    assert two_digit_hits(lengths, torch.from_numpy(pairs.labels[k][None])).item() < 2
-    np.testing.assert_array_equal(w.pair_image, pairs.images[k] / np.float32(255))
+    # the model's answers for every pair scanned over, from its own forward pass
+    with torch.no_grad():
+        lengths = window.core.model(torch.from_numpy(pairs.images[5 : k + 1] / np.float32(255))[:, None]).lengths
+    answers = torch.argsort(-lengths, dim=1)[:, :2].numpy()
+    right = [set(answer) == set(labels) for answer, labels in zip(answers, pairs.labels[5 : k + 1])]
+    assert not right[-1] and all(right[1:-1])  # the first wrong pair after test pair 5
+    np.testing.assert_array_equal(panel.pair_image, pairs.images[k] / np.float32(255))
+    reading = window.core.inference.reading
     # a wrong pair keeps the colours of its digits: A's class red, B's green, wherever found
     a, b = (int(d) for d in pairs.labels[k])
-    assert sorted(w.shown) == sorted(w.top2) and w.shown[0] != b and w.shown[1] != a
-    if a in w.top2:
-        assert w.shown[0] == a
-    if b in w.top2:
-        assert w.shown[1] == b
-    with torch.no_grad():
-        v = torch.from_numpy(w.inference.v[-1])[None].expand(2, -1, -1)
-        decoded = w.model.decoder(v, torch.tensor(w.shown))[:, 0].numpy()
-    np.testing.assert_allclose(w.reconstructions[:2], decoded, atol=1e-5)
-    np.testing.assert_allclose(w.fig5_panel.image, red_green(*decoded), atol=1e-5)  # painted in the same order
-    assert w.browse_status.text() == f"test pair {k}: digits {a} and {b}"
-    w.controls[1].dx.setValue(w.controls[1].dx.value() + (1 if w.controls[1].dx.value() < 4 else -1))
-    assert w.browse_status.text() == ""  # no longer that test pair
+    assert sorted(reading.shown) == sorted(reading.top2) and reading.shown[0] != b and reading.shown[1] != a
+    if a in reading.top2:
+        assert reading.shown[0] == a
+    if b in reading.top2:
+        assert reading.shown[1] == b
+    assert panel.browse_status.text() == f"test pair {k}: digits {a} and {b}"
+    control = panel.controls[1]
+    control.dx.setValue(control.dx.value() + (1 if control.dx.value() < 4 else -1))
+    assert panel.browse_status.text() == ""  # no longer that test pair
 
 
-def test_red_is_digit_as_capsule_and_green_digit_bs():
-    from capsviz.gui.widgets.pairs import by_digit
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_a_scan_can_be_cancelled(qtbot, window, pair_checkpoint, monkeypatch):
+    from capsviz.gui.widgets import pairs as pair_widgets
 
-    left, right = np.zeros((36, 36)), np.zeros((36, 36))
-    left[:, :18], right[:, 18:] = 1.0, 1.0
-    parts = np.stack([left, right])  # digit A on the left, B on the right
-    assert by_digit((4, 6), (5, 4), np.zeros((2, 36, 36)), parts) == (1, 0)  # B's class found: 4 goes green
-    assert by_digit((5, 6), (5, 4), np.zeros((2, 36, 36)), parts) == (0, 1)  # A's class found: 5 stays red
-    assert by_digit((6, 5), (5, None), np.zeros((2, 36, 36)), parts) == (1, 0)  # A a test digit, B drawn
-    # neither class known (drawings) or found: each capsule to the digit its reconstruction covers
-    assert by_digit((7, 1), (None, None), np.stack([right, left]), parts) == (1, 0)
-    assert by_digit((7, 1), (2, 3), np.stack([left, right]), parts) == (0, 1)
+    panel = window.pair_panel
+    window.show_kind("multimnist", pair_checkpoint)
+    wait_for_pairs(qtbot, window)
+    # every pair scored right: the scan would go on to the last of the 10,000
+    monkeypatch.setattr(pair_widgets, "two_digit_hits", lambda lengths, labels: torch.full((len(labels),), 2))
+    events = []
+    window.scan_wrong_pairs(0)
+    window.scan.yielded.connect(events.append)
+    qtbot.waitUntil(lambda: len(events) >= 1, timeout=30000)
+    qtbot.mouseClick(panel.next_wrong, Qt.MouseButton.LeftButton)  # Cancel scan
+    qtbot.waitUntil(lambda: window.scan is None, timeout=30000)
+    assert [ev[0] for ev in events] == ["progress"] * len(events) and events[-1][1] < 10_000
+    assert panel.next_wrong.text() == "Next wrong pair" and panel.browse_status.text().startswith("scanning")
 
 
-def test_opening_a_multimnist_checkpoint_shows_the_overlapping_digits_window(qtbot, window, pair_checkpoint):
-    assert window.open_checkpoint(pair_checkpoint)
-    pair_window = window.pair_window
-    assert pair_window is not None and pair_window.isVisible()
-    assert pair_checkpoint.name in pair_window.windowTitle()
-    assert window.core.info is not None and window.core.info.dataset == "mnist"  # the explorer keeps its model
+def test_opening_a_multimnist_checkpoint_switches_the_window_and_back(qtbot, window, pair_checkpoint):
+    before = window.core.model
+    window.input_panel.canvas.clear()
+    settle(qtbot, window)
     assert window.core.load_model(pair_checkpoint) is False  # the MNIST explorer refuses it, in one line
     qtbot.waitUntil(lambda: window.errors.error_box is not None, timeout=5000)
     assert "a model for MultiMNIST (36x36 images); the explorer takes MNIST models" in window.errors.error_box.text()
+    window.errors.error_box.close()
+    assert window.open_checkpoint(pair_checkpoint)
+    wait_for_pairs(qtbot, window)
+    assert pair_checkpoint.name in window.windowTitle() and window.actions["pairs"].isChecked()
+    assert window.central.currentWidget() is window.pair_panel
+    assert {name for name, dock in window.docks.items() if not dock.isHidden()} == {
+        "lengths",
+        "pose",
+        "routing",
+        "training",
+        "votes",
+    }
+    assert not window.actions["open_image"].isEnabled() and window.training_panel.config().dataset == "multimnist"
+    window.actions["digits"].trigger()  # View → Single digits: the MNIST model and its input are back
+    qtbot.waitUntil(lambda: window.core.dataset == "mnist" and window.core.inference is None, timeout=5000)
+    settle(qtbot, window)
+    assert window.core.model is before and window.central.currentWidget() is window.input_panel
+    assert not window.docks["browser"].isHidden() and window.training_panel.config().dataset == "mnist"
+    assert window.windowTitle() == "capsviz — Capsule Network explorer"
 
 
 def draw_stroke(qtbot, canvas, points):
     """A real mouse stroke through ``points`` (canvas pixels)."""
-    from PySide6.QtCore import QPoint
-
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(*points[0]))
     for p in points[1:]:
         qtbot.mouseMove(canvas, QPoint(*p))
     qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(*points[-1]))
 
 
-def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, explorer):
-    from capsviz.data.preprocess import preprocess_ink
-
-    a, b = explorer.controls
-    explorer.set_pair(3, 40, (0, 0), (1, -2))
+def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
+    panel = pairs.pair_panel
+    a, b = panel.controls
+    panel.set_pair(3, 40, (0, 0), (1, -2))
     b.source.setCurrentIndex(1)  # "drawing"
     assert b.canvas.isVisible() and not b.index.isEnabled()
     draw_stroke(qtbot, b.canvas, [(84, 20), (84, 60), (84, 100), (84, 148)])  # a vertical bar: a 1
-    qtbot.waitUntil(lambda: explorer.inference is not None and not b.canvas.is_empty(), timeout=2000)
-    qtbot.wait(50)
-    drawn = np.round(preprocess_ink(b.canvas.ink()) * 255).astype(np.uint8)
-    expected = compose(np.stack([place(explorer.digits.images[3], (0, 0)), place(drawn, (1, -2))]))
-    np.testing.assert_array_equal(explorer.pair_image, expected / np.float32(255))
-    assert explorer.labels[1] is None and explorer.segmented == tuple(explorer.top2)
-    assert explorer.verdict.text().startswith(f"longest capsules: {explorer.top2[0]} and {explorer.top2[1]}")
+    qtbot.waitUntil(lambda: not b.canvas.is_empty(), timeout=2000)
+    wait_for_pairs(qtbot, pairs)
+    drawn = b.digit_image(panel.digits)
+    assert drawn.dtype == np.uint8 and drawn.shape == (28, 28) and drawn.max() > 200
+    cols = np.flatnonzero(drawn.max(axis=0) > 0)
+    assert cols.max() - cols.min() < 10  # a narrow upright stroke
+    expected = np.minimum(place(panel.digits.images[3], (0, 0)).astype(np.int32) + place(drawn, (1, -2)), 255)
+    np.testing.assert_array_equal(panel.pair_image, expected.astype(np.float32) / 255)
+    reading = pairs.core.inference.reading
+    assert reading.labels == (int(panel.digits.labels[3]), None) and reading.segmented == tuple(reading.shown)
+    assert panel.verdict.text().startswith(f"longest capsules: {reading.top2[0]} and {reading.top2[1]}")
     qtbot.mouseClick(b.clear, Qt.MouseButton.LeftButton)
-    np.testing.assert_array_equal(explorer.pair_image, place(explorer.digits.images[3], (0, 0)) / np.float32(255))
+    np.testing.assert_array_equal(panel.pair_image, place(panel.digits.images[3], (0, 0)) / np.float32(255))
 
 
 def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
     from capsviz.paths import shipped_multimnist_checkpoint
 
     window.actions["pairs"].trigger()
-    pair_window = window.pair_window
-    assert pair_window is not None and pair_window.isVisible()
-    assert pair_window.path == shipped_multimnist_checkpoint()
-    explorer = pair_window.explorer
-    assert explorer.inference.c.shape == (3, 3200, 10) and explorer.pair_image.shape == (36, 36)
-    np.testing.assert_allclose(explorer.inference.c.sum(axis=-1), 1.0, atol=1e-5)
-    assert (explorer.inference.lengths < 1).all()
+    wait_for_pairs(qtbot, window)
+    assert window.core.model_file == shipped_multimnist_checkpoint()
+    assert window.core.baseline is not None and window.core.baseline.cfg.image_size == 36  # its CNN too
+    inf = window.core.inference
+    assert inf.c.shape == (3, 3200, 10) and inf.input.shape == (36, 36)
+    np.testing.assert_allclose(inf.c.sum(axis=-1), 1.0, atol=1e-5)
+    assert (inf.lengths < 1).all()
 
 
-@pytest.fixture
-def pair_window(qtbot, pair_checkpoint):
-    configure_pyqtgraph()
-    from capsviz.gui.pair_window import PairWindow
-    from capsviz.gui.widgets.pairs import PairExplorer
-
-    model, _, _ = load_checkpoint(pair_checkpoint)
-    w = PairWindow(PairExplorer(model, load_sample(), full_test_split=False, seed=3), pair_checkpoint)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    w.explorer.set_pair(3, 40, (2, -1), (-3, 4))
-    assert w.scheduler.wait_idle()  # the docks have drawn this pair
-    return w
-
-
-def test_the_routing_view_maps_the_10x10_grid_of_the_pair(qtbot, pair_window):
+def test_the_routing_view_maps_the_10x10_grid_of_the_pair(qtbot, pairs):
     from PySide6.QtCore import QPointF
 
     from capsviz.gui.widgets.routing import class_cell, class_grid_shape, class_tile_origin
-    from capsviz.model.analysis import class_maps, mosaic_capsule
+    from capsviz.model.analysis import mosaic_capsule
 
     for j in range(10):  # the 10 x 10 layout and its inverse agree on every cell
         y0, x0 = class_tile_origin(j, 10)
         assert all(class_cell(y0 + y, x0 + x, 10) == (j, y, x) for y in range(10) for x in range(10))
-    pair_window.docks["routing"].raise_()
-    view, inf = pair_window.routing_view, pair_window.explorer.inference
+    pairs.docks["routing"].raise_()
+    view, inf = pairs.routing_view, pairs.core.inference
     assert view.inference is inf and inf.c.shape[1] == 3200
     r = view.iteration.value() - 1
     assert view.class_image.image.shape == class_grid_shape(10) == (29, 54)
-    departure = class_maps(inf.u_lengths, inf.c[r] - 0.1)  # (10, 10, 10): the default scale
+    # the default scale: Σ over the 32 types of ‖u_i‖ (c_ij - 0.1), at each of the 10 x 10 positions
+    departure = (inf.u_lengths[:, None] * (inf.c[r] - 0.1)).reshape(32, 10, 10, 10).sum(axis=0)  # (y, x, j)
     y0, x0 = class_tile_origin(7, 10)
-    np.testing.assert_allclose(view.class_image.image[y0 : y0 + 10, x0 : x0 + 10], departure[7], rtol=1e-5, atol=1e-7)
+    tile = view.class_image.image[y0 : y0 + 10, x0 : x0 + 10]
+    np.testing.assert_allclose(tile, departure[..., 7], rtol=1e-5, atol=1e-6)
     j = view.selected_digit()
     assert view.mosaic.image.shape == (43, 87)
     np.testing.assert_allclose(view.mosaic.image[0:10, 0:10], inf.c[r, 0:100, j].reshape(10, 10) - 0.1, atol=1e-6)
@@ -266,84 +366,96 @@ def test_the_routing_view_maps_the_10x10_grid_of_the_pair(qtbot, pair_window):
     assert f"c_i{j} = {inf.c[r, i, j]:.4f}" in view.readout.text()
     qtbot.mouseMove(view.graphics.viewport(), view.graphics.mapFromScene(view.class_map_scene_pos(7, 8, 9)))
     qtbot.waitUntil(lambda: "digit 7, grid y=8 x=9" in view.readout.text(), timeout=3000)
-    assert f"0.1) = {departure[7, 8, 9]:+.4f}" in view.readout.text()
+    assert f"0.1) = {departure[8, 9, 7]:+.4f}" in view.readout.text()
 
 
-def test_more_routing_iterations_reach_the_pair_and_its_segmentation(qtbot, pair_window):
-    view, explorer = pair_window.routing_view, pair_window.explorer
-    pair_window.docks["routing"].raise_()
+def test_more_routing_iterations_reach_the_pair_and_its_segmentation(qtbot, pairs):
+    view = pairs.routing_view
+    pairs.docks["routing"].raise_()
     for _ in range(2):
         qtbot.keyClick(view.iterations, Qt.Key.Key_Up)
-    assert pair_window.scheduler.wait_idle()
-    assert explorer.inference.iterations == 5 and explorer.shares.shape[0] == 5
-    assert explorer.iteration.maximum() == 5 and view.iteration.maximum() == 5
-    np.testing.assert_allclose(explorer.inference.c, infer(explorer.model, explorer.pair_image, 5).c, atol=1e-6)
+    qtbot.waitUntil(lambda: pairs.core.inference.iterations == 5, timeout=10000)
+    settle(qtbot, pairs)
+    inf = pairs.core.inference
+    assert inf.reading.shares.shape[0] == 5 and view.iteration.maximum() == 5 and view.iteration.value() == 5
+    assert pairs.pair_panel.segment_panel.title.text.startswith("r = 5:")
+    np.testing.assert_allclose(inf.c, traced(pairs.core.model, pairs.pair_panel.pair_image, 5)["c"], atol=1e-6)
 
 
-def test_the_lengths_view_shows_the_pairs_primary_capsules(qtbot, pair_window):
+def test_the_lengths_view_shows_the_pairs_primary_capsules(qtbot, pairs):
     from PySide6.QtCore import QPointF
 
-    pair_window.docks["lengths"].raise_()
-    view, inf = pair_window.lengths_view, pair_window.explorer.inference
+    from capsviz.gui.widgets.lengths import PREDICTED
+
+    pairs.docks["lengths"].raise_()
+    view, inf = pairs.lengths_view, pairs.core.inference
     qtbot.waitUntil(lambda: view.primary_maps.image.shape == (43, 87), timeout=3000)
     np.testing.assert_allclose(view.primary_maps.image[11:21, 22:32], inf.u_lengths[1000:1100].reshape(10, 10))
     np.testing.assert_allclose(view.lengths, inf.lengths[-1])
-    from capsviz.gui.widgets.lengths import PREDICTED
-
     marked = [
         k for k, brush in enumerate(view.bars.opts["brushes"]) if pg.mkBrush(brush).color() == pg.mkColor(PREDICTED)
     ]
-    assert marked == sorted(pair_window.explorer.top2)  # the model's two answers, as in the pair's own bars
+    assert marked == sorted(int(k) for k in np.argsort(-inf.lengths[-1])[:2])  # the model's two answers
     scene = view.primary_view.mapViewToScene(QPointF(22 + 3.5, 11 + 8.5))  # type 10, y=8, x=3
     qtbot.mouseMove(view.primary.viewport(), view.primary.mapFromScene(scene))
     qtbot.waitUntil(lambda: "capsule i=1083 " in view.primary_title.text, timeout=3000)
     assert f"{inf.u_lengths[1083]:.4f}" in view.primary_title.text
 
 
-def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pair_window):
-    from capsviz.gui.widgets.pairs import GREEN, RED, layered
-    from capsviz.model.inference import reconstruct
-
-    from .events import drag_slider
-
-    pair_window.docks["pose"].raise_()
-    pose, explorer = pair_window.pose_view, pair_window.explorer
-    red, green = explorer.shown
+def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pairs):
+    pairs.docks["pose"].raise_()
+    pose, model = pairs.pose_view, pairs.core.model
+    reading = pairs.core.inference.reading
+    red, green = reading.shown
     pose.digit.setCurrentIndex(green + 1)  # edit the capsule drawn in green
     qtbot.waitExposed(pose)
-    assert pair_window.scheduler.wait_idle()
+    settle(qtbot, pairs)
     before = pose.recon_panel.image.copy()
     drag_slider(pose.sliders[4]._slider, 60)
     assert pose.offsets()[4] > 0
-    edited = reconstruct(explorer.model, pose.pose(), green)
-    kept = explorer.reconstructions[0]  # the red capsule, as inferred
-    np.testing.assert_allclose(pose.recon_panel.image, layered([edited, kept], [GREEN, RED]), atol=1e-6)
-    np.testing.assert_allclose(pose.diff_panel.image, np.clip(edited + kept, 0, 1) - explorer.pair_image, atol=1e-6)
+    v = traced(model, pairs.pair_panel.pair_image)["v"][-1]
+    with torch.no_grad():
+        edited = model.decoder(
+            torch.from_numpy(pose.pose())[None, None].expand(1, 10, 16).clone(), torch.tensor([green])
+        )
+        edited = edited[0, 0].numpy()
+        kept = model.decoder(torch.from_numpy(v)[None], torch.tensor([red]))[0, 0].numpy()  # as inferred
+    np.testing.assert_allclose(pose.pose(), (v[green] + pose.offsets()) * np.float32(pose.scale.value()), atol=1e-6)
+    expected = np.clip(edited[..., None] * GREEN + kept[..., None] * RED, 0, 1)
+    np.testing.assert_allclose(pose.recon_panel.image, expected, atol=1e-5)
+    np.testing.assert_allclose(
+        pose.diff_panel.image, np.clip(edited + kept, 0, 1) - pairs.pair_panel.pair_image, atol=1e-5
+    )
     assert not np.allclose(pose.recon_panel.image[..., 1], before[..., 1])  # green moved
-    inferred = reconstruct(explorer.model, explorer.inference.v[-1][red], red)
-    np.testing.assert_allclose(kept, inferred, atol=1e-5)  # the red one stays as inferred
 
 
-def test_the_pair_windows_figures_and_trace_export(qtbot, pair_window, tmp_path):
+def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path):
+    files = pairs.export_figures(tmp_path / "figures")
+    # what a user sees in the pair mode: the five panels and the docks' plots
+    expected = {
+        "pair_digits", "pair_input", "pair_reconstructions", "pair_absent_digit", "pair_segmentation",
+        "capsule_lengths", "lengths_per_iteration", "primary_capsule_lengths",
+        "routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay",
+        "votes_0", "votes_1", "pose_input", "pose_reconstruction", "pose_difference",
+        "training_loss", "training_accuracy",
+    }  # fmt: skip
+    assert {f.stem for f in files} == expected  # no plot of the single-digit docks (transforms, robustness)
+    assert {f.suffix for f in files} == {".png", ".svg"} and all(f.stat().st_size > 0 for f in files)
     from capsviz.model.inference import save_trace
 
-    files = pair_window.export_figures(tmp_path / "figures")
-    names = {f.stem for f in files}
-    assert {"pair_reconstructions", "pair_segmentation", "routing_class_maps", "pose_reconstruction"} <= names
-    assert all(f.stat().st_size > 0 for f in files)
-    save_trace(pair_window.explorer.inference, tmp_path / "trace.npz")
+    save_trace(pairs.core.inference, tmp_path / "trace.npz")
     with np.load(tmp_path / "trace.npz") as trace:
         assert trace["c"].shape == (3, 3200, 10) and trace["input"].shape == (36, 36)
-        np.testing.assert_allclose(trace["c"], pair_window.explorer.inference.c)
+        np.testing.assert_allclose(trace["c"], pairs.core.inference.c)
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
-def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pair_window):
+def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pairs):
     from capsviz.train.checkpoint import read_info
 
-    pair_window.core.data_root = mnist_root()
-    pair_window.docks["training"].raise_()
-    panel, explorer = pair_window.training_panel, pair_window.explorer
+    pairs.core.data_root = mnist_root()
+    pairs.docks["training"].raise_()
+    panel = pairs.training_panel
     assert panel.config().dataset == "multimnist" and not panel.max_shift.isEnabled()
     panel.batch_size.setValue(8)
     panel.train_subset.setValue(200)
@@ -351,43 +463,46 @@ def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pa
     panel.test_subset.setValue(20)
     panel.epochs.setValue(1)
     panel.from_scratch.setChecked(False)  # fine-tune the loaded model
-    before = explorer.model
-    with qtbot.waitSignal(pair_window.core.trainingStarted, timeout=5000) as started:
+    before = pairs.core.model
+    with qtbot.waitSignal(pairs.core.trainingStarted, timeout=5000) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not pair_window.core.is_training, timeout=120000)
-    assert explorer.model is not before and explorer.model is pair_window.core.model  # the pair follows
+    assert "training into" in pairs.windowTitle()
+    assert not pairs.show_kind("mnist")  # no switch while the run trains
+    qtbot.waitUntil(lambda: not pairs.core.is_training, timeout=120000)
+    wait_for_pairs(qtbot, pairs)
+    assert pairs.core.model is not before  # the pair follows the weights learned
     assert len(panel.history["step"]) == 6 and np.isfinite(panel.history["loss"]).all()
     assert len(panel.test_history["acc"]) == 1 and panel.status.text().startswith("finished at step 6")
-    np.testing.assert_allclose(explorer.inference.c, infer(explorer.model, explorer.pair_image).c, atol=1e-6)
+    assert pairs.training_panels["mnist"].history["step"] == []  # the other kind's panel saw nothing of it
+    np.testing.assert_allclose(
+        pairs.core.inference.c, traced(pairs.core.model, pairs.pair_panel.pair_image)["c"], atol=1e-6
+    )
     info = read_info(started.args[0])
     assert info.dataset == "multimnist" and info.step == 6 and info.test_images == 20
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
-def test_fine_tuning_the_shipped_model_starts_where_its_schedule_ended_and_keeps_its_accuracy(qtbot):
-    from capsviz.gui.pair_window import PairWindow
-    from capsviz.gui.widgets.pairs import PairExplorer
+def test_fine_tuning_the_shipped_model_starts_where_its_schedule_ended_and_keeps_its_accuracy(qtbot, window):
     from capsviz.paths import shipped_multimnist_checkpoint
     from capsviz.train.checkpoint import read_info
-    from capsviz.train.loop import model_lengths
 
-    configure_pyqtgraph()
-    path = shipped_multimnist_checkpoint()
-    model, info, _ = load_checkpoint(path)
-    window = PairWindow(PairExplorer(model, load_sample(), full_test_split=False, seed=3), path, mnist_root())
-    qtbot.addWidget(window)
+    window.core.data_root = mnist_root()
+    window.actions["pairs"].trigger()
+    wait_for_pairs(qtbot, window)
     panel = window.training_panel
+    panel.from_scratch.setChecked(True)
     assert panel.lr.value() == pytest.approx(1e-3)  # fresh weights: the paper's rate
     panel.from_scratch.setChecked(False)
+    model, info, _ = load_checkpoint(shipped_multimnist_checkpoint())
     recipe = info.train_config
     ended = recipe["lr"] * recipe["lr_decay"] ** (info.step / recipe["lr_decay_steps"])
     assert 1e-5 < ended < 2e-5 and panel.lr.value() == pytest.approx(ended, rel=1e-3)
-    panel.from_scratch.setChecked(True)
-    assert panel.lr.value() == pytest.approx(1e-3)
-    panel.from_scratch.setChecked(False)
 
     pairs = fixed_test_pairs(load_mnist(train=False, data_root=mnist_root()), 100)
-    before = two_digit_hits(torch.from_numpy(model_lengths(model, pairs.images)), torch.from_numpy(pairs.labels))
+    with torch.no_grad():
+        lengths = model(torch.from_numpy(pairs.images / np.float32(255))[:, None]).lengths
+    answers = torch.argsort(-lengths, dim=1)[:, :2].numpy()
+    before = np.mean([set(a) == set(b) for a, b in zip(answers, pairs.labels)])
     panel.batch_size.setValue(16)
     panel.pairs_per_epoch.setValue(64)
     panel.test_subset.setValue(100)
@@ -395,24 +510,24 @@ def test_fine_tuning_the_shipped_model_starts_where_its_schedule_ended_and_keeps
     panel.device.setCurrentText("cpu")
     with qtbot.waitSignal(window.core.trainingStarted, timeout=5000) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    assert "training into" in window.windowTitle()
     qtbot.waitUntil(lambda: not window.core.is_training, timeout=180000)
     tuned = read_info(started.args[0])
     assert tuned.step == 4 and tuned.test_images == 100
     # four steps at the rate the schedule ended with move the model little (at 1e-3 the
     # same four steps bring it to about 10 % both right)
-    assert tuned.test_accuracy >= float((before == 2).float().mean()) - 0.05
+    assert tuned.test_accuracy >= before - 0.05
     assert window.windowTitle().endswith(started.args[0].name)
 
 
-def test_the_votes_dock_shows_the_two_longest_capsules_side_by_side(qtbot, pair_window):
+def test_the_votes_dock_shows_the_two_longest_capsules_one_over_the_other(qtbot, pairs):
     from capsviz.model.analysis import project, vote_projection
 
-    pair_window.docks["votes"].raise_()
-    qtbot.waitUntil(lambda: pair_window.votes_view.isVisible(), timeout=3000)
-    assert pair_window.scheduler.wait_idle()
-    view, inf = pair_window.votes_view, pair_window.explorer.inference
-    assert [panel.j for panel in view.panels] == pair_window.explorer.top2
+    pairs.docks["votes"].raise_()
+    qtbot.waitUntil(lambda: pairs.votes_view.isVisible(), timeout=3000)
+    settle(qtbot, pairs)
+    view, inf = pairs.votes_view, pairs.core.inference
+    assert [panel.j for panel in view.panels] == [int(j) for j in np.argsort(-inf.lengths[-1])[:2]]
+    assert all(panel.isVisible() for panel in view.panels)
     for panel in view.panels:
         assert inf.u_hat.shape == (3200, 10, 16)
         mean, axes = vote_projection(inf.u_hat[:, panel.j])
@@ -420,25 +535,24 @@ def test_the_votes_dock_shows_the_two_longest_capsules_side_by_side(qtbot, pair_
         assert view.fields_map(panel).shape == (36, 36)
 
 
-def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pair_window, tmp_path):
-    from capsviz.model.baseline import baseline_probabilities
+def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pairs, tmp_path):
+    from capsviz.gui.widgets.lengths import CNN_PREDICTED
     from tests.gui.test_baseline import cnn_file
 
-    shipped = pair_window.core.baseline  # the shipped MultiMNIST CNN
+    shipped = pairs.core.baseline  # the shipped MultiMNIST CNN
     assert shipped is not None and shipped.cfg.image_size == 36
-    with qtbot.waitSignal(pair_window.core.error, timeout=1000) as error:
-        assert not pair_window.load_baseline(cnn_file(tmp_path, "mnist"))  # a 28x28 CNN: not for pairs
-    assert "a model for MNIST" in error.args[1] and pair_window.core.baseline is shipped
-    assert pair_window.load_baseline(cnn_file(tmp_path, "multimnist"))
-    pair_window.explorer.set_pair(5, 41, (0, 0), (1, -2))
-    assert pair_window.scheduler.wait_idle()
-    inf = pair_window.explorer.inference
-    expected = baseline_probabilities(pair_window.core.baseline, inf.input)
+    with qtbot.waitSignal(pairs.core.error, timeout=1000) as error:
+        assert not pairs.core.load_baseline(cnn_file(tmp_path, "mnist"))  # a 28x28 CNN: not for pairs
+    assert "a model for MNIST" in error.args[1] and pairs.core.baseline is shipped
+    assert pairs.open_baseline(cnn_file(tmp_path, "multimnist"))
+    pairs.pair_panel.set_pair(5, 41, (0, 0), (1, -2))
+    wait_for_pairs(qtbot, pairs)
+    inf, cnn = pairs.core.inference, pairs.core.baseline
+    with torch.no_grad():
+        expected = torch.sigmoid(cnn(torch.from_numpy(inf.input)[None, None])).numpy()[0]  # ten sigmoids
     np.testing.assert_allclose(inf.baseline, expected, atol=1e-6)
-    assert ((expected > 0) & (expected < 1)).all()  # ten sigmoids, one per digit
-    np.testing.assert_allclose(pair_window.lengths_view.cnn_bars.opts["height"], expected, atol=1e-6)
-    from capsviz.gui.widgets.lengths import CNN_PREDICTED
-
-    brushes = pair_window.lengths_view.cnn_bars.opts["brushes"]
+    assert ((expected > 0) & (expected < 1)).all()
+    np.testing.assert_allclose(pairs.lengths_view.cnn_bars.opts["height"], expected, atol=1e-6)
+    brushes = pairs.lengths_view.cnn_bars.opts["brushes"]
     red = [k for k, brush in enumerate(brushes) if pg.mkBrush(brush).color() == pg.mkColor(CNN_PREDICTED)]
     assert red == sorted(int(k) for k in np.argsort(-expected)[:2])  # the CNN's two answers

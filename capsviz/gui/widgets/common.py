@@ -46,6 +46,15 @@ def fit_iterations(slider: QSlider, iterations: int) -> None:
     slider.blockSignals(False)
 
 
+def share_iteration(*sliders: QSlider) -> None:
+    """Make ``sliders`` one selection of the routing iteration r: moving one moves the others
+    (each view keeps its own slider beside its plots; the window has one r, as napari's Dims
+    give every layer one position)."""
+    for slider in sliders:
+        others = [other for other in sliders if other is not slider]
+        slider.valueChanged.connect(lambda r, others=others: [other.setValue(r) for other in others])
+
+
 def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
     """Keep the labelled ticks of a vertical ``axis`` at least ``gap`` label heights apart;
     returns ``axis``.

@@ -6,12 +6,16 @@ each from its own capsule (red and green over each other), and a digit that is n
 cannot be reconstructed (the (*) columns). Segmentation by routing: every pixel coloured by
 the share of the couplings to digit A against digit B of the primary capsules that see it
 (:func:`capsviz.model.analysis.segmentation`), per routing iteration.
+
+:class:`PairPanel` is the explorer's central widget for a pair model: the pair composer (an
+input source: two test digits or drawings and their shifts, or a pair of the fixed test
+set) above the view of the pair's reading (:class:`capsviz.model.pairs.PairReading`, made
+with the pass on the inference thread). Nothing here runs the model on the GUI thread.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -28,18 +32,17 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz.data.mnist import MnistSplit
-from capsviz.data.multimnist import MAX_SHIFT, TEST_PAIRS, MultiMnistPairs, compose, fixed_test_pairs, place
+from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_BLOCK, TEST_PAIRS, compose, fixed_test_block, place
 from capsviz.data.preprocess import preprocess_ink
+from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
-from capsviz.gui.widgets.common import ImagePanel, capsule_bars
-from capsviz.model import CapsNet
-from capsviz.model.analysis import segmentation
-from capsviz.model.inference import Inference, infer, two_longest
+from capsviz.gui.widgets.common import ImagePanel
+from capsviz.model.pairs import PairSetup, a_digit, red_green
+from capsviz.runtime import lower_thread_priority
 from capsviz.train.loop import model_lengths, two_digit_hits
 
-DRAW_SIZE = 168  # px of each digit's drawing canvas (6x the 28 x 28 digit)
-RED, GREEN = np.array([1.0, 0.25, 0.2], np.float32), np.array([0.2, 1.0, 0.3], np.float32)
-BAR, TOP, TRUE_EDGE = (90, 140, 200), (250, 180, 40), (255, 255, 255)
+DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
+SCAN_CHUNK = 100  # test pairs per batch of the wrong-pair scan (it stops between batches)
 INFO = (
     "Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped "
     "in a 36×36 field (MultiMNIST, Sec. 6 of the paper). The two longest digit capsules are the "
@@ -47,65 +50,8 @@ INFO = (
     "each other, and one from a digit you pick; a digit that is not there cannot be "
     "reconstructed. Segmentation by routing: each pixel coloured by how the primary capsules "
     "that see it divide their couplings between digit A (red) and digit B (green), at the "
-    "routing iteration chosen."
+    "routing iteration chosen in the Routing dock."
 )
-
-
-def a_digit(k: int) -> str:
-    """``a 7``, ``an 8``."""
-    return f"{'an' if k == 8 else 'a'} {k}"
-
-
-def by_digit(top2, labels, reconstructions: np.ndarray, parts: np.ndarray) -> tuple[int, int]:
-    """Which of the two longest capsules ``top2`` stands for digit A and which for digit B,
-    as indices into ``top2``: (0, 1) keeps the order, (1, 0) swaps it.
-
-    A capsule of digit A's class is A's (``labels``: the classes of A and B, None for a
-    drawing), else one of B's class is B's; when neither class is among the two (a wrong
-    pair, or drawings) each capsule goes to the digit its reconstruction covers more of:
-    the order with the larger sum of ``reconstructions[k] · parts[digit]`` over the pixels
-    (``reconstructions``: (2, H, H) of top2's capsules; ``parts``: (2, H, H) digits A and B
-    alone, both in [0, 1]).
-    """
-    a, b = labels
-    if a is not None and a in top2:
-        return (0, 1) if top2[0] == a else (1, 0)
-    if b is not None and b in top2:
-        return (0, 1) if top2[1] == b else (1, 0)
-    overlap = np.einsum("khw,dhw->kd", reconstructions.astype(np.float64), parts.astype(np.float64))
-    return (0, 1) if overlap[0, 0] + overlap[1, 1] >= overlap[1, 0] + overlap[0, 1] else (1, 0)
-
-
-def layered(images, colours) -> np.ndarray:
-    """(H, W) images in [0, 1], each in its colour (RGB in [0, 1]), added and clipped: (H, W, 3)."""
-    return np.clip(sum(tinted(image, colour) for image, colour in zip(images, colours)), 0.0, 1.0)
-
-
-def tinted(image: np.ndarray, colour: np.ndarray) -> np.ndarray:
-    """(H, W) in [0, 1] -> (H, W, 3): the image in one colour."""
-    return np.asarray(image, np.float32)[..., None] * colour
-
-
-def red_green(red: np.ndarray, green: np.ndarray) -> np.ndarray:
-    """Two (H, W) images in [0, 1] over each other, the first in red and the second in green
-    (yellow where both): (H, W, 3) in [0, 1]."""
-    return layered((red, green), (RED, GREEN))
-
-
-def share_contrast(image: np.ndarray, share: np.ndarray, ink: float = 0.2) -> float:
-    """The largest departure |share - 0.5| on the input's ink (pixels above ``ink``); 0 when
-    the couplings do not favour either digit anywhere (uniform routing, iteration 1)."""
-    on_ink = np.asarray(image) > ink
-    return float(np.abs(np.asarray(share)[on_ink] - 0.5).max()) if on_ink.any() else 0.0
-
-
-def segmentation_image(image: np.ndarray, share: np.ndarray, contrast: float) -> np.ndarray:
-    """The input's ink coloured by ``share``: red where the capsules that see a pixel send
-    more to digit A, green where to digit B, yellow for even; ``contrast`` (> 0) is the
-    departure from 0.5 drawn as pure red or green. (H, W, 3) in [0, 1]."""
-    t = 0.5 if contrast <= 0 else np.clip(0.5 + (np.asarray(share, np.float32) - 0.5) / (2 * contrast), 0.0, 1.0)
-    t = np.broadcast_to(np.asarray(t, np.float32), np.shape(image))[..., None]
-    return np.clip(np.asarray(image, np.float32)[..., None] * (t * RED + (1.0 - t) * GREEN), 0.0, 1.0)
 
 
 class DigitControls(QGroupBox):
@@ -116,6 +62,7 @@ class DigitControls(QGroupBox):
 
     def __init__(self, title: str, count: int, parent=None) -> None:
         super().__init__(title, parent)
+        self.name = title
         self.source = QComboBox()
         self.source.addItems(["test digit", "drawing"])
         self.source.setToolTip("take this digit from the MNIST test digits, or draw it")
@@ -128,14 +75,13 @@ class DigitControls(QGroupBox):
         self.index.setRange(0, count - 1)
         self.index.setToolTip("index of the digit in the MNIST test digits")
         self.random = QPushButton("Random")
+        self.random.setToolTip("a random test digit of another class than the other digit")
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
         self.shift_labels: list[QLabel] = []
         layout = QGridLayout(self)
         layout.addWidget(QLabel("digit"), 0, 0)
         layout.addWidget(self.index, 0, 1)
-        layout.addWidget(self.random, 0, 2)
-        self.label = QLabel("")
-        layout.addWidget(self.label, 0, 3)
+        layout.addWidget(self.random, 0, 2, 1, 2)
         for row, (name, slider) in enumerate((("shift ↓", self.dy), ("shift →", self.dx)), start=1):
             slider.setRange(-MAX_SHIFT, MAX_SHIFT)
             slider.setPageStep(1)
@@ -150,9 +96,9 @@ class DigitControls(QGroupBox):
         self.index.valueChanged.connect(self.changed)
         self.changed.connect(self.show_shift)
         layout.addWidget(QLabel("from"), 3, 0)
-        layout.addWidget(self.source, 3, 1)
-        layout.addWidget(self.clear, 3, 2)
-        layout.addWidget(self.canvas, 0, 4, 4, 1, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.source, 3, 1, 1, 2)
+        layout.addWidget(self.clear, 3, 3)
+        layout.addWidget(self.canvas, 0, 4, 4, 1, Qt.AlignmentFlag.AlignTop)  # shown for a drawing
         self.source.currentIndexChanged.connect(self._source_changed)
         self.canvas.inkChanged.connect(self.changed)
         self.clear.clicked.connect(self.canvas.clear)
@@ -191,33 +137,45 @@ class DigitControls(QGroupBox):
             label.setText(f"{value:+d} px")
 
 
-class PairExplorer(QWidget):
-    """The overlapping-digits view of a MultiMNIST model.
+class PairPanel(QWidget):
+    """The overlapping-digits explorer's central widget: the pair composer and the view of its reading.
 
-    ``model``: a CapsNet for 36 x 36 inputs; ``digits``: MNIST test digits (uint8
-    (N, 28, 28) with labels) to pick the two from; ``full_test_split``: whether they are the
-    whole MNIST test split (the fixed test pairs are drawn from it; else the browser is off).
-    Everything is recomputed when a control changes (:meth:`update_pair`); :attr:`inference`
-    is the current trace, :attr:`pair_image` the exact 36 x 36 input, :attr:`shares` the
-    segmentation share per iteration (R, 36, 36).
+    Parameters
+    ----------
+    digits : MnistSplit
+        MNIST test digits (uint8 (N, 28, 28) with labels) to pick the two from.
+    full_test_split : bool
+        Whether ``digits`` is the whole MNIST test split (the fixed test pairs are drawn
+        from it; else the test-pair browser is off).
+    iteration : callable
+        Returns the routing iteration r (1-based) the window shows; the segmentation is drawn at it.
+    seed : int
+        Seed of the random picks.
+
+    Signals
+    -------
+    pairChanged() : the pair changed; :attr:`pair_image` and :attr:`setup` describe it.
+    scanRequested(int) : *Next wrong pair* asks the window to scan the fixed test pairs from
+        this index (:meth:`scan_wrong` does the work on a worker thread).
+
+    :meth:`show_inference` draws an :class:`~capsviz.model.inference.Inference` whose
+    ``reading`` is the pair's :class:`~capsviz.model.pairs.PairReading`.
     """
 
-    computed = Signal()
+    pairChanged = Signal()
+    scanRequested = Signal(int)
 
     def __init__(
-        self, model: CapsNet, digits: MnistSplit, full_test_split: bool = True, seed: int = 0, parent=None
-    ) -> None:
+        self, digits: MnistSplit, full_test_split: bool = True, iteration=lambda: 1, seed: int = 0, parent=None
+    ):
         super().__init__(parent)
         self.setToolTip(INFO)
-        self.model, self.digits = model, digits
+        self.digits = digits
+        self.full_test_split = full_test_split
+        self.iteration = iteration
         self.rng = np.random.default_rng(seed)
         self.by_class = [np.flatnonzero(digits.labels == k) for k in range(10)]
         self.controls = [DigitControls(f"digit {name}", len(digits)) for name in ("A (red)", "B (green)")]
-        self.iteration = QSlider(Qt.Orientation.Horizontal)
-        self.iteration.setRange(1, model.cfg.routing_iterations)
-        self.iteration.setValue(model.cfg.routing_iterations)
-        self.iteration.setToolTip("routing iteration r of the segmentation")
-        self.iteration_label = QLabel("")
         self.scale_label = QLabel("")  # the segmentation's colour scale
         self.scale_label.setWordWrap(True)
         self.scale_label.setToolTip(
@@ -237,7 +195,10 @@ class PairExplorer(QWidget):
         )
         self.show_test_pair = QPushButton("Show test pair")
         self.next_wrong = QPushButton("Next wrong pair")
-        self.next_wrong.setToolTip("the next test pair whose two longest capsules are not its two digits")
+        self.next_wrong.setToolTip(
+            "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
+            "(click again to cancel)"
+        )
         self.browse_status = QLabel("")
         self._browsed: tuple | None = None  # setup() of the test pair browse_status names
         if not full_test_split:  # the fixed test pairs are drawn from all 10,000 test digits
@@ -245,95 +206,76 @@ class PairExplorer(QWidget):
                 widget.setEnabled(False)
             self.browse_status.setText("the test pairs need the MNIST test files (see README: MNIST)")
 
-        side = model.cfg.image_size
-        # short titles: five panels share the window's width (a 1366-pixel screen leaves about 150 each)
-        self.composed_panel = ImagePanel("digits: A red, B green", (side, side))
-        self.input_panel = ImagePanel(f"model input ({side}×{side})", (side, side))
-        self.fig5_panel = ImagePanel("reconstructions", (side, side))
-        self.absent_panel = ImagePanel("(*) from digit", (side, side))
-        self.segment_panel = ImagePanel("segmentation by routing", (side, side))
+        side = FIELD
+        # short titles: five panels share the middle of the window (about 100 px each); the tooltips say the rest
+        self.composed_panel = ImagePanel("A red, B green", (side, side))
+        self.input_panel = ImagePanel(f"input {side}×{side}", (side, side))
+        self.fig5_panel = ImagePanel("decoded", (side, side))
+        self.absent_panel = ImagePanel("(*) digit", (side, side))
+        self.segment_panel = ImagePanel("segmentation", (side, side))
         for panel, tip in (
             (self.composed_panel, "the two digits, each alone in its shifted 36×36 field: A in red, B in green"),
             (self.input_panel, "the model's input: the two digits summed and clipped at 1"),
             (self.fig5_panel, "the reconstructions from the two longest capsules over each other (paper Fig. 5)"),
             (self.absent_panel, "the reconstruction from the capsule picked under (*): a digit that is not there"),
-            (self.segment_panel, "each pixel coloured by how the primary capsules that see it split their couplings"),
+            (
+                self.segment_panel,
+                "segmentation by routing at iteration r: each pixel coloured by how the primary capsules that see it "
+                "split their couplings between the two digits (red: to A's capsule, green: to B's)",
+            ),
         ):
             panel.setToolTip(tip)
-        self.bars_plot, self.bars = capsule_bars(
-            "capsule lengths ‖v_j‖ (orange: the two longest; outlined: the digits)", BAR
-        )
-        self.bars_plot.setMinimumHeight(170)
 
         top = QHBoxLayout()
         for control in self.controls:
             top.addWidget(control)
         options = QGridLayout()
-        options.addWidget(QLabel("segmentation at iteration"), 0, 0)
-        options.addWidget(self.iteration, 0, 1)
-        options.addWidget(self.iteration_label, 0, 2)
-        options.addWidget(QLabel("(*) reconstruct digit"), 1, 0)
-        options.addWidget(self.absent, 1, 1)
-        options.addWidget(self.scale_label, 1, 2)
+        options.addWidget(QLabel("(*) reconstruct digit"), 0, 0)
+        options.addWidget(self.absent, 0, 1)
+        options.addWidget(self.scale_label, 0, 2)
+        options.setColumnStretch(2, 1)
         browse = QHBoxLayout()
-        for widget in (QLabel("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.browse_status):
+        for widget in (QLabel("test pair"), self.test_pair, self.show_test_pair, self.next_wrong):
             browse.addWidget(widget)
         browse.addStretch(1)
-        options.addLayout(browse, 2, 0, 1, 3)
+        options.addLayout(browse, 1, 0, 1, 3)
+        self.browse_status.setWordWrap(True)
+        options.addWidget(self.browse_status, 2, 0, 1, 3)
         images = QGridLayout()
-        for k, panel in enumerate(
-            (self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel)
-        ):
-            panel.setMinimumSize(150, 170)
+        for k, panel in enumerate(self.panels()):
+            panel.setMinimumSize(80, 100)
             images.addWidget(panel, 0, k)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(options)
-        layout.addLayout(images, 3)
-        layout.addWidget(self.bars_plot, 2)
+        layout.addLayout(images, 1)
         layout.addWidget(self.verdict)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)
             control.random.clicked.connect(lambda _=False, k=k: self.pick_random(k))
-        self.iteration.valueChanged.connect(self.show_segmentation)
         self.show_test_pair.clicked.connect(lambda: self.select_test_pair(self.test_pair.value()))
-        self.next_wrong.clicked.connect(self.find_next_wrong)
-        self._test_pairs: MultiMnistPairs | None = None
-        self._hits: dict[int, int] = {}  # test pair -> digits found among the two longest capsules
-        self.absent.currentIndexChanged.connect(lambda _index: self.update_pair())
-        self.inference: Inference | None = None
-        self.iterations = model.cfg.routing_iterations  # routing iterations R run on the pair
+        self.next_wrong.clicked.connect(lambda: self.scanRequested.emit(self.test_pair.value() + 1))
+        self._blocks: dict[int, object] = {}  # block b of the fixed test pairs, once built
+        self.absent.currentIndexChanged.connect(lambda _index: self.redraws.request("reading"))
+        self.inference = None
         self.pair_image = np.zeros((side, side), np.float32)
-        self.shares: np.ndarray | None = None
-        self.pick_random(0, update=False)
-        self.pick_random(1)
+        self.setup = PairSetup(np.zeros((2, side, side), np.uint8), (None, None))
+        self.redraws = Redraws("pair", {"reading": self._draw_reading})
+        if full_test_split:
+            self.select_test_pair(0, emit=False)
+        else:
+            self.pick_random(0, update=False)
+            self.pick_random(1, update=False)
+            self.update_pair(emit=False)
 
-    def set_model(self, model: CapsNet) -> None:
-        """Show the current pair through another MultiMNIST ``model`` (with the same routing iterations)."""
-        self.model = model
-        self._hits.clear()
-        self.update_pair()
-
-    def set_iterations(self, iterations: int) -> None:
-        """Run ``iterations`` routing iterations (R >= 1) on the pair; the segmentation shows the last."""
-        self.iterations = int(iterations)
-        self.iteration.blockSignals(True)  # the segmentation is drawn once the pair is traced again
-        self.iteration.setMaximum(self.iterations)
-        self.iteration.setValue(self.iterations)
-        self.iteration.blockSignals(False)
-        self.update_pair()
+    def panels(self) -> tuple[ImagePanel, ...]:
+        return (self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel)
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        return {
-            "pair_digits": self.composed_panel,
-            "pair_input": self.input_panel,
-            "pair_reconstructions": self.fig5_panel,
-            "pair_absent_digit": self.absent_panel,
-            "pair_segmentation": self.segment_panel,
-            "pair_capsule_lengths": self.bars_plot,
-        }
+        names = ("pair_digits", "pair_input", "pair_reconstructions", "pair_absent_digit", "pair_segmentation")
+        return dict(zip(names, self.panels()))
 
     # -- input ------------------------------------------------------------------------
     @property
@@ -341,17 +283,7 @@ class PairExplorer(QWidget):
         """The classes of digit A and digit B; None for a drawing (its class is not known)."""
         return tuple(None if c.drawn else int(self.digits.labels[c.index.value()]) for c in self.controls)
 
-    @property
-    def segmented(self) -> tuple[int, int] | None:
-        """The two digit capsules the segmentation compares, digit A's first: the true
-        classes of two test digits, else the two longest capsules as :func:`by_digit` orders
-        them (a drawing's class is not known); None for two test digits of one class."""
-        a, b = self.labels
-        if a is None or b is None:
-            return tuple(self.shown)
-        return None if a == b else (a, b)
-
-    def set_pair(self, a: int, b: int, shift_a=(0, 0), shift_b=(0, 0)) -> None:
+    def set_pair(self, a: int, b: int, shift_a=(0, 0), shift_b=(0, 0), emit: bool = True) -> None:
         """Show digits ``a`` and ``b`` (indices into the digit set) with their shifts (rows, columns)."""
         for control, index, shift in zip(self.controls, (a, b), (shift_a, shift_b)):
             for widget, value in ((control.index, index), (control.dy, shift[0]), (control.dx, shift[1])):
@@ -359,7 +291,7 @@ class PairExplorer(QWidget):
                 widget.setValue(int(value))
                 widget.blockSignals(False)
             control.show_shift()
-        self.update_pair()
+        self.update_pair(emit)
 
     def pick_random(self, which: int, update: bool = True) -> None:
         """A random test digit for A (0) or B (1), of another class than the other digit."""
@@ -374,118 +306,111 @@ class PairExplorer(QWidget):
         if update:
             self.update_pair()
 
-    def test_pairs(self) -> MultiMnistPairs:
-        """The fixed MultiMNIST test pairs of the digit set (built on first use)."""
-        if self._test_pairs is None:
-            self._test_pairs = fixed_test_pairs(self.digits, TEST_PAIRS)
-        return self._test_pairs
+    def test_block(self, b: int):
+        """Block ``b`` of the fixed test pairs (:func:`capsviz.data.multimnist.fixed_test_block`),
+        built on first use."""
+        if b not in self._blocks:
+            self._blocks[b] = fixed_test_block(self.digits, b)
+        return self._blocks[b]
 
-    def select_test_pair(self, k: int) -> None:
+    def select_test_pair(self, k: int, emit: bool = True) -> None:
         """Show test pair ``k``: its two digits with their shifts, the same 36 x 36 image."""
-        pairs = self.test_pairs()
+        block, j = self.test_block(k // TEST_BLOCK), k % TEST_BLOCK
         self.test_pair.setValue(k)
-        self.set_pair(*pairs.sources[k], pairs.shifts[k, 0], pairs.shifts[k, 1])
-        self._browsed = self.setup()  # the label holds while the pair stays as it is
-        self.browse_status.setText(f"test pair {k}: digits {pairs.labels[k, 0]} and {pairs.labels[k, 1]}")
+        self.set_pair(*block.sources[j], block.shifts[j, 0], block.shifts[j, 1], emit=emit)
+        self._browsed = self.composition()  # the label holds while the pair stays as it is
+        self.browse_status.setText(f"test pair {k}: digits {block.labels[j, 0]} and {block.labels[j, 1]}")
 
-    def setup(self) -> tuple:
+    def composition(self) -> tuple:
         """What makes the pair: per digit, drawn or not, its test index and its shift."""
         return tuple((c.drawn, c.index.value(), c.shift) for c in self.controls)
 
-    @torch.inference_mode()
-    def find_next_wrong(self, chunk: int = 64) -> int | None:
-        """Show the first test pair after the current one that the model gets wrong (not both
-        digits among its two longest capsules), scanning forward in chunks; returns its index,
-        or None (with a message) when there is none up to the end of the test set."""
-        pairs = self.test_pairs()
-        start = self.test_pair.value() + 1
-        for begin in range(start, len(pairs), chunk):
-            end = min(begin + chunk, len(pairs))
-            todo = [k for k in range(begin, end) if k not in self._hits]
-            if todo:
-                lengths = model_lengths(self.model, pairs.images[todo], batch_size=chunk)
-                hits = two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(pairs.labels[todo]))
-                self._hits.update(zip(todo, hits.tolist()))
-            wrong = next((k for k in range(begin, end) if self._hits[k] < 2), None)
-            if wrong is not None:
-                self.select_test_pair(wrong)
-                return wrong
-        self.browse_status.setText(f"no wrong pair after test pair {start - 1}")
-        return None
-
-    def parts(self) -> np.ndarray:
-        """(2, 36, 36) uint8: digit A and digit B, each alone in its shifted field."""
-        return np.stack([place(c.digit_image(self.digits), c.shift) for c in self.controls])
-
-    # -- compute and show ---------------------------------------------------------------
-    @torch.inference_mode()
-    def update_pair(self) -> None:
-        """Compose the pair, run the model with a trace and redraw every panel."""
-        parts = self.parts()
+    def update_pair(self, emit: bool = True) -> None:
+        """Compose the pair from the controls and draw the digits and the model input (the
+        reading follows with the pass, :meth:`show_inference`); ``pairChanged`` unless not ``emit``."""
+        parts = np.stack([place(c.digit_image(self.digits), c.shift) for c in self.controls])
         self.pair_image = compose(parts).astype(np.float32) / 255.0
-        if self._browsed is not None and self._browsed != self.setup():
+        self.setup = PairSetup(parts, self.labels)
+        if self._browsed is not None and self._browsed != self.composition():
             self._browsed = None  # no longer the test pair the label names
             self.browse_status.setText("")
-        a, b = self.labels
-        for control, label in zip(self.controls, (a, b)):
-            control.label.setText("" if label is None else a_digit(label))
-        self.inference = inference = infer(self.model, self.pair_image, self.iterations)
-        lengths = inference.lengths[-1]
-        self.top2 = two_longest(lengths)
-        absent = self.absent.currentIndex()
-        v = torch.from_numpy(inference.v[-1]).to(next(self.model.parameters()).device)
-        classes = torch.tensor([*self.top2, absent], device=v.device)
-        by_length = self.model.decoder(v.expand(3, -1, -1), classes)[:, 0].float().cpu().numpy()
-        # Fig. 5 in the digits' colours: digit A's capsule in red, digit B's in green
-        order = by_digit(self.top2, (a, b), by_length[:2], parts / 255.0)
-        self.shown = [self.top2[k] for k in order]
-        # (3, 36, 36): the two longest capsules (as shown), the picked digit
-        self.reconstructions = recon = by_length[[*order, 2]]
-        self.pair_digits = pair = self.segmented
-        self.shares = (
-            None if pair is None else np.stack([segmentation(inference.u_lengths, c, pair)[0] for c in inference.c])
-        )
-        # one colour scale for all iterations of this pair: the largest departure over them
-        self.contrast = 0.0 if pair is None else max(share_contrast(self.pair_image, share) for share in self.shares)
+        for control, label in zip(self.controls, self.setup.labels):
+            control.setTitle(control.name if label is None else f"{control.name}: {a_digit(label)}")
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
-        self.fig5_panel.set_image(red_green(recon[0], recon[1]))
-        self.fig5_panel.set_title(f"decoded: {self.shown[0]} red, {self.shown[1]} green")
-        self.absent_panel.set_image(recon[2])
-        there = absent in (a, b) or (None in (a, b) and absent in self.top2)
-        self.absent_panel.set_title(f"(*) from {absent}" + ("" if there else ": not there"))
-        brushes = [TOP if j in self.top2 else BAR for j in range(10)]
-        pens = [pg.mkPen(TRUE_EDGE, width=2) if j in (a, b) else pg.mkPen(None) for j in range(10)]
-        self.bars.setOpts(height=lengths, brushes=brushes, pens=pens)
-        found = len({a, b} & set(self.top2))
-        if a is None or b is None:
-            verdict = f"longest capsules: {self.top2[0]} and {self.top2[1]}"
-            if a is not None or b is not None:
-                known = a if a is not None else b
-                verdict += f"; the test digit is {a_digit(known)} — " + ("found" if known in self.top2 else "not found")
-        elif a == b:
-            verdict = f"both digits are {a}s: pick digits of two different classes"
-        else:
-            verdict = (
-                f"longest capsules: {self.top2[0]} and {self.top2[1]}; the digits are {a} and {b} — "
-                + {2: "both right", 1: "one right", 0: "both wrong"}[found]
-            )
-        self.verdict.setText(verdict)
-        self.show_segmentation()
-        self.computed.emit()
+        if emit:
+            self.pairChanged.emit()
 
-    def show_segmentation(self) -> None:
-        """Draw the segmentation of the routing iteration on the slider."""
-        r = self.iteration.value() - 1
-        self.iteration_label.setText(f"r = {r + 1} of {self.iteration.maximum()}")
-        if self.shares is None:
-            self.segment_panel.set_image(None)
+    def scan_wrong(self, model, start: int):
+        """Generator for a worker thread: score the fixed test pairs from ``start`` with
+        ``model`` in batches of ``SCAN_CHUNK`` (both digits among the two longest capsules:
+        :func:`capsviz.train.loop.two_digit_hits`), yielding ``("progress", done, total)``
+        after each batch and finally ``("found", k)`` for the first wrong pair, or
+        ``("none", start)``. A worker's ``quit()`` stops it between batches."""
+        lower_thread_priority()
+        for begin in range(start, TEST_PAIRS, SCAN_CHUNK):
+            block, j = self.test_block(begin // TEST_BLOCK), begin % TEST_BLOCK
+            end = min(j + SCAN_CHUNK, TEST_BLOCK)
+            with torch.inference_mode():
+                lengths = model_lengths(model, block.images[j:end], batch_size=SCAN_CHUNK)
+            hits = two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(block.labels[j:end])).numpy()
+            wrong = np.flatnonzero(hits < 2)
+            if len(wrong):
+                yield ("found", begin + int(wrong[0]))
+                return
+            yield ("progress", begin + end - j - start, TEST_PAIRS - start)
+        yield ("none", start)
+
+    def scanning(self, running: bool) -> None:
+        """Show whether a scan runs: *Next wrong pair* then reads *Cancel scan*."""
+        self.next_wrong.setText("Cancel scan" if running else "Next wrong pair")
+
+    def scan_event(self, ev) -> None:
+        """Show an event of :meth:`scan_wrong` (on the GUI thread)."""
+        if ev[0] == "progress":
+            self.browse_status.setText(f"scanning the test pairs: {ev[1]:,} / {ev[2]:,}")
+        elif ev[0] == "found":
+            self.select_test_pair(ev[1])
+        else:
+            self.browse_status.setText(f"no wrong pair after test pair {ev[1] - 1}")
+
+    # -- the reading ------------------------------------------------------------------
+    def show_inference(self, inference) -> None:
+        """Show an inference of the pair (None clears): its ``reading``, through :attr:`redraws`."""
+        self.inference = inference
+        self.redraws.request()
+
+    def show_iteration(self) -> None:
+        """The window's routing iteration changed: draw the segmentation at it."""
+        self.redraws.request()
+
+    def _draw_reading(self) -> None:
+        inf = self.inference
+        reading = None if inf is None else inf.reading
+        if reading is None:
+            for panel in (self.fig5_panel, self.absent_panel, self.segment_panel):
+                panel.set_image(None)
+            self.verdict.setText("")
             self.scale_label.setText("")
             return
-        a, b = self.pair_digits
-        self.segment_panel.set_image(segmentation_image(self.pair_image, self.shares[r], self.contrast))
-        self.segment_panel.set_title(f"r = {r + 1}: to {a} red, {b} green")
+        self.fig5_panel.set_image(reading.fig5)
+        self.fig5_panel.set_title(f"decoded {reading.shown[0]}, {reading.shown[1]}")
+        absent = self.absent.currentIndex()
+        self.absent_panel.set_image(reading.reconstructions[absent])
+        labels = reading.labels
+        there = absent in labels or (None in labels and absent in reading.top2)
+        self.absent_panel.set_title(f"(*) {absent}" + ("" if there else ": not there"))
+        self.verdict.setText(reading.verdict)
+        r = min(max(self.iteration(), 1), inf.iterations) - 1
+        if reading.shares is None:
+            self.segment_panel.set_image(None)
+            self.segment_panel.set_title("segmentation")
+            self.scale_label.setText("")
+            return
+        a, b = reading.segmented
+        self.segment_panel.set_image(reading.segmentation_image(inf.input, r))
+        self.segment_panel.set_title(f"r = {r + 1}: {a} | {b}")
         self.scale_label.setText(
-            f"colours stretched: full red at a share of {0.5 + self.contrast:.4f} to {a}, "
-            f"full green at {0.5 - self.contrast:.4f} (0.5: an even split)"
+            f"segmentation colours stretched: full red at a share of {0.5 + reading.contrast:.4f} to {a}, "
+            f"full green at {0.5 - reading.contrast:.4f} (0.5: an even split)"
         )

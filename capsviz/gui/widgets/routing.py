@@ -356,7 +356,7 @@ class RoutingView(QWidget):
         side = field_side(grid)
         self.overlay_view.setRange(xRange=(0, side), yRange=(0, side), padding=0.0)
 
-    def set_inference(self, inference) -> None:
+    def show_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None): its
         derived maps now, the plots through :attr:`redraws`."""
         self.inference = inference

@@ -263,7 +263,7 @@ class TrainingPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(left)
         layout.addLayout(plots, 1)
-        self.redraws = Redraws("training", {"curves": self._draw_curves})
+        self.redraws = Redraws(f"training_{dataset}", {"curves": self._draw_curves})
         self.reset_curves()
 
     def figures(self) -> dict[str, QWidget]:
@@ -337,11 +337,15 @@ class TrainingPanel(QWidget):
             self.status.setText("stopping…")
 
         def started(checkpoint) -> None:
+            if core.train_config.dataset != self.dataset:  # a run of the window's other kind of model
+                return
             self.reset_curves()
             self.set_running(True)
             self.status.setText(f"loading MNIST…; the run will be saved to {checkpoint}")
 
         def event(ev) -> None:
+            if core.train_config.dataset != self.dataset:
+                return
             if isinstance(ev, BatchEvent):
                 self.add_batch(ev, core.train_config.reconstruction_weight)
             elif isinstance(ev, EpochEvent):

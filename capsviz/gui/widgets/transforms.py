@@ -42,6 +42,10 @@ class TransformView(QWidget):
     transformChanged = Signal(object)
     sweepRequested = Signal()
 
+    def figures(self) -> dict[str, QWidget]:
+        """This view's plots, by the file name an export gives them."""
+        return {"transform_sweep": self.plot}
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)

@@ -92,7 +92,7 @@ class VotesView(QWidget):
     """The votes u_hat_{j|i} of every primary capsule for one digit capsule (two side by side
     with ``panels=2``, the overlapping-digits window's two longest), per routing iteration.
 
-    :meth:`set_inference` takes an :class:`~capsviz.model.inference.Inference` with its
+    :meth:`show_inference` takes an :class:`~capsviz.model.inference.Inference` with its
     votes (``u_hat``); the projection (:func:`~capsviz.model.analysis.vote_projection`) is
     computed once per input and digit, a new iteration only restyles the dots and moves the
     marker. Signals: ``hovered(str)`` with the readout of the vote under the mouse.
@@ -108,10 +108,11 @@ class VotesView(QWidget):
         controls = QHBoxLayout()
         for w in (QLabel("iteration"), self.iteration, self.iteration_label):
             controls.addWidget(w, 1 if w is self.iteration else 0)
-        names = ("longest", "second longest")
-        self.panels = [VotePanel(f"{names[k]}" if panels > 1 else "predicted", k) for k in range(panels)]
-        row = QVBoxLayout() if panels > 1 else QHBoxLayout()  # two: one over the other, in a tall dock
-        for panel in self.panels:
+        # two panels, one over the other, for a model that gives two answers (set_answers)
+        self.all_panels = [VotePanel("predicted", k) for k in range(2)]
+        self.panels = self.all_panels[:1]  # the panels shown
+        row = QVBoxLayout()
+        for panel in self.all_panels:
             row.addWidget(panel, 1)
         self.readout = QLabel("hover over a vote to read it")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -127,10 +128,28 @@ class VotesView(QWidget):
         self._projected: dict[int, tuple] = {}  # digit j -> (mean, axes, points, centres) for this input
         self._stale = False  # an inference came while the view was hidden
         self.iteration.valueChanged.connect(self.show_iteration)
-        for panel in self.panels:
+        self.set_answers(panels)
+        self._show_panels()
+        for panel in self.all_panels:
             panel.digit.currentIndexChanged.connect(lambda _=0, p=panel: self._draw_panel(p))
             panel.scatter.sigHovered.connect(lambda _item, points, _ev, p=panel: self._hover(p, points))
             panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
+
+    def set_answers(self, answers: int) -> None:
+        """Show the votes for the longest capsule (1: "predicted"), or for the two longest
+        side by side (2: a pair model's two answers). Off screen, the panels change when the
+        view is shown (a panel shown or hidden lays out the docks around it again)."""
+        self.panels = self.all_panels[:answers]
+        names = ("predicted",) if answers == 1 else ("longest", "second longest")
+        for panel, name in zip(self.panels, names):
+            panel.digit.setItemText(0, name)
+        if self.on_screen():
+            self._show_panels()
+        self.redraws.request()
+
+    def _show_panels(self) -> None:
+        for panel in self.all_panels:
+            panel.setVisible(panel in self.panels)
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
@@ -169,6 +188,7 @@ class VotesView(QWidget):
     def refresh(self) -> None:
         """Draw what came while the view was off screen (the window calls this when its dock
         comes to the front)."""
+        self._show_panels()
         if self._stale:
             self._stale = False
             self._render()

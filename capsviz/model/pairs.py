@@ -1,0 +1,188 @@
+"""Reading a pair of overlapping digits (MultiMNIST, paper Sec. 6 and Fig. 5), without widgets.
+
+The two longest digit capsules are a pair model's answer. :func:`read_pair` adds to a
+routing trace of the 36 x 36 input what the overlapping-digits view shows: the
+reconstruction from every digit capsule, which of the two longest capsules stands for
+digit A and which for digit B, the segmentation by routing per iteration and its colour
+scale, and the verdict. The image helpers paint them in the Fig. 5 colours (digit A red,
+digit B green, yellow where both). numpy in, numpy out; safe on any thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from capsviz.model.analysis import segmentation
+from capsviz.model.inference import Inference, two_longest
+
+RED = np.array([1.0, 0.25, 0.2], np.float32)
+GREEN = np.array([0.2, 1.0, 0.3], np.float32)
+OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is neither of the two longest
+INK = 0.2  # input pixels above this are the ink the segmentation's colour scale is fitted to
+
+
+@dataclass(frozen=True)
+class PairSetup:
+    """What makes a pair: ``parts`` (2, H, H) uint8, digit A and digit B each alone in its
+    shifted field (their sum clipped at 255 is the input), and ``labels``, the classes of A
+    and B (None for a drawing, whose class is not known)."""
+
+    parts: np.ndarray
+    labels: tuple[int | None, int | None]
+
+
+@dataclass(frozen=True, eq=False)
+class PairReading:
+    """What the overlapping-digits view shows for one traced pair.
+
+    labels : (a, b), the classes of digits A and B (None for a drawing), as in the setup read
+    top2 : [j1, j2], the two longest capsules, longest first (the model's answer)
+    shown : [jA, jB], the same two capsules, the one standing for digit A first (painted red)
+    reconstructions : (10, H, H) float32 in (0, 1), the decoder's image from each digit
+        capsule's v_j of the last iteration (Sec. 4.1; a digit that is not there cannot be
+        reconstructed: the (*) columns of Fig. 5)
+    segmented : (a, b), the two digit capsules the segmentation compares (A's first), or None
+        when the two test digits are of one class
+    shares : (R, H, H) float32 in [0, 1], :func:`capsviz.model.analysis.segmentation`'s share
+        to ``a`` per routing iteration, or None with ``segmented``
+    contrast : the largest |share - 0.5| on the ink over all iterations (0: routing favours
+        neither digit anywhere), the departure the segmentation's colours are stretched to
+    verdict : one line, e.g. "longest capsules: 4 and 1; the digits are 4 and 1 — both right"
+    """
+
+    labels: tuple[int | None, int | None]
+    top2: list[int]
+    shown: list[int]
+    reconstructions: np.ndarray
+    segmented: tuple[int, int] | None
+    shares: np.ndarray | None
+    contrast: float
+    verdict: str
+
+    @property
+    def fig5(self) -> np.ndarray:
+        """(H, H, 3): the reconstructions of ``shown`` over each other, A's red and B's green (Fig. 5)."""
+        return red_green(self.reconstructions[self.shown[0]], self.reconstructions[self.shown[1]])
+
+    def segmentation_image(self, image: np.ndarray, r: int) -> np.ndarray | None:
+        """(H, H, 3): ``image``'s ink coloured by iteration ``r``'s shares (0-based), or None."""
+        return None if self.shares is None else segmentation_image(image, self.shares[r], self.contrast)
+
+    def compose_pose(self, digit: int, reconstruction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """An edited ``reconstruction`` (H, H) of capsule ``digit`` with the other of the two
+        longest capsules' reconstruction as inferred: (RGB (H, H, 3) in the Fig. 5 colours,
+        light grey for a third digit; their clipped sum (H, H), to compare with the input)."""
+        own = (RED, GREEN)[self.shown.index(digit)] if digit in self.shown else OTHER
+        kept = [(self.reconstructions[j], colour) for j, colour in zip(self.shown, (RED, GREEN)) if j != digit]
+        images = [reconstruction] + [image for image, _ in kept]
+        return layered(images, [own] + [colour for _, colour in kept]), np.clip(sum(images), 0.0, 1.0)
+
+
+def a_digit(k: int) -> str:
+    """``a 7``, ``an 8``."""
+    return f"{'an' if k == 8 else 'a'} {k}"
+
+
+def by_digit(top2, labels, reconstructions: np.ndarray, parts: np.ndarray) -> tuple[int, int]:
+    """Which of the two longest capsules ``top2`` stands for digit A and which for digit B,
+    as indices into ``top2``: (0, 1) keeps the order, (1, 0) swaps it.
+
+    A capsule of digit A's class is A's (``labels``: the classes of A and B, None for a
+    drawing), else one of B's class is B's; when neither class is among the two (a wrong
+    pair, or drawings) each capsule goes to the digit its reconstruction covers more of:
+    the order with the larger sum of ``reconstructions[k] · parts[digit]`` over the pixels
+    (``reconstructions``: (2, H, H) of top2's capsules; ``parts``: (2, H, H) digits A and B
+    alone, both in [0, 1]).
+    """
+    a, b = labels
+    if a is not None and a in top2:
+        return (0, 1) if top2[0] == a else (1, 0)
+    if b is not None and b in top2:
+        return (0, 1) if top2[1] == b else (1, 0)
+    overlap = np.einsum("khw,dhw->kd", reconstructions.astype(np.float64), parts.astype(np.float64))
+    return (0, 1) if overlap[0, 0] + overlap[1, 1] >= overlap[1, 0] + overlap[0, 1] else (1, 0)
+
+
+def layered(images, colours) -> np.ndarray:
+    """(H, W) images in [0, 1], each in its colour (RGB in [0, 1]), added and clipped: (H, W, 3)."""
+    return np.clip(sum(tinted(image, colour) for image, colour in zip(images, colours)), 0.0, 1.0)
+
+
+def tinted(image: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """(H, W) in [0, 1] -> (H, W, 3): the image in one colour."""
+    return np.asarray(image, np.float32)[..., None] * colour
+
+
+def red_green(red: np.ndarray, green: np.ndarray) -> np.ndarray:
+    """Two (H, W) images in [0, 1] over each other, the first in red and the second in green
+    (yellow where both): (H, W, 3) in [0, 1]."""
+    return layered((red, green), (RED, GREEN))
+
+
+def share_contrast(image: np.ndarray, share: np.ndarray, ink: float = INK) -> float:
+    """The largest departure |share - 0.5| on the input's ink (pixels above ``ink``); 0 when
+    the couplings do not favour either digit anywhere (uniform routing, iteration 1)."""
+    on_ink = np.asarray(image) > ink
+    return float(np.abs(np.asarray(share)[on_ink] - 0.5).max()) if on_ink.any() else 0.0
+
+
+def segmentation_image(image: np.ndarray, share: np.ndarray, contrast: float) -> np.ndarray:
+    """The input's ink coloured by ``share``: red where the capsules that see a pixel send
+    more to digit A, green where to digit B, yellow for even; ``contrast`` (> 0) is the
+    departure from 0.5 drawn as pure red or green. (H, W, 3) in [0, 1]."""
+    t = 0.5 if contrast <= 0 else np.clip(0.5 + (np.asarray(share, np.float32) - 0.5) / (2 * contrast), 0.0, 1.0)
+    t = np.broadcast_to(np.asarray(t, np.float32), np.shape(image))[..., None]
+    return np.clip(np.asarray(image, np.float32)[..., None] * (t * RED + (1.0 - t) * GREEN), 0.0, 1.0)
+
+
+def verdict(top2, labels) -> str:
+    """One line on the model's answer ``top2`` (the two longest capsules) against ``labels``
+    (the classes of digits A and B, None for a drawing)."""
+    a, b = labels
+    answer = f"longest capsules: {top2[0]} and {top2[1]}"
+    if a is None and b is None:
+        return answer
+    if a is None or b is None:
+        known = a if a is not None else b
+        return answer + f"; the test digit is {a_digit(known)} — " + ("found" if known in top2 else "not found")
+    if a == b:
+        return f"both digits are {a}s: pick digits of two different classes"
+    found = len({a, b} & set(top2))
+    return answer + f"; the digits are {a} and {b} — " + {2: "both right", 1: "one right", 0: "both wrong"}[found]
+
+
+@torch.inference_mode()
+def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
+    """Read ``inference`` (the routing trace of ``setup``'s pair through ``model``, a CapsNet
+    with a decoder) as the overlapping-digits view shows it; see :class:`PairReading`.
+
+    The decoder runs once on all ten digit capsules of the last iteration (a batch of 10).
+    """
+    lengths = inference.lengths[-1]
+    top2 = two_longest(lengths)
+    device = next(model.parameters()).device
+    v = torch.from_numpy(inference.v[-1]).to(device)
+    classes = torch.arange(v.shape[0], device=device)
+    recon = model.decoder(v.expand(len(classes), -1, -1), classes)[:, 0].float().cpu().numpy()
+    a, b = setup.labels
+    parts = np.asarray(setup.parts, np.float32) / 255.0
+    order = by_digit(top2, setup.labels, recon[top2], parts)
+    shown = [top2[k] for k in order]
+    segmented = tuple(shown) if a is None or b is None else None if a == b else (a, b)
+    shares = contrast = None
+    if segmented is not None:
+        shares = np.stack([segmentation(inference.u_lengths, c, segmented)[0] for c in inference.c])
+        contrast = max(share_contrast(inference.input, share) for share in shares)
+    return PairReading(
+        labels=setup.labels,
+        top2=top2,
+        shown=shown,
+        reconstructions=recon,
+        segmented=segmented,
+        shares=shares,
+        contrast=contrast or 0.0,
+        verdict=verdict(top2, setup.labels),
+    )
