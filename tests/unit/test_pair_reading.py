@@ -1,0 +1,63 @@
+"""The reading of a pair of overlapping digits (capsviz.model.pairs), on hand-made cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from capsviz.model.pairs import PairReading, by_digit, segmentation_image, share_contrast, verdict
+
+
+def test_red_is_digit_as_capsule_and_green_digit_bs():
+    left, right = np.zeros((36, 36)), np.zeros((36, 36))
+    left[:, :18], right[:, 18:] = 1.0, 1.0
+    parts = np.stack([left, right])  # digit A on the left, B on the right
+    assert by_digit((4, 6), (5, 4), np.zeros((2, 36, 36)), parts) == (1, 0)  # B's class found: 4 goes green
+    assert by_digit((5, 6), (5, 4), np.zeros((2, 36, 36)), parts) == (0, 1)  # A's class found: 5 stays red
+    assert by_digit((6, 5), (5, None), np.zeros((2, 36, 36)), parts) == (1, 0)  # A a test digit, B drawn
+    # neither class known (drawings) or found: each capsule to the digit its reconstruction covers
+    assert by_digit((7, 1), (None, None), np.stack([right, left]), parts) == (1, 0)
+    assert by_digit((7, 1), (2, 3), np.stack([left, right]), parts) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    "top2, labels, text",
+    [
+        ((4, 1), (1, 4), "longest capsules: 4 and 1; the digits are 1 and 4 — both right"),
+        ((4, 2), (1, 4), "longest capsules: 4 and 2; the digits are 1 and 4 — one right"),
+        ((3, 2), (1, 4), "longest capsules: 3 and 2; the digits are 1 and 4 — both wrong"),
+        ((3, 2), (None, 8), "longest capsules: 3 and 2; the test digit is an 8 — not found"),
+        ((7, 2), (7, None), "longest capsules: 7 and 2; the test digit is a 7 — found"),
+        ((7, 2), (None, None), "longest capsules: 7 and 2"),
+        ((7, 2), (5, 5), "both digits are 5s: pick digits of two different classes"),
+    ],
+)
+def test_the_verdict_counts_the_digits_among_the_two_longest(top2, labels, text):
+    assert verdict(top2, labels) == text
+
+
+def test_the_segmentation_colours_stretch_to_the_largest_departure():
+    image = np.array([[1.0, 1.0, 0.5, 0.1]], np.float32)
+    share = np.array([[0.52, 0.5, 0.48, 0.9]], np.float32)  # the last pixel is no ink (0.1 < 0.2)
+    contrast = share_contrast(image, share)
+    assert contrast == pytest.approx(0.02)
+    rgb = segmentation_image(image, share, contrast)
+    np.testing.assert_allclose(rgb[0, 0], [1.0, 0.25, 0.2], atol=1e-6)  # all the way to A: pure red
+    np.testing.assert_allclose(rgb[0, 1], [0.6, 0.625, 0.25], atol=1e-6)  # even: halfway, yellowish
+    np.testing.assert_allclose(rgb[0, 2], [0.1, 0.5, 0.15], atol=1e-6)  # to B: green at half the ink
+    assert share_contrast(image, np.full_like(share, 0.5)) == 0.0  # iteration 1: uniform couplings
+
+
+def test_a_pose_edit_keeps_the_other_capsule_as_inferred():
+    recon = np.zeros((10, 2, 2), np.float32)
+    recon[4] = [[1.0, 0.0], [0.0, 0.0]]  # digit A's capsule (4) draws the top left
+    recon[6] = [[0.0, 0.0], [0.0, 1.0]]  # digit B's capsule (6) the bottom right
+    reading = PairReading((4, 6), [6, 4], [4, 6], recon, (4, 6), None, 0.0, "")
+    edited = np.array([[0.0, 0.5], [0.0, 0.0]], np.float32)  # capsule 6 moved up
+    colours, combined = reading.compose_pose(6, edited)
+    np.testing.assert_allclose(colours[0, 1], [0.1, 0.5, 0.15], atol=1e-6)  # the edit in green
+    np.testing.assert_allclose(colours[0, 0], [1.0, 0.25, 0.2], atol=1e-6)  # digit A's, red, as inferred
+    np.testing.assert_allclose(colours[1, 1], 0.0)  # B's inferred image is replaced by the edit
+    np.testing.assert_allclose(combined, [[1.0, 0.5], [0.0, 0.0]])
+    grey, _ = reading.compose_pose(2, edited)  # a third capsule: light grey over both
+    np.testing.assert_allclose(grey[0, 1], [0.425, 0.425, 0.425], atol=1e-6)
