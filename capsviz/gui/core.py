@@ -57,6 +57,8 @@ SNAPSHOT_INTERVAL_S = 1.0
 # Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
 SWEEP_INTERVAL_MS = 120
 # the model each dataset's explorer starts with
+# what the core keeps of a dataset while it shows another's
+KEPT = ("model", "info", "checkpoint_path", "model_summary", "baseline", "baseline_info", "input")
 # who refuses another dataset's model ("... the explorer takes MNIST models")
 EXPLORERS = {"mnist": "the explorer", "multimnist": "the overlapping-digits explorer"}
 SHIPPED = {"mnist": lambda: shipped_checkpoint(), "multimnist": lambda: shipped_multimnist_checkpoint()}
@@ -155,6 +157,21 @@ def training_events(trainer_factory, holder: dict, current_input, current_baseli
                 yield snapshot()
         if not holder.get("closing"):  # the window is going away: no views to update
             yield snapshot()
+
+
+def read_model(path: Path, dataset: str, device) -> tuple[torch.nn.Module, CheckpointInfo]:
+    """The CapsNet of checkpoint ``path`` on ``device`` and its header; ``CheckpointError``
+    (one line) for a bad file or a model for another dataset than ``dataset``."""
+    model, info, _ = load_checkpoint(path, device=device)
+    check_dataset_of(info, dataset, EXPLORERS[dataset])
+    return model, info
+
+
+def read_cnn(path: Path, dataset: str, device) -> tuple[BaselineCNN, CheckpointInfo]:
+    """The baseline CNN of checkpoint ``path``, as :func:`read_model` for a CapsNet."""
+    cnn, info, _ = load_baseline(path, device=device)
+    check_dataset_of(info, dataset, "the comparison CNN here")
+    return cnn, info
 
 
 def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:
@@ -259,8 +276,7 @@ class ExplorerCore(QObject):
         refused. On failure emit ``error`` and keep the current model. Returns success."""
         target = Path(path) if path else SHIPPED[self.dataset]()
         try:
-            model, info, _ = load_checkpoint(target, device=self.device)
-            check_dataset_of(info, self.dataset, EXPLORERS[self.dataset])
+            model, info = read_model(target, self.dataset, self.device)
         except CheckpointError as exc:
             if self.info is None and self.checkpoint_path is None and path is None:
                 self.model_summary = "untrained (the shipped model is missing)"
@@ -273,12 +289,16 @@ class ExplorerCore(QObject):
             else:
                 self._error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
             return False
-        self.model, self.info = model, info
-        self.checkpoint_path = Path(path).resolve() if path else None
-        self.model_summary = f"{target.name} — {info.summary()}"
+        self._use_model(model, info, target, path is not None)
         self.infer()
         self.modelChanged.emit()
         return True
+
+    def _use_model(self, model, info: CheckpointInfo, target: Path, given: bool) -> None:
+        """Show ``model`` of file ``target`` (``given``: a file the user chose, not the shipped one)."""
+        self.model, self.info = model, info
+        self.checkpoint_path = target.resolve() if given else None
+        self.model_summary = f"{target.name} — {info.summary()}"
 
     @property
     def read(self):
@@ -292,8 +312,7 @@ class ExplorerCore(QObject):
 
     def kept_checkpoint(self, dataset: str) -> Path | None:
         """The file of the model kept for ``dataset`` while another is shown (None: the shipped one, or none kept)."""
-        kept = self._kept.get(dataset)
-        return None if kept is None else kept[2]
+        return self._kept.get(dataset, {}).get("checkpoint_path")
 
     def switch_dataset(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:
         """Show the models of ``dataset`` (``mnist`` or ``multimnist``): the model of ``path``
@@ -314,27 +333,12 @@ class ExplorerCore(QObject):
             )
             return False
         if dataset != self.dataset:
-            self._kept[self.dataset] = (
-                self.model,
-                self.info,
-                self.checkpoint_path,
-                self.model_summary,
-                self.baseline,
-                self.baseline_info,
-                self.input,
-            )
+            self._kept[self.dataset] = {name: getattr(self, name) for name in KEPT}
             kept = self._kept.pop(dataset, None)
             self.dataset = dataset
             if kept is not None and path is None and baseline is None:
-                (
-                    self.model,
-                    self.info,
-                    self.checkpoint_path,
-                    self.model_summary,
-                    self.baseline,
-                    self.baseline_info,
-                    self.input,
-                ) = kept
+                for name, value in kept.items():
+                    setattr(self, name, value)
                 self.infer()
                 self.modelChanged.emit()
                 self.baselineChanged.emit()
@@ -355,21 +359,15 @@ class ExplorerCore(QObject):
 
         def load():
             with worker_thread("background"):
-                model, info, _ = load_checkpoint(target, device=device)
-                check_dataset_of(info, dataset, EXPLORERS[dataset])
-                cnn = (None, None)
-                if cnn_file.is_file() or baseline is not None:
-                    cnn = load_baseline(cnn_file, device=device)[:2]
-                    check_dataset_of(cnn[1], dataset, "the comparison CNN here")
-                return model, info, cnn
+                model = read_model(target, dataset, device)
+                given = baseline is not None or cnn_file.is_file()
+                return model, read_cnn(cnn_file, dataset, device) if given else (None, None)
 
         def loaded(result) -> None:
-            (model, info, (cnn, cnn_info)) = result
+            (model, info), (cnn, cnn_info) = result
             if self.closing or dataset != self.dataset:
                 return
-            self.model, self.info = model, info
-            self.checkpoint_path = target.resolve() if path else None
-            self.model_summary = f"{target.name} — {info.summary()}"
+            self._use_model(model, info, target, path is not None)
             self.baseline, self.baseline_info = cnn, cnn_info
             self.infer()
             self.modelChanged.emit()
@@ -409,8 +407,7 @@ class ExplorerCore(QObject):
         if path is None and not target.is_file():
             return False
         try:
-            cnn, info, _ = load_baseline(target, device=self.device)
-            check_dataset_of(info, self.dataset, "the comparison CNN here")
+            cnn, info = read_cnn(target, self.dataset, self.device)
         except CheckpointError as exc:
             self._error("Cannot load the CNN", f"{exc}\n\nThe current comparison stays.")
             return False
@@ -468,12 +465,6 @@ class ExplorerCore(QObject):
             self.inferenceReady.emit(None)
             return
         self._thread.submit(request_for(serial, self.model, self.input, self.baseline, self.read))
-
-    def infer_now(self) -> Inference | None:
-        """The inference of the current input, computed on the calling thread (no signal)."""
-        if self.input.model_image is None:
-            return None
-        return request_for(0, self.model, self.input, self.baseline, self.read).run()
 
     def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
         """Ask for the digit capsules of the current image (before its own transform) under

@@ -10,6 +10,7 @@ are kept for the way back.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QStackedWidget, QWidget
 
-from capsviz.data.mnist import MnistNotFoundError, load_mnist, load_sample
+from capsviz.data.mnist import load_test_or_sample
 from capsviz.gui import dialogs
 from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.core import ExplorerCore
@@ -62,21 +63,11 @@ KINDS = {
 }
 
 
-def header_of(path: Path) -> CheckpointInfo | None:
-    """The header of the checkpoint at ``path`` (what network it holds, ``kind``, and what
-    it is for, ``dataset``), or None when it cannot be read (loading it then says why)."""
-    try:
-        return read_info(path)
-    except CheckpointError:
-        return None
-
-
-def test_digits(data_root: Path | None):
-    """(digits, full): the MNIST test split and True, or the shipped 2,000-digit sample and False."""
-    try:
-        return load_mnist(train=False, data_root=data_root), True
-    except MnistNotFoundError:
-        return load_sample(), False
+def header_of(path: Path | None) -> CheckpointInfo | None:
+    """The header of checkpoint ``path`` (its ``kind`` and ``dataset``); None for no file or
+    one that cannot be read (loading it then says why)."""
+    with contextlib.suppress(CheckpointError):
+        return read_info(path) if path is not None else None
 
 
 class MainWindow(QMainWindow):
@@ -107,8 +98,10 @@ class MainWindow(QMainWindow):
             self, busy=lambda: core.is_training or core.inference_pending, waiting=lambda: core.pending
         )
         self.input_panel = InputPanel()
-        digits, full = test_digits(data_root)
-        self.pair_panel = PairPanel(digits, full_test_split=full, iteration=lambda: self.routing_view.iteration.value())
+        digits, _ = load_test_or_sample(data_root)  # the test pairs need all 10,000
+        self.pair_panel = PairPanel(
+            digits, len(digits) == 10_000, iteration=lambda: self.routing_view.iteration.value()
+        )
         self.lengths_view = LengthsView()
         self.routing_view = RoutingView()
         self.votes_view = VotesView()
@@ -515,7 +508,7 @@ class MainWindow(QMainWindow):
         """Load ``path`` (None: the shipped model of the kind shown): a CapsNet of the kind
         shown here, a CapsNet for the other kind by switching to it, a baseline CNN as the
         network compared with the capsules. Returns success (errors are shown)."""
-        header = header_of(path) if path is not None else None
+        header = header_of(path)
         if header is not None and header.kind == "baseline":
             return self.open_baseline(path, header.dataset)
         if header is not None and header.dataset != self.kind:
@@ -526,9 +519,7 @@ class MainWindow(QMainWindow):
         """Compare the capsules with the CNN of ``path`` (``dataset``: the file's, when its
         header was read already); a CNN for the other kind switches to it. Returns success
         (a CapsNet file is refused with a message)."""
-        if dataset is None:
-            header = header_of(path)
-            dataset = header.dataset if header is not None else None
+        dataset = dataset or getattr(header_of(path), "dataset", None)
         if dataset is not None and dataset != self.kind:
             return self.show_kind(dataset, baseline=Path(path))
         return self.core.load_baseline(Path(path))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QSize
 
 FORMAT = 1
 STATE_VERSION = 1  # QMainWindow.saveState/restoreState version of the dock layout
@@ -65,14 +65,10 @@ def read_settings(settings: QSettings) -> Restored:
         else:
             out.problems.append(key)
     screen = settings.value("window/screen")
-    if screen is not None:
-        try:
-            width, height = (int(v) for v in str(screen).split("x"))
-            if not (0 < width < 100_000 and 0 < height < 100_000):
-                raise ValueError
-            out.screen = (width, height)
-        except ValueError:
-            out.problems.append("window/screen")
+    if isinstance(screen, QSize) and screen.isValid():
+        out.screen = (screen.width(), screen.height())
+    elif screen is not None:
+        out.problems.append("window/screen")
     path = settings.value("model/checkpoint")
     if path:
         if isinstance(path, str) and Path(path).is_file():
@@ -110,7 +106,7 @@ def write_settings(
     settings.setValue("window/geometry", geometry)
     settings.setValue("window/state", state)
     if screen is not None:
-        settings.setValue("window/screen", f"{screen[0]}x{screen[1]}")
+        settings.setValue("window/screen", QSize(*screen))
     if checkpoint is not None:
         settings.setValue("model/checkpoint", str(checkpoint))
     for key, value in views.items():

@@ -82,6 +82,50 @@ def mosaic_capsule(row: int, col: int, grid: int = 6) -> tuple[int, int, int] | 
     return (row // step) * MOSAIC_COLS + col // step, y, x
 
 
+# the class maps' layout, in map cells: each G x G map under a title band, GAP cells apart
+TITLE_ROWS, GAP = 2, 1
+
+
+def title_rows(grid: int = 6) -> int:
+    """Height of a class map's title band in map cells: a third of the map's (at least 2), so
+    the title keeps its height beside the map on any grid (2 for G = 6, 4 for G = 10)."""
+    return max(TITLE_ROWS, -(-grid // 3))
+
+
+def class_grid_shape(grid: int = 6) -> tuple[int, int]:
+    """Shape of the class-map image for a G x G PrimaryCaps grid: two rows of five G x G maps,
+    each under a title band: (17, 34) for G = 6, (29, 54) for G = 10."""
+    return 2 * (title_rows(grid) + grid) + GAP, 5 * grid + 4 * GAP
+
+
+def class_tile_origin(j: int, grid: int = 6) -> tuple[int, int]:
+    """(row, column) in the class-map image of the top-left cell of digit j's G x G map."""
+    band = title_rows(grid)
+    return (j // 5) * (band + grid + GAP) + band, (j % 5) * (grid + GAP)
+
+
+def class_grid(maps: np.ndarray) -> np.ndarray:
+    """(10, G, G) class maps -> one :func:`class_grid_shape` image, NaN (transparent) between them."""
+    g = maps.shape[1]
+    out = np.full(class_grid_shape(g), np.nan, dtype=np.float32)
+    for j in range(10):
+        y0, x0 = class_tile_origin(j, g)
+        out[y0 : y0 + g, x0 : x0 + g] = maps[j]
+    return out
+
+
+def class_cell(row: int, col: int, grid: int = 6) -> tuple[int, int, int] | None:
+    """Inverse of the layout: image cell (row, col) -> (digit j, y, x), or None off the maps."""
+    if row < 0 or col < 0:
+        return None
+    band, y = divmod(row, title_rows(grid) + grid + GAP)
+    tile, x = divmod(col, grid + GAP)
+    y -= title_rows(grid)
+    if band > 1 or tile > 4 or not (0 <= y < grid) or x >= grid:
+        return None
+    return band * 5 + tile, y, x
+
+
 def receptive_overlay(grid_map: np.ndarray) -> np.ndarray:
     """Spread a (G, G) map over the input: each cell adds its value to the 17 x 17 input
     pixels its capsules see (rows 2y..2y+16, columns 2x..2x+16) -> (H, H), H = :func:`field_side`

@@ -15,12 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
+from capsviz.train.loop import model_lengths, two_digit_hits
 
 RED = np.array([1.0, 0.25, 0.2], np.float32)
 GREEN = np.array([0.2, 1.0, 0.3], np.float32)
 OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is neither of the two longest
+SCAN_CHUNK = 100  # test pairs per batch of :func:`scan_test_pairs` (it can be stopped between batches)
 INK = 0.2  # input pixels above this are the ink the segmentation's colour scale is fitted to
 
 
@@ -186,3 +189,24 @@ def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
         contrast=contrast or 0.0,
         verdict=verdict(top2, setup.labels),
     )
+
+
+def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK):
+    """Generator: score the fixed MultiMNIST test pairs from index ``start`` with ``model``, in
+    batches of ``chunk`` (both digits right: both among the two longest capsules), for the
+    first wrong one. ``block(b)`` gives block ``b`` of the test set
+    (:func:`capsviz.data.multimnist.fixed_test_block`). Yields ``("progress", done, total)``
+    after each batch, then ``("found", k)`` for the first wrong pair k, or ``("none", start)``
+    when there is none up to the last of the ``TEST_PAIRS``; a consumer may stop between batches."""
+    for begin in range(start, TEST_PAIRS, chunk):
+        pairs, j = block(begin // TEST_BLOCK), begin % TEST_BLOCK
+        end = min(j + chunk, TEST_BLOCK)
+        with torch.inference_mode():
+            lengths = model_lengths(model, pairs.images[j:end], batch_size=chunk)
+        hits = two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(pairs.labels[j:end])).numpy()
+        wrong = np.flatnonzero(hits < 2)
+        if len(wrong):
+            yield ("found", begin + int(wrong[0]))
+            return
+        yield ("progress", begin + end - j - start, TEST_PAIRS - start)
+    yield ("none", start)

@@ -170,7 +170,7 @@ def test_one_routing_iteration_shows_a_point_per_digit_on_labelled_axes(window, 
 
 
 def test_hovering_a_class_map_reads_its_value(window, qtbot):
-    from capsviz.gui.widgets.routing import class_cell, class_tile_origin
+    from capsviz.model.analysis import class_cell, class_tile_origin
 
     for j in range(10):  # the layout and its inverse agree on every cell
         y0, x0 = class_tile_origin(j)

@@ -244,13 +244,13 @@ def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, window, pa
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
 def test_a_scan_can_be_cancelled(qtbot, window, pair_checkpoint, monkeypatch):
-    from capsviz.gui.widgets import pairs as pair_widgets
+    from capsviz.model import pairs as pair_reading
 
     panel = window.pair_panel
     window.show_kind("multimnist", pair_checkpoint)
     wait_for_pairs(qtbot, window)
     # every pair scored right: the scan would go on to the last of the 10,000
-    monkeypatch.setattr(pair_widgets, "two_digit_hits", lambda lengths, labels: torch.full((len(labels),), 2))
+    monkeypatch.setattr(pair_reading, "two_digit_hits", lambda lengths, labels: torch.full((len(labels),), 2))
     events = []
     window.scan_wrong_pairs(0)
     window.scan.yielded.connect(events.append)
@@ -335,8 +335,7 @@ def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
 def test_the_routing_view_maps_the_10x10_grid_of_the_pair(qtbot, pairs):
     from PySide6.QtCore import QPointF
 
-    from capsviz.gui.widgets.routing import class_cell, class_grid_shape, class_tile_origin
-    from capsviz.model.analysis import mosaic_capsule
+    from capsviz.model.analysis import class_cell, class_grid_shape, class_tile_origin, mosaic_capsule
 
     for j in range(10):  # the 10 x 10 layout and its inverse agree on every cell
         y0, x0 = class_tile_origin(j, 10)

@@ -16,7 +16,6 @@ with the pass on the inference thread). Nothing here runs the model on the GUI t
 from __future__ import annotations
 
 import numpy as np
-import torch
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -37,12 +36,10 @@ from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel
-from capsviz.model.pairs import PairSetup, a_digit, red_green
+from capsviz.model.pairs import PairSetup, a_digit, red_green, scan_test_pairs
 from capsviz.runtime import lower_thread_priority
-from capsviz.train.loop import model_lengths, two_digit_hits
 
 DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
-SCAN_CHUNK = 100  # test pairs per batch of the wrong-pair scan (it stops between batches)
 INFO = (
     "Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped "
     "in a 36×36 field (MultiMNIST, Sec. 6 of the paper). The two longest digit capsules are the "
@@ -156,7 +153,7 @@ class PairPanel(QWidget):
     -------
     pairChanged() : the pair changed; :attr:`pair_image` and :attr:`setup` describe it.
     scanRequested(int) : *Next wrong pair* asks the window to scan the fixed test pairs from
-        this index (:meth:`scan_wrong` does the work on a worker thread).
+        this index (:meth:`scan_wrong`, on a worker thread).
 
     :meth:`show_inference` draws an :class:`~capsviz.model.inference.Inference` whose
     ``reading`` is the pair's :class:`~capsviz.model.pairs.PairReading`.
@@ -342,24 +339,10 @@ class PairPanel(QWidget):
             self.pairChanged.emit()
 
     def scan_wrong(self, model, start: int):
-        """Generator for a worker thread: score the fixed test pairs from ``start`` with
-        ``model`` in batches of ``SCAN_CHUNK`` (both digits among the two longest capsules:
-        :func:`capsviz.train.loop.two_digit_hits`), yielding ``("progress", done, total)``
-        after each batch and finally ``("found", k)`` for the first wrong pair, or
-        ``("none", start)``. A worker's ``quit()`` stops it between batches."""
+        """:func:`capsviz.model.pairs.scan_test_pairs` of ``model`` over the fixed test pairs
+        from ``start`` (a generator for a worker thread)."""
         lower_thread_priority()
-        for begin in range(start, TEST_PAIRS, SCAN_CHUNK):
-            block, j = self.test_block(begin // TEST_BLOCK), begin % TEST_BLOCK
-            end = min(j + SCAN_CHUNK, TEST_BLOCK)
-            with torch.inference_mode():
-                lengths = model_lengths(model, block.images[j:end], batch_size=SCAN_CHUNK)
-            hits = two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(block.labels[j:end])).numpy()
-            wrong = np.flatnonzero(hits < 2)
-            if len(wrong):
-                yield ("found", begin + int(wrong[0]))
-                return
-            yield ("progress", begin + end - j - start, TEST_PAIRS - start)
-        yield ("none", start)
+        yield from scan_test_pairs(model, self.test_block, start)
 
     def scanning(self, running: bool) -> None:
         """Show whether a scan runs: *Next wrong pair* then reads *Cancel scan*."""

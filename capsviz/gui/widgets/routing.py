@@ -28,7 +28,11 @@ from capsviz.gui.widgets.common import (
     sparse_ticks,
 )
 from capsviz.model.analysis import (
+    class_cell,
+    class_grid,
+    class_grid_shape,
     class_maps,
+    class_tile_origin,
     field_side,
     grid_side,
     mean_entropy,
@@ -64,47 +68,6 @@ TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its ma
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
 SMALL_PLOT_HEIGHT = 120  # pixels: title, x axis and a plot area with room for three y tick labels
 PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
-TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells (the title band for the 6 x 6 grid)
-
-
-def title_rows(grid: int = 6) -> int:
-    """Height of a class map's title band in map cells: a third of the map's (at least 2), so
-    the title keeps its height beside the map on any grid (2 for G = 6, 4 for G = 10)."""
-    return max(TITLE_ROWS, -(-grid // 3))
-
-
-def class_grid_shape(grid: int = 6) -> tuple[int, int]:
-    """Shape of the class-map image for a G x G PrimaryCaps grid: two rows of five G x G maps,
-    each under a title band: (17, 34) for G = 6, (29, 54) for G = 10."""
-    return 2 * (title_rows(grid) + grid) + GAP, 5 * grid + 4 * GAP
-
-
-def class_tile_origin(j: int, grid: int = 6) -> tuple[int, int]:
-    """(row, column) in the class-map image of the top-left cell of digit j's G x G map."""
-    band = title_rows(grid)
-    return (j // 5) * (band + grid + GAP) + band, (j % 5) * (grid + GAP)
-
-
-def class_grid(maps: np.ndarray) -> np.ndarray:
-    """(10, G, G) class maps -> one :func:`class_grid_shape` image, NaN (transparent) between them."""
-    g = maps.shape[1]
-    out = np.full(class_grid_shape(g), np.nan, dtype=np.float32)
-    for j in range(10):
-        y0, x0 = class_tile_origin(j, g)
-        out[y0 : y0 + g, x0 : x0 + g] = maps[j]
-    return out
-
-
-def class_cell(row: int, col: int, grid: int = 6) -> tuple[int, int, int] | None:
-    """Inverse of the layout: image cell (row, col) -> (digit j, y, x), or None off the maps."""
-    if row < 0 or col < 0:
-        return None
-    band, y = divmod(row, title_rows(grid) + grid + GAP)
-    tile, x = divmod(col, grid + GAP)
-    y -= title_rows(grid)
-    if band > 1 or tile > 4 or not (0 <= y < grid) or x >= grid:
-        return None
-    return band * 5 + tile, y, x
 
 
 def _image_view(layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, **kw) -> tuple[pg.ViewBox, pg.ImageItem]:
