@@ -159,7 +159,7 @@ def test_the_absent_digit_reconstruction_uses_the_capsule_picked(qtbot, pairs):
         v = torch.from_numpy(traced(pairs.core.model, panel.pair_image)["v"][-1])[None]
         expected = pairs.core.model.decoder(v, torch.tensor([missing]))[0, 0].numpy()
     np.testing.assert_allclose(panel.absent_panel.image, expected, atol=1e-5)
-    assert panel.absent_panel.title.text == f"(*) {missing}: not there"
+    assert panel.absent_panel.title.text == f"(*) {missing} absent"  # a digit that is not in the pair
 
 
 def test_every_pass_and_scan_of_the_pair_mode_runs_off_the_gui_thread(qtbot, window, pair_checkpoint, monkeypatch):

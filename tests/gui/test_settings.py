@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
 
 from tests.gui.events import settle
 
@@ -87,3 +88,21 @@ def test_another_programs_settings_file_is_not_read(qtbot, tmp_path):
     s.sync()
     w = new_window(qtbot, temp_settings(tmp_path))
     assert w.input_panel.brush.value() == 22 and "not a capsviz settings file" in w.settings_notice
+
+
+def test_a_layout_saved_on_another_screen_size_gives_the_default_layout(qtbot, tmp_path):
+    from PySide6.QtCore import QSize
+
+    w = new_window(qtbot, temp_settings(tmp_path))
+    w.docks["lengths"].hide()
+    w.resize(1300, 900)
+    w.close()
+    saved = temp_settings(tmp_path)
+    screen = QApplication.primaryScreen().availableGeometry().size()
+    assert saved.value("window/screen") == screen  # the screen the layout was saved on
+    saved.setValue("window/screen", QSize(screen.width() + 566, screen.height() + 100))  # a larger one
+    saved.sync()
+    again = new_window(qtbot, temp_settings(tmp_path))
+    assert again.docks["lengths"].isVisible()  # the default layout, not the one saved
+    assert (again.width(), again.height()) == (1600, 1000)  # nor the saved geometry
+    assert again.settings_notice == ""

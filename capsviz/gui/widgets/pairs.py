@@ -205,14 +205,14 @@ class PairPanel(QWidget):
 
         side = FIELD
         # short titles: five panels share the middle of the window (about 100 px each); the tooltips say the rest
-        self.composed_panel = ImagePanel("A red, B green", (side, side))
-        self.input_panel = ImagePanel(f"input {side}×{side}", (side, side))
+        self.composed_panel = ImagePanel("A + B", (side, side))
+        self.input_panel = ImagePanel("input", (side, side))
         self.fig5_panel = ImagePanel("decoded", (side, side))
         self.absent_panel = ImagePanel("(*) digit", (side, side))
         self.segment_panel = ImagePanel("segmentation", (side, side))
         for panel, tip in (
             (self.composed_panel, "the two digits, each alone in its shifted 36×36 field: A in red, B in green"),
-            (self.input_panel, "the model's input: the two digits summed and clipped at 1"),
+            (self.input_panel, f"the model's {side}×{side} input: the two digits summed and clipped at 1"),
             (self.fig5_panel, "the reconstructions from the two longest capsules over each other (paper Fig. 5)"),
             (self.absent_panel, "the reconstruction from the capsule picked under (*): a digit that is not there"),
             (
@@ -382,7 +382,7 @@ class PairPanel(QWidget):
         self.absent_panel.set_image(reading.reconstructions[absent])
         labels = reading.labels
         there = absent in labels or (None in labels and absent in reading.top2)
-        self.absent_panel.set_title(f"(*) {absent}" + ("" if there else ": not there"))
+        self.absent_panel.set_title(f"(*) {absent}" + ("" if there else " absent"))
         self.verdict.setText(reading.verdict)
         r = min(max(self.iteration(), 1), inf.iterations) - 1
         if reading.shares is None:
