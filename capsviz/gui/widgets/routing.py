@@ -19,7 +19,10 @@ from PySide6.QtWidgets import (
 
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
+    DIGIT_COLOURS,
     VIRIDIS,
+    SeriesKey,
+    digit_key,
     fit_iterations,
     iteration_slider,
     mosaic_hit,
@@ -241,12 +244,12 @@ class RoutingView(QWidget):
         self.overlay_view.addItem(self.overlay)
 
         self.mass_plot = pg.PlotWidget()
-        self.mass_plot.setTitle("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
+        self.mass_key = SeriesKey(self.mass_plot, lead="digit j:&nbsp;", sep="&nbsp;")
         self.mass_plot.setLabel("bottom", "iteration r")
         self.mass_plot.setToolTip("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
         self.mass_plot.setMouseEnabled(False, False)
         # lines without symbols: ten scatter items cost more to update and paint than the rest of the view
-        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5)) for k in range(10)]
+        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5)) for k in range(10)]
         self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.mass_plot.addItem(self.mass_marker)
         self.mass_points = pg.ScatterPlotItem(size=6, pen=None)  # R = 1: a point per digit, no line to draw
@@ -256,6 +259,11 @@ class RoutingView(QWidget):
         self.mass_names = pg.ScatterPlotItem(size=13, pen=None)
         self._glyphs = [glyph(str(k)) for k in range(10)]
         self.mass_plot.addItem(self.mass_names)
+        # each digit's colour: its line, its point (R = 1) and its name at the line's end
+        self.mass_key.set_entries(
+            digit_key([(curve, self.mass_points, self.mass_names) for curve in self.mass_curves], DIGIT_COLOURS)
+        )
+        self.mass_key.setText("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
         self.entropy_plot = pg.PlotWidget()
         self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
         self.entropy_plot.setLabel("bottom", "iteration r")
@@ -501,7 +509,7 @@ class RoutingView(QWidget):
             curve.setData(rr, self.mass[:, k])
         last = self.mass[-1]
         if inf.iterations == 1:  # every digit receives the same: a point each, one scale around them
-            self.mass_points.setData(x=np.ones(10), y=last, brush=[pg.intColor(k, 10) for k in range(10)])
+            self.mass_points.setData(x=np.ones(10), y=last, brush=[DIGIT_COLOURS[k] for k in range(10)])
             middle = float(last.mean())
             self.mass_plot.setYRange(0.99 * middle, 1.01 * middle, padding=0)
             self.mass_names.setData([], [])
@@ -515,7 +523,7 @@ class RoutingView(QWidget):
                 x=np.full(2, inf.iterations - 0.1),
                 y=last[top] + rise,
                 symbol=[self._glyphs[k] for k in top],
-                brush=[pg.intColor(int(k), 10) for k in top],
+                brush=[DIGIT_COLOURS[int(k)] for k in top],
             )
         self.mass_marker.setValue(r + 1)
         # never above ln 10 but for float32 rounding, which a flat curve's scale would show

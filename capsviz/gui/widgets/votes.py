@@ -8,7 +8,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import VIRIDIS, ImagePanel, fit_iterations, iteration_slider, set_label
+from capsviz.gui.widgets.common import (
+    VIRIDIS,
+    ImagePanel,
+    KeyEntry,
+    SeriesKey,
+    fit_iterations,
+    iteration_slider,
+    set_label,
+)
 from capsviz.model.analysis import (
     capsule_position,
     grid_side,
@@ -64,6 +72,15 @@ class VotePanel(QWidget):
         self.current = pg.ScatterPlotItem(symbol="+", size=18, pen=pg.mkPen(CURRENT, width=2), brush=None)
         self.plot.addItem(self.path)
         self.plot.addItem(self.current)
+        dots = tuple(VIRIDIS.map(t, mode="qcolor") for t in (0.1, 0.5, 1.0))
+        self.key = SeriesKey(
+            self.plot,
+            [
+                KeyEntry("votes û_j|i", (self.scatter,), dots, "dot"),
+                KeyEntry("v_j by iteration", (self.path,), (PATH,), "line+dot"),
+                KeyEntry("v_j at r", (self.current,), (CURRENT,), "cross"),
+            ],
+        )
         self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
         self.plot.addItem(self.box)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
