@@ -395,3 +395,52 @@ def test_stored_scale_indices_stay_valid(qtbot, tmp_path):
         read_settings(QSettings(str(tmp_path / "capsviz.ini"), QSettings.Format.IniFormat)).views["routing/scale"] == 1
     )
     assert SCALES[1] == "scale shared by all iterations"
+
+
+# -- the votes panel's title -------------------------------------------------------------------------
+def drag_in_scene(qtbot, view: pg.GraphicsView, start: QPointF, end: QPointF) -> None:
+    """Drag with the left button from ``start`` to ``end`` (viewport pixels), the moves spaced
+    by pyqtgraph's mouse rate limit (its scene drops a move that comes sooner)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMouseEvent
+
+    gap = int(2 * 1000 / pg.getConfigOption("mouseRateLimit")) + 1
+    target = view.viewport()
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+
+    def send(kind, p, button, buttons):
+        event = QMouseEvent(kind, p, target.mapToGlobal(p), button, buttons, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(target, event)
+
+    send(QEvent.Type.MouseButtonPress, start, left, left)
+    for t in (0.25, 0.6, 1.0):
+        qtbot.wait(gap)
+        send(QEvent.Type.MouseMove, start + (end - start) * t, none, left)
+    send(QEvent.Type.MouseButtonRelease, end, left, none)
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1366, 700)])
+def test_votes_panel_title_is_shown_whole_after_a_rectangle_selection(qtbot, window, size):
+    resize(qtbot, window, size)
+    raise_dock(window, "votes")
+    view = window.votes_view
+    qtbot.waitUntil(lambda: view.panels[0].j is not None, timeout=5000)
+    settle(qtbot, window)
+    panel = view.panels[0]
+    plot = panel.plot
+    vb = plot.getPlotItem().getViewBox()
+    before = panel.box.pos()
+    x0, y0 = before
+    w, h = panel.box.size()
+    inside = plot.mapFromScene(vb.mapViewToScene(QPointF(x0 + 0.3 * w, y0 + 0.3 * h)))
+    drag_in_scene(qtbot, plot, QPointF(inside), QPointF(inside) + QPointF(-40, 25))
+    qtbot.waitUntil(lambda: panel.box.pos() != before, timeout=3000)
+    QApplication.processEvents()
+    chosen = int(view.selected(panel).sum())
+    title = panel.fields.title.item
+    assert 0 < chosen < len(panel.points)
+    assert " ".join(title.toPlainText().split()) == f"{chosen} votes in the rectangle"
+    # every line of it inside the panel, none cut at its edges
+    shown = QRectF(panel.fields.viewport().rect())
+    box = QRectF(panel.fields.mapFromScene(text_box(title)).boundingRect())
+    assert box.width() > 0 and shown.contains(box), (box, shown)

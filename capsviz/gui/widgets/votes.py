@@ -86,8 +86,13 @@ class VotePanel(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
-        self.fields = ImagePanel("the votes in the rectangle")
+        # two lines: the count and where, so the title fits the narrow panel
+        self.fields = ImagePanel("votes<br>in the rectangle")
         self.fields.setMinimumSize(140, 160)
+        self.fields.setToolTip(
+            "The input pixels seen by the primary capsules whose votes lie inside the rectangle, "
+            "each capsule weighted by ‖u_i‖"
+        )
         top = QHBoxLayout()
         top.addWidget(QLabel("capsule"))
         top.addWidget(self.digit)
@@ -311,4 +316,4 @@ class VotesView(QWidget):
         glow = spread / spread.max() if spread.max() > 0 else spread
         rgb = np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)
         panel.fields.set_image(rgb)
-        panel.fields.set_title(f"{int(panel.selected.sum())} votes in the rectangle")
+        panel.fields.set_title(f"{int(panel.selected.sum())} votes<br>in the rectangle")
