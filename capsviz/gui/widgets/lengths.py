@@ -82,6 +82,7 @@ class LengthsView(QWidget):
         self.iter_key.setText("length ‖v_j‖ per routing iteration", size="9pt")
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
+        self.primary.ci.setContentsMargins(2, 2, 2, 2)  # in a low dock the maps get the height
         # two lines, so the title and the hover readout fit a narrow dock
         self.primary_title = self.primary.addLabel(self._primary_caption(6), row=0, col=0, size="8pt")
         self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
@@ -98,9 +99,9 @@ class LengthsView(QWidget):
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.bars_plot, 3)
-        layout.addWidget(self.iter_plot, 2)
-        layout.addWidget(self.primary, 2)
+        layout.addWidget(self.bars_plot, 4)
+        layout.addWidget(self.iter_plot, 3)
+        layout.addWidget(self.primary, 4)
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
         self._curve_iterations = 0

@@ -65,7 +65,11 @@ DEPARTURE = SCALES.index("departure from uniform")
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
 TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
-SMALL_PLOT_HEIGHT = 120  # pixels: title, x axis and a plot area with room for three y tick labels
+SMALL_PLOT_HEIGHT = 110  # pixels: title, x axis and a plot area with room for two y tick labels
+# the mosaic's least height in pixels per capsule: its 4 rows of G x G tiles stay readable
+# beside the curves in a dock a 700-pixel-high window leaves (a tile 20 pixels high for G = 6)
+MOSAIC_CELL = 3.3
+SPACING = 3  # pixels between the panels
 PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
 TITLE_ROWS, GAP = 2, 1  # class-map layout, in map cells (the title band for the 6 x 6 grid)
 
@@ -218,7 +222,11 @@ class RoutingView(QWidget):
 
         self.detail = pg.GraphicsLayoutWidget()
         self.detail.setBackground("k")
+        # narrow margins: in a low dock the mosaic gets the height
+        self.detail.ci.setContentsMargins(4, 2, 4, 2)
+        self.detail.ci.layout.setVerticalSpacing(1)
         self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
+        self.mosaic_title.item.document().setDocumentMargin(1)
         self.detail.setToolTip(
             "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
             "capsule type, 4 rows of 8 types (type 0 top left)"
@@ -266,6 +274,7 @@ class RoutingView(QWidget):
         self.mass_key.setText("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
         self.entropy_plot = pg.PlotWidget()
         self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
+        SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
         self.entropy_plot.setLabel("bottom", "iteration r")
         self.entropy_plot.setToolTip(
             "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
@@ -298,12 +307,15 @@ class RoutingView(QWidget):
         self.readout = QLabel("hover over a map to read its values")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid = QGridLayout()
+        grid.setSpacing(SPACING)
         # beside the class maps (under them in a narrow dock): the selected digit's mosaic
         # and overlay, under them the curves
         selected = QHBoxLayout()
+        selected.setSpacing(SPACING)
         selected.addWidget(self.detail, 3)
         selected.addWidget(self.overlay_panel, 1)
         plots = QHBoxLayout()
+        plots.setSpacing(SPACING)
         plots.addWidget(self.mass_plot, 1)
         plots.addWidget(self.entropy_plot, 1)
         if two_rows:
@@ -313,6 +325,8 @@ class RoutingView(QWidget):
             for row, stretch in enumerate((5, 4, 4)):
                 grid.setRowStretch(row, stretch)
         else:
+            # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
+            self.detail.setMinimumHeight(self.mosaic_min_height(6))
             grid.addWidget(self.graphics, 0, 0, 2, 1)
             grid.addLayout(selected, 0, 1)
             grid.addLayout(plots, 1, 1)
@@ -320,6 +334,7 @@ class RoutingView(QWidget):
             grid.setColumnStretch(1, 6)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(SPACING)
         layout.addLayout(controls)
         layout.addLayout(grid, 1)
         layout.addWidget(self.readout)
@@ -339,6 +354,12 @@ class RoutingView(QWidget):
         self.graphics.scene().sigMouseMoved.connect(self._hover_maps)
         self.detail.scene().sigMouseMoved.connect(self._hover_mosaic)
         self.graphics.scene().sigMouseClicked.connect(self._click_maps)
+
+    def mosaic_min_height(self, grid: int) -> int:
+        """Least height of the mosaic's panel: its title and MOSAIC_CELL pixels per capsule row."""
+        _, top, _, bottom = self.detail.ci.layout.getContentsMargins()
+        title = self.mosaic_title.itemRect().height() + self.detail.ci.layout.verticalSpacing()
+        return int(np.ceil(top + title + MOSAIC_CELL * mosaic_shape(grid)[0] + bottom))
 
     # -- data -------------------------------------------------------------------------
     def figures(self) -> dict[str, QWidget]:

@@ -46,16 +46,18 @@ class TransformView(QWidget):
         super().__init__(parent)
         self.setToolTip(INFO)
         self.sliders: dict[str, QLabeledDoubleSlider] = {}
-        grid = QGridLayout()
-        for row, (name, label, low, high, unit) in enumerate(PARAMETERS):
+        grid = QGridLayout()  # two sliders a row (rotate and scale, move x and y, shear and stroke)
+        grid.setHorizontalSpacing(10)
+        for k, (name, label, low, high, unit) in enumerate(PARAMETERS):
+            row, col = k // 2, 2 * (k % 2)
             slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
             slider.setRange(low, high)
             slider.setDecimals(2 if name in ("scale", "thickness") else 1)
             slider.setSingleStep(0.01 if name in ("scale", "thickness") else 0.5)
             slider.setValue(1.0 if name == "scale" else 0.0)
             slider.valueChanged.connect(self._emit)
-            grid.addWidget(QLabel(f"{label}{' (' + unit.strip() + ')' if unit.strip() else ''}"), row, 0)
-            grid.addWidget(slider, row, 1)
+            grid.addWidget(QLabel(f"{label}{' (' + unit.strip() + ')' if unit.strip() else ''}"), row, col)
+            grid.addWidget(slider, row, col + 1)
             self.sliders[name] = slider
         self.reset_button = QPushButton("Reset")
         self.reset_button.clicked.connect(self.reset)
