@@ -1,5 +1,6 @@
 """What the window shows, measured on the real widgets: text inside its plots and docks,
-tick labels apart, controls on screen at 1600 x 1000 (the default) and 1366 x 768."""
+tick labels apart, controls on screen at 1600 x 1000 (the default), 1366 x 768 and
+1366 x 700 (a 768-pixel screen less a title bar and a panel: the window's least height)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
 from capsviz.model.analysis import class_maps
 from tests.gui.events import settle
 
-SIZES = [(1600, 1000), (1366, 768)]
+SIZES = [(1600, 1000), (1366, 768), (1366, 700)]
 
 
 def resize(qtbot, window, size) -> None:
@@ -176,9 +177,11 @@ def test_overlay_title_keeps_clear_of_the_docks_edge_and_its_neighbour(qtbot, wi
 def test_no_plot_text_is_cut_off(window, qtbot, size):
     resize(qtbot, window, size)
     small_browser_data(window)
-    for tabs in (("pose", "training"), ("transforms", "browser")):
+    for tabs in (("pose", "training"), ("votes", "robustness"), ("transforms", "browser")):
         for name in tabs:
             raise_dock(window, name)
+        if "votes" in tabs:
+            qtbot.waitUntil(lambda: window.votes_view.panels[0].j is not None, timeout=5000)
         if "browser" in tabs:
             qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=60000)
         settle(qtbot, window)
@@ -255,6 +258,31 @@ def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
             assert field.visibleRegion().boundingRect() == field.rect(), type(field).__name__
         qtbot.keyClick(focus, Qt.Key.Key_Tab)
     assert seen == list(panel._inputs)
+
+
+def test_the_window_fits_1366_by_700_with_nothing_cut_and_the_mosaic_readable(qtbot, window):
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1366 and hint.height() <= 700, hint
+    resize(qtbot, window, (1366, 700))
+    assert (window.width(), window.height()) == (1366, 700)
+    for name, dock in window.docks.items():
+        if window.dock_shown(name):
+            assert window.rect().contains(rect_in(dock, window)), name
+    assert controls_cut_off(window) == []
+    panel = window.input_panel
+    assert rect_in(panel.canvas, panel).bottom() < rect_in(panel.clear_button, panel).top()
+    # the routing mosaic: 3 pixels or more on screen for each capsule, so its 32 tiles can be read
+    view = window.routing_view
+    mosaic = view.mosaic
+    rows, cols = mosaic.image.shape
+    on_screen = view.detail.mapFromScene(mosaic.sceneBoundingRect()).boundingRect()
+    assert on_screen.height() / rows >= 3 and on_screen.width() / cols >= 3, on_screen
+    assert QRectF(view.detail.viewport().rect()).contains(QRectF(on_screen).adjusted(1, 1, -1, -1))
+    small_browser_data(window)
+    for tabs in (("votes", "robustness"), ("transforms", "browser")):
+        for name in tabs:
+            raise_dock(window, name)
+        assert controls_cut_off(window) == []
 
 
 # -- d. the progress bar ----------------------------------------------------------------------------------
@@ -395,3 +423,52 @@ def test_stored_scale_indices_stay_valid(qtbot, tmp_path):
         read_settings(QSettings(str(tmp_path / "capsviz.ini"), QSettings.Format.IniFormat)).views["routing/scale"] == 1
     )
     assert SCALES[1] == "scale shared by all iterations"
+
+
+# -- the votes panel's title -------------------------------------------------------------------------
+def drag_in_scene(qtbot, view: pg.GraphicsView, start: QPointF, end: QPointF) -> None:
+    """Drag with the left button from ``start`` to ``end`` (viewport pixels), the moves spaced
+    by pyqtgraph's mouse rate limit (its scene drops a move that comes sooner)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMouseEvent
+
+    gap = int(2 * 1000 / pg.getConfigOption("mouseRateLimit")) + 1
+    target = view.viewport()
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+
+    def send(kind, p, button, buttons):
+        event = QMouseEvent(kind, p, target.mapToGlobal(p), button, buttons, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(target, event)
+
+    send(QEvent.Type.MouseButtonPress, start, left, left)
+    for t in (0.25, 0.6, 1.0):
+        qtbot.wait(gap)
+        send(QEvent.Type.MouseMove, start + (end - start) * t, none, left)
+    send(QEvent.Type.MouseButtonRelease, end, left, none)
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1366, 700)])
+def test_votes_panel_title_is_shown_whole_after_a_rectangle_selection(qtbot, window, size):
+    resize(qtbot, window, size)
+    raise_dock(window, "votes")
+    view = window.votes_view
+    qtbot.waitUntil(lambda: view.panels[0].j is not None, timeout=5000)
+    settle(qtbot, window)
+    panel = view.panels[0]
+    plot = panel.plot
+    vb = plot.getPlotItem().getViewBox()
+    before = panel.box.pos()
+    x0, y0 = before
+    w, h = panel.box.size()
+    inside = plot.mapFromScene(vb.mapViewToScene(QPointF(x0 + 0.3 * w, y0 + 0.3 * h)))
+    drag_in_scene(qtbot, plot, QPointF(inside), QPointF(inside) + QPointF(-40, 25))
+    qtbot.waitUntil(lambda: panel.box.pos() != before, timeout=3000)
+    QApplication.processEvents()
+    chosen = int(view.selected(panel).sum())
+    title = panel.fields.title.item
+    assert 0 < chosen < len(panel.points)
+    assert " ".join(title.toPlainText().split()) == f"{chosen} votes in the rectangle"
+    # every line of it inside the panel, none cut at its edges
+    shown = QRectF(panel.fields.viewport().rect())
+    box = QRectF(panel.fields.mapFromScene(text_box(title)).boundingRect())
+    assert box.width() > 0 and shown.contains(box), (box, shown)

@@ -220,21 +220,28 @@ class InputPanel(QWidget):
         top.addWidget(self.canvas)
         top.addLayout(side)
         top.addStretch(1)
-        hint = QLabel(
-            "Draw a digit with the mouse: it is classified while you draw. The small image is the exact "
-            "28×28 input the network sees (cropped to the ink, fitted into 20×20 and centred by its centre "
-            "of mass, as MNIST was made). The prediction is the digit capsule with the longest vector; its "
-            "length is in brackets."
+        # one line under the buttons: where the input came from, or, for a drawing, what to do
+        self.hint = QLabel("Draw a digit with the mouse: it is classified while you draw.")
+        self.hint.setStyleSheet("color: #505050;")
+        self.hint.setToolTip(self.canvas.toolTip())
+        self.preview.setToolTip(
+            "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
+            "its centre of mass, as MNIST was made"
         )
-        hint.setWordWrap(True)
-        hint.setStyleSheet("color: #505050;")
+        self.prediction.setToolTip("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
+        line = QHBoxLayout()
+        line.addWidget(self.source)
+        line.addWidget(self.hint)
+        line.addStretch(1)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(9, 4, 9, 4)
+        layout.setSpacing(5)
         layout.addLayout(top)
         layout.addLayout(tools)
         layout.addLayout(sources)
-        layout.addWidget(self.source)
-        layout.addWidget(hint)
+        layout.addLayout(line)
         layout.addStretch(1)
+        self._show_source("")
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
         self.inference = None  # what the part draws
@@ -248,9 +255,9 @@ class InputPanel(QWidget):
 
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central
-        widget by this hint alone, and the plain hint assumes the wrapped text under the canvas
-        gets a wider line than it has there: squeezed to that, the canvas would cover the
-        buttons under it."""
+        widget by this hint alone, and the plain hint assumes the wrapped prediction text gets
+        a wider line than it has there: squeezed to that, the canvas would cover the buttons
+        under it."""
         hint = super().minimumSizeHint()
         return QSize(hint.width(), max(hint.height(), self.heightForWidth(hint.width())))
 
@@ -264,12 +271,18 @@ class InputPanel(QWidget):
         preprocessing the canvas."""
         self.canvas.set_ink(image if ink is None else ink, emit=False)
         self.current = np.asarray(image, dtype=np.float32)
-        self.source.setText(source)
+        self._show_source(source)
         self.preview.set_image(self.current)
         self.inputChanged.emit(self.current)
 
+    def _show_source(self, source: str) -> None:
+        """Say where the input came from; with no source (a drawing), the hint in its place."""
+        self.source.setText(source)
+        self.source.setVisible(bool(source))
+        self.hint.setVisible(not source)
+
     def _on_ink(self) -> None:
-        self.source.setText("")
+        self._show_source("")
         self.current = preprocess_ink(self.canvas.ink())
         self.preview.set_image(self.current)
         if self.current is None:

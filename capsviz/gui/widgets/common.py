@@ -1,8 +1,10 @@
-"""Shared pieces of the views: a titled image panel and colour maps."""
+"""Shared pieces of the views: a titled image panel, colour maps and the key under a plot's title."""
 
 from __future__ import annotations
 
+import html
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,6 +15,9 @@ from PySide6.QtWidgets import QSlider
 from capsviz.model.analysis import mosaic_capsule
 
 VIRIDIS = pg.colormap.get("viridis")
+# one colour per digit j, for the plots with a line per digit; not fully saturated, so that
+# the blues stand out from the black background as well as the other hues
+DIGIT_COLOURS = [pg.intColor(k, 10, sat=170) for k in range(10)]
 
 
 def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6) -> tuple[int, int, int] | None:
@@ -179,3 +184,93 @@ def set_y_extent(
         plot.setYRange(lo, hi, padding=0.02)
         plot._capsviz_y_extent = shown
     return shown
+
+
+# what a key draws before a series' name, in the series' colour
+SAMPLES = {
+    "bar": "■",
+    "line": "━━",
+    "dash": "╍╍",
+    "dot": "●",
+    "cross": "✚",
+    "line+dot": "━●━",
+}
+KEY_SIZE = "8pt"
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """One series of a plot named in its :class:`SeriesKey`: ``name`` after a sample (a
+    :data:`SAMPLES` kind, or "text" for the name alone in the colour) in each of ``colours``;
+    ``items`` are the plot's data items the entry names."""
+
+    name: str
+    items: tuple
+    colours: tuple
+    sample: str = "line"
+
+    def html(self) -> str:
+        def colour(c) -> str:
+            return pg.mkColor(c).name()
+
+        if self.sample == "text":
+            return f"<span style='color: {colour(self.colours[0])};'>{html.escape(self.name)}</span>"
+        marks = "".join(f"<span style='color: {colour(c)};'>{SAMPLES[self.sample]}</span>" for c in self.colours)
+        return f"{marks}&nbsp;{html.escape(self.name)}"
+
+
+class SeriesKey(pg.LabelItem):
+    """A plot's title with a key under it: one line naming each series beside a sample in
+    its colour (:class:`KeyEntry`). It takes the place of the plot's title label, so the
+    plot's ``setTitle`` sets the first line; the title row takes the height of both lines.
+    ``lead`` starts the key's line ("digit j:"); ``sep`` goes between the entries."""
+
+    def __init__(
+        self, plot: pg.PlotWidget | pg.PlotItem, entries=(), lead: str = "", sep: str = "&nbsp;&nbsp;&nbsp;"
+    ) -> None:
+        self.entries: list[KeyEntry] = list(entries)
+        self.lead, self.sep = lead, sep
+        item = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
+        old = item.titleLabel
+        super().__init__("", parent=item, **old.opts)
+        self.item.document().setDocumentMargin(1)  # two lines in about the room of one title with margins
+        item.layout.removeItem(old)
+        old.setParentItem(None)
+        if old.scene() is not None:
+            old.scene().removeItem(old)
+        item.layout.addItem(self, 0, 1)
+        item.titleLabel = self
+        self.plot_item = item
+        self.setText(old.text)  # the plot's title so far
+
+    def setText(self, text, **args) -> None:
+        self.title = text
+        entries = getattr(self, "entries", [])
+        line = getattr(self, "sep", "").join(e.html() for e in entries)
+        if line:
+            line = f"<span style='font-size: {KEY_SIZE};'>{self.lead}{line}</span>"
+        full = "<br>".join(t for t in (text, line) if t)
+        super().setText(full, **args)
+        plot = getattr(self, "plot_item", None)
+        if plot is not None:  # the row holds both lines (PlotItem.setTitle fixes it at 30 px)
+            height = math.ceil(self.itemRect().height()) if full else 0
+            self.setVisible(bool(full))
+            self.setMaximumHeight(height)
+            plot.layout.setRowFixedHeight(0, height)
+
+    def set_entries(self, entries) -> None:
+        """Name these :class:`KeyEntry` series (none: the title alone)."""
+        entries = list(entries)
+        if entries != self.entries:
+            self.entries = entries
+            self.setText(self.title)
+
+    def named(self) -> list:
+        """The data items the key names."""
+        return [item for entry in self.entries for item in entry.items]
+
+
+def digit_key(series, colours) -> list[KeyEntry]:
+    """Entries naming the series of each digit j = 0..9 by the digit itself, in its colour:
+    ``series[j]``, a tuple of the items drawn for digit j."""
+    return [KeyEntry(str(k), tuple(items), (colour,), "text") for k, (items, colour) in enumerate(zip(series, colours))]

@@ -7,7 +7,17 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import VIRIDIS, capsule_bars, mosaic_hit, settle, sparse_ticks
+from capsviz.gui.widgets.common import (
+    DIGIT_COLOURS,
+    VIRIDIS,
+    KeyEntry,
+    SeriesKey,
+    capsule_bars,
+    digit_key,
+    mosaic_hit,
+    settle,
+    sparse_ticks,
+)
 from capsviz.model.analysis import grid_side, mosaic_shape, type_mosaic
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -42,6 +52,9 @@ class LengthsView(QWidget):
         self.cnn_bars = pg.BarGraphItem(x=np.arange(10) + 0.2, height=np.zeros(10), width=0.38, brushes=[CNN_BAR] * 10)
         self.cnn_bars.setVisible(False)
         self.bars_plot.addItem(self.cnn_bars)
+        # with the CNN's bars beside them, a key under the title names the two
+        self.bars_key = SeriesKey(self.bars_plot)
+        self.bars_key.setText("capsule lengths ‖v_j‖")
         self.baseline: np.ndarray | None = None  # the CNN's probabilities shown (10,), or None
         # the labels end at the right edge, inside the band between the lines (m⁺ under its
         # line, m⁻ over it), so they are never clipped by the plot's edge
@@ -57,16 +70,19 @@ class LengthsView(QWidget):
         # labelled ticks far enough apart for the plot's small height (0, 0.5, 1 there)
         self.iter_plot = pg.PlotWidget()
         sparse_ticks(self.iter_plot.getAxis("left"))
-        self.iter_plot.setTitle("length per routing iteration", size="9pt")
+        self.iter_key = SeriesKey(self.iter_plot, lead="digit j:&nbsp;", sep="&nbsp;")
         self.iter_plot.setYRange(0, 1, padding=0.02)
         self.iter_plot.setMouseEnabled(False, False)
         self.iter_plot.setLabel("bottom", "iteration r")
         self.iter_curves = [
-            self.iter_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5), name=str(k))  # no symbols: cheaper
+            self.iter_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5), name=str(k))  # no symbols: cheaper
             for k in range(10)
         ]
+        self.iter_key.set_entries(digit_key([(c,) for c in self.iter_curves], DIGIT_COLOURS))
+        self.iter_key.setText("length ‖v_j‖ per routing iteration", size="9pt")
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
+        self.primary.ci.setContentsMargins(2, 2, 2, 2)  # in a low dock the maps get the height
         # two lines, so the title and the hover readout fit a narrow dock
         self.primary_title = self.primary.addLabel(self._primary_caption(6), row=0, col=0, size="8pt")
         self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
@@ -83,9 +99,9 @@ class LengthsView(QWidget):
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.bars_plot, 3)
-        layout.addWidget(self.iter_plot, 2)
-        layout.addWidget(self.primary, 2)
+        layout.addWidget(self.bars_plot, 4)
+        layout.addWidget(self.iter_plot, 3)
+        layout.addWidget(self.primary, 4)
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
         self._curve_iterations = 0
@@ -116,7 +132,15 @@ class LengthsView(QWidget):
         if shown != (self.baseline is not None):
             self.cnn_bars.setVisible(shown)
             self.bars.setOpts(x=np.arange(10) - (0.2 if shown else 0.0), width=0.38 if shown else 0.7)
-            self.bars_plot.setTitle("lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
+            self.bars_key.set_entries(
+                [
+                    KeyEntry("capsule ‖v_j‖", (self.bars,), (BAR, PREDICTED), "bar"),
+                    KeyEntry("CNN p(j)", (self.cnn_bars,), (CNN_BAR, CNN_PREDICTED), "bar"),
+                ]
+                if shown
+                else []
+            )
+            self.bars_key.setText("lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:
             picked = self._answers(self.baseline)

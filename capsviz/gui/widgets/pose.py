@@ -158,7 +158,7 @@ class PoseView(QWidget):
         self.recon_panel = ImagePanel("reconstruction")
         self.diff_panel = ImagePanel("reconstruction − input", levels=(-1.0, 1.0), colormap=DIVERGING)
         for p in (self.input_panel, self.recon_panel, self.diff_panel):
-            p.setMinimumSize(110, 130)
+            p.setMinimumSize(110, 120)
         self.status = QLabel("")
         top = QVBoxLayout() if two_rows else QHBoxLayout()
         rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [top, top]

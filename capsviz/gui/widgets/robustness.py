@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import sparse_ticks
+from capsviz.gui.widgets.common import KeyEntry, SeriesKey, sparse_ticks
 from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
 INFO = (
@@ -92,6 +92,22 @@ class RobustnessView(QWidget):
                     symbol="s",
                     symbolSize=5,
                     symbolBrush=CNN_LINE,
+                )
+            # under each title: which line (bar) is the CapsNet's, which the CNN's
+            key = SeriesKey(plot, sep="&nbsp;&nbsp;")
+            if kind == "affine":
+                key.set_entries(
+                    [
+                        KeyEntry("CapsNet", (self.affine_bar,), (LINE,), "bar"),
+                        KeyEntry("CNN", (self.cnn_affine_bar,), (CNN_LINE,), "bar"),
+                    ]
+                )
+            else:
+                key.set_entries(
+                    [
+                        KeyEntry("CapsNet", (self.curves[kind],), (LINE,), "line"),
+                        KeyEntry("CNN", (self.cnn_curves[kind],), (CNN_LINE,), "dash"),
+                    ]
                 )
             self.plots[kind] = plot
             grid.addWidget(plot, k // 3, k % 3)

@@ -19,7 +19,10 @@ from PySide6.QtWidgets import (
 
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
+    DIGIT_COLOURS,
     VIRIDIS,
+    SeriesKey,
+    digit_key,
     fit_iterations,
     iteration_slider,
     mosaic_hit,
@@ -66,7 +69,11 @@ DEPARTURE = SCALES.index("departure from uniform")
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
 TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
-SMALL_PLOT_HEIGHT = 120  # pixels: title, x axis and a plot area with room for three y tick labels
+SMALL_PLOT_HEIGHT = 110  # pixels: title, x axis and a plot area with room for two y tick labels
+# the mosaic's least height in pixels per capsule: its 4 rows of G x G tiles stay readable
+# beside the curves in a dock a 700-pixel-high window leaves (a tile 20 pixels high for G = 6)
+MOSAIC_CELL = 3.3
+SPACING = 3  # pixels between the panels
 PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
 
 
@@ -178,7 +185,11 @@ class RoutingView(QWidget):
 
         self.detail = pg.GraphicsLayoutWidget()
         self.detail.setBackground("k")
+        # narrow margins: in a low dock the mosaic gets the height
+        self.detail.ci.setContentsMargins(4, 2, 4, 2)
+        self.detail.ci.layout.setVerticalSpacing(1)
         self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
+        self.mosaic_title.item.document().setDocumentMargin(1)
         self.detail.setToolTip(
             "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
             "capsule type, 4 rows of 8 types (type 0 top left)"
@@ -204,12 +215,12 @@ class RoutingView(QWidget):
         self.overlay_view.addItem(self.overlay)
 
         self.mass_plot = pg.PlotWidget()
-        self.mass_plot.setTitle("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
+        self.mass_key = SeriesKey(self.mass_plot, lead="digit j:&nbsp;", sep="&nbsp;")
         self.mass_plot.setLabel("bottom", "iteration r")
         self.mass_plot.setToolTip("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
         self.mass_plot.setMouseEnabled(False, False)
         # lines without symbols: ten scatter items cost more to update and paint than the rest of the view
-        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(pg.intColor(k, 10), width=1.5)) for k in range(10)]
+        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5)) for k in range(10)]
         self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.mass_plot.addItem(self.mass_marker)
         self.mass_points = pg.ScatterPlotItem(size=6, pen=None)  # R = 1: a point per digit, no line to draw
@@ -219,8 +230,14 @@ class RoutingView(QWidget):
         self.mass_names = pg.ScatterPlotItem(size=13, pen=None)
         self._glyphs = [glyph(str(k)) for k in range(10)]
         self.mass_plot.addItem(self.mass_names)
+        # each digit's colour: its line, its point (R = 1) and its name at the line's end
+        self.mass_key.set_entries(
+            digit_key([(curve, self.mass_points, self.mass_names) for curve in self.mass_curves], DIGIT_COLOURS)
+        )
+        self.mass_key.setText("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
         self.entropy_plot = pg.PlotWidget()
         self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
+        SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
         self.entropy_plot.setLabel("bottom", "iteration r")
         self.entropy_plot.setToolTip(
             "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
@@ -253,12 +270,15 @@ class RoutingView(QWidget):
         self.readout = QLabel("hover over a map to read its values")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid = QGridLayout()
+        grid.setSpacing(SPACING)
         # beside the class maps (under them in a narrow dock): the selected digit's mosaic
         # and overlay, under them the curves
         selected = QHBoxLayout()
+        selected.setSpacing(SPACING)
         selected.addWidget(self.detail, 3)
         selected.addWidget(self.overlay_panel, 1)
         plots = QHBoxLayout()
+        plots.setSpacing(SPACING)
         plots.addWidget(self.mass_plot, 1)
         plots.addWidget(self.entropy_plot, 1)
         if two_rows:
@@ -268,6 +288,8 @@ class RoutingView(QWidget):
             for row, stretch in enumerate((5, 4, 4)):
                 grid.setRowStretch(row, stretch)
         else:
+            # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
+            self.detail.setMinimumHeight(self.mosaic_min_height(6))
             grid.addWidget(self.graphics, 0, 0, 2, 1)
             grid.addLayout(selected, 0, 1)
             grid.addLayout(plots, 1, 1)
@@ -275,6 +297,7 @@ class RoutingView(QWidget):
             grid.setColumnStretch(1, 6)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(SPACING)
         layout.addLayout(controls)
         layout.addLayout(grid, 1)
         layout.addWidget(self.readout)
@@ -294,6 +317,12 @@ class RoutingView(QWidget):
         self.graphics.scene().sigMouseMoved.connect(self._hover_maps)
         self.detail.scene().sigMouseMoved.connect(self._hover_mosaic)
         self.graphics.scene().sigMouseClicked.connect(self._click_maps)
+
+    def mosaic_min_height(self, grid: int) -> int:
+        """Least height of the mosaic's panel: its title and MOSAIC_CELL pixels per capsule row."""
+        _, top, _, bottom = self.detail.ci.layout.getContentsMargins()
+        title = self.mosaic_title.itemRect().height() + self.detail.ci.layout.verticalSpacing()
+        return int(np.ceil(top + title + MOSAIC_CELL * mosaic_shape(grid)[0] + bottom))
 
     # -- data -------------------------------------------------------------------------
     def figures(self) -> dict[str, QWidget]:
@@ -464,7 +493,7 @@ class RoutingView(QWidget):
             curve.setData(rr, self.mass[:, k])
         last = self.mass[-1]
         if inf.iterations == 1:  # every digit receives the same: a point each, one scale around them
-            self.mass_points.setData(x=np.ones(10), y=last, brush=[pg.intColor(k, 10) for k in range(10)])
+            self.mass_points.setData(x=np.ones(10), y=last, brush=[DIGIT_COLOURS[k] for k in range(10)])
             middle = float(last.mean())
             self.mass_plot.setYRange(0.99 * middle, 1.01 * middle, padding=0)
             self.mass_names.setData([], [])
@@ -478,7 +507,7 @@ class RoutingView(QWidget):
                 x=np.full(2, inf.iterations - 0.1),
                 y=last[top] + rise,
                 symbol=[self._glyphs[k] for k in top],
-                brush=[pg.intColor(int(k), 10) for k in top],
+                brush=[DIGIT_COLOURS[int(k)] for k in top],
             )
         self.mass_marker.setValue(r + 1)
         # never above ln 10 but for float32 rounding, which a flat curve's scale would show

@@ -11,7 +11,7 @@ from superqt import QLabeledDoubleSlider
 
 from capsviz.data.transforms import PARAMETERS, InputTransform
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import set_y_extent, settle
+from capsviz.gui.widgets.common import KeyEntry, SeriesKey, set_y_extent, settle
 
 INFO = (
     "Transform the input and watch the capsules respond. Capsules aim at equivariance: "
@@ -50,16 +50,18 @@ class TransformView(QWidget):
         super().__init__(parent)
         self.setToolTip(INFO)
         self.sliders: dict[str, QLabeledDoubleSlider] = {}
-        grid = QGridLayout()
-        for row, (name, label, low, high, unit) in enumerate(PARAMETERS):
+        grid = QGridLayout()  # two sliders a row (rotate and scale, move x and y, shear and stroke)
+        grid.setHorizontalSpacing(10)
+        for k, (name, label, low, high, unit) in enumerate(PARAMETERS):
+            row, col = k // 2, 2 * (k % 2)
             slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
             slider.setRange(low, high)
             slider.setDecimals(2 if name in ("scale", "thickness") else 1)
             slider.setSingleStep(0.01 if name in ("scale", "thickness") else 0.5)
             slider.setValue(1.0 if name == "scale" else 0.0)
             slider.valueChanged.connect(self._emit)
-            grid.addWidget(QLabel(f"{label}{' (' + unit.strip() + ')' if unit.strip() else ''}"), row, 0)
-            grid.addWidget(slider, row, 1)
+            grid.addWidget(QLabel(f"{label}{' (' + unit.strip() + ')' if unit.strip() else ''}"), row, col)
+            grid.addWidget(slider, row, col + 1)
             self.sliders[name] = slider
         self.reset_button = QPushButton("Reset")
         self.reset_button.clicked.connect(self.reset)
@@ -78,13 +80,14 @@ class TransformView(QWidget):
 
         self.plot = pg.PlotWidget(title="pose of the capsule along the sweep")
         self.plot.setMouseEnabled(False, False)
-        self.plot.setLabel("left", "v_j dimension / length")
+        self.plot.setLabel("left", "pose, length")  # the key under the title names the lines
         # a fixed width: tick labels of another width would lay the plot out and paint it
         # again on each sweep
         self.plot.getAxis("left").setWidth(AXIS_WIDTH)
         self.pose_curves = [self.plot.plot(pen=pg.mkPen(pg.intColor(d, 16, alpha=200), width=1)) for d in range(16)]
         self.length_curve = self.plot.plot(pen=pg.mkPen("w", width=3))
         self.cnn_curve = self.plot.plot(pen=pg.mkPen(CNN_PEN, width=3, style=Qt.PenStyle.DashLine))
+        self.key = SeriesKey(self.plot)  # under the title: the pose dimensions, the length, the CNN
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.marker)
         self.summary = QLabel("")
@@ -169,6 +172,16 @@ class TransformView(QWidget):
         if self._pending is not None:
             self.set_sweep(*self._pending)
 
+    def key_entries(self, digit: int, cnn: bool) -> list[KeyEntry]:
+        """What the plot's key names for capsule ``digit``: its 16 pose dimensions, its length,
+        and with ``cnn`` the CNN's probability of the digit."""
+        colours = tuple(pg.intColor(d, 16) for d in (0, 5, 10))  # a few of the 16 lines' colours
+        dims = KeyEntry(f"the 16 dimensions of v_{digit}", tuple(self.pose_curves), colours, "line")
+        entries = [dims, KeyEntry(f"length ‖v_{digit}‖", (self.length_curve,), ("w",), "line")]
+        if cnn:
+            entries.append(KeyEntry(f"CNN p({digit})", (self.cnn_curve,), (CNN_PEN,), "dash"))
+        return entries
+
     def set_sweep(
         self,
         values: np.ndarray | None,
@@ -201,11 +214,12 @@ class TransformView(QWidget):
             Y_STEP,
             limits=(-1.0, 1.0),
         )
+        self.key.set_entries(self.key_entries(digit, cnn is not None))
         titles = (label, f"capsule {digit} along '{label}'")
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
             self._titles = titles
             self.plot.setLabel("bottom", label)
-            self.plot.setTitle(titles[1])
+            self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
         swing = poses.max(0) - poses.min(0)

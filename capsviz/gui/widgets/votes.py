@@ -8,7 +8,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import VIRIDIS, ImagePanel, fit_iterations, iteration_slider, set_label
+from capsviz.gui.widgets.common import (
+    VIRIDIS,
+    ImagePanel,
+    KeyEntry,
+    SeriesKey,
+    fit_iterations,
+    iteration_slider,
+    set_label,
+)
 from capsviz.model.analysis import (
     capsule_position,
     grid_side,
@@ -64,13 +72,27 @@ class VotePanel(QWidget):
         self.current = pg.ScatterPlotItem(symbol="+", size=18, pen=pg.mkPen(CURRENT, width=2), brush=None)
         self.plot.addItem(self.path)
         self.plot.addItem(self.current)
+        dots = tuple(VIRIDIS.map(t, mode="qcolor") for t in (0.1, 0.5, 1.0))
+        self.key = SeriesKey(
+            self.plot,
+            [
+                KeyEntry("votes û_j|i", (self.scatter,), dots, "dot"),
+                KeyEntry("v_j by iteration", (self.path,), (PATH,), "line+dot"),
+                KeyEntry("v_j at r", (self.current,), (CURRENT,), "cross"),
+            ],
+        )
         self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
         self.plot.addItem(self.box)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
-        self.fields = ImagePanel("the votes in the rectangle")
+        # two lines: the count and where, so the title fits the narrow panel
+        self.fields = ImagePanel("votes<br>in the rectangle")
         self.fields.setMinimumSize(140, 160)
+        self.fields.setToolTip(
+            "The input pixels seen by the primary capsules whose votes lie inside the rectangle, "
+            "each capsule weighted by ‖u_i‖"
+        )
         top = QHBoxLayout()
         top.addWidget(QLabel("capsule"))
         top.addWidget(self.digit)
@@ -314,4 +336,4 @@ class VotesView(QWidget):
         glow = spread / spread.max() if spread.max() > 0 else spread
         rgb = np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)
         panel.fields.set_image(rgb)
-        panel.fields.set_title(f"{int(panel.selected.sum())} votes in the rectangle")
+        panel.fields.set_title(f"{int(panel.selected.sum())} votes<br>in the rectangle")
