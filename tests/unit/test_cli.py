@@ -72,7 +72,6 @@ def test_eval_refuses_a_corrupt_checkpoint(tmp_path):
 def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     import signal
     import threading
-    import time
 
     out = tmp_path / "run.safetensors"
     args = [
@@ -93,11 +92,18 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     ]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err: list[str] = []
-    reader = threading.Thread(target=lambda: err.extend(iter(lambda: p.stderr.read(1), "")), daemon=True)
+    third_step = threading.Event()
+
+    def read_stderr() -> None:
+        for char in iter(lambda: p.stderr.read(1), ""):
+            err.append(char)
+            if "".join(err[-6:]) == "| 3/40":
+                third_step.set()
+        third_step.set()  # the process ended: no step will come
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
-    deadline = time.time() + 120
-    while "| 3/40" not in "".join(err) and time.time() < deadline and p.poll() is None:
-        time.sleep(0.1)
+    assert third_step.wait(600), "".join(err)[-2000:]  # the progress bar shows step 3 (the timeout bounds a hang)
     p.send_signal(signal.SIGINT)  # one Ctrl+C
     stdout = p.stdout.read()
     p.wait(timeout=30)

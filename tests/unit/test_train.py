@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import torch
@@ -62,22 +61,29 @@ def test_resume_is_exact(sample, tmp_path):
 
 
 def test_a_stop_mid_step_ends_the_run_without_another_step(sample, tmp_path):
-    cfg = small(batch_size=128, train_subset=1024, epochs=1)
-    t = Trainer(cfg, sample, checkpoint_path=tmp_path / "s.safetensors")
-    step_at_stop = []
+    t = Trainer(small(train_subset=128, epochs=1), sample, checkpoint_path=tmp_path / "s.safetensors")
+    in_step, stopped, step_at_stop = threading.Event(), threading.Event(), []
+
+    def mid_forward(module, inputs, output):  # after PrimaryCaps, inside the forward pass of step 2
+        if t.step == 1 and not in_step.is_set():
+            in_step.set()
+            assert stopped.wait(60)  # the stop comes from another thread while this step is in flight
 
     def stopper():
-        time.sleep(0.3)  # into the first or second step (a step of 128 images takes longer)
+        assert in_step.wait(60)
         step_at_stop.append(t.step)
         t.request_stop()
+        stopped.set()
 
-    events = []
-    threading.Thread(target=stopper).start()
-    for ev in t.run():
-        events.append(ev)
+    t.model.primary_caps.register_forward_hook(mid_forward)
+    thread = threading.Thread(target=stopper)
+    thread.start()
+    events = list(t.run())
+    thread.join(60)
     assert isinstance(events[-1], StoppedEvent) and not events[-1].finished
-    # the step in flight is discarded (a stop between its last check and its end lets it finish)
-    assert t.step - step_at_stop[0] <= 1 and t.step < 8
+    # the step in flight is discarded: the run ends at the step it had completed
+    assert step_at_stop == [1] and t.step == 1 and t.step < 8
+    assert [e.step for e in events if isinstance(e, BatchEvent)] == [1]
     assert load_checkpoint(tmp_path / "s.safetensors")[1].step == t.step
 
 
