@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.model import CapsNetConfig
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, TrainingDiverged
 
@@ -17,6 +18,9 @@ def sample() -> MnistSplit:
     return load_sample()
 
 
+NET = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))  # a small CapsNet: quick steps
+
+
 def small(**kw) -> TrainConfig:
     base = dict(epochs=2, batch_size=16, train_subset=64, test_subset=64, device="cpu", seed=3)
     base.update(kw)
@@ -24,7 +28,7 @@ def small(**kw) -> TrainConfig:
 
 
 def test_events_and_learning_rate_schedule(sample, tmp_path):
-    t = Trainer(small(lr_decay_steps=2), sample, sample, checkpoint_path=tmp_path / "c.safetensors")
+    t = Trainer(small(lr_decay_steps=2), sample, sample, checkpoint_path=tmp_path / "c.safetensors", model_config=NET)
     events = list(t.run())
     batches = [e for e in events if isinstance(e, BatchEvent)]
     epochs = [e for e in events if isinstance(e, EpochEvent)]
@@ -43,10 +47,10 @@ def test_loss_decreases_on_real_digits(sample):
 
 
 def test_resume_is_exact(sample, tmp_path):
-    full = Trainer(small(), sample, checkpoint_path=tmp_path / "full.safetensors")
+    full = Trainer(small(), sample, checkpoint_path=tmp_path / "full.safetensors", model_config=NET)
     list(full.run())
 
-    part = Trainer(small(), sample, checkpoint_path=tmp_path / "part.safetensors")
+    part = Trainer(small(), sample, checkpoint_path=tmp_path / "part.safetensors", model_config=NET)
     for ev in part.run():
         if isinstance(ev, BatchEvent) and ev.step == 3:
             part.request_stop()
@@ -61,7 +65,7 @@ def test_resume_is_exact(sample, tmp_path):
 
 
 def test_a_stop_mid_step_ends_the_run_without_another_step(sample, tmp_path):
-    t = Trainer(small(train_subset=128, epochs=1), sample, checkpoint_path=tmp_path / "s.safetensors")
+    t = Trainer(small(train_subset=128, epochs=1), sample, checkpoint_path=tmp_path / "s.safetensors", model_config=NET)
     in_step, stopped, step_at_stop = threading.Event(), threading.Event(), []
 
     def mid_forward(module, inputs, output):  # after PrimaryCaps, inside the forward pass of step 2
@@ -89,7 +93,7 @@ def test_a_stop_mid_step_ends_the_run_without_another_step(sample, tmp_path):
 
 def test_nan_loss_stops_and_keeps_last_checkpoint(sample, tmp_path):
     path = tmp_path / "n.safetensors"
-    t = Trainer(small(), sample, checkpoint_path=path)
+    t = Trainer(small(), sample, checkpoint_path=path, model_config=NET)
     run = t.run()
     for ev in run:
         if isinstance(ev, EpochEvent):
@@ -112,14 +116,14 @@ def test_config_validation():
 
 def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs(sample, tmp_path):
     path = tmp_path / "r.safetensors"
-    t = Trainer(small(), sample, checkpoint_path=path)
+    t = Trainer(small(), sample, checkpoint_path=path, model_config=NET)
     for ev in t.run():
         if isinstance(ev, BatchEvent) and ev.step == 2:
             t.request_stop()
     with pytest.raises(ValueError, match="cannot change batch_size"):
         Trainer.resume(path, sample, overrides={"batch_size": 8})
 
-    t = Trainer(small(epochs=1), sample, checkpoint_path=path)
+    t = Trainer(small(epochs=1), sample, checkpoint_path=path, model_config=NET)
     list(t.run())  # one full epoch: 4 steps of 16
     resumed = Trainer.resume(path, sample, overrides={"batch_size": 32, "epochs": 2})
     steps = [e.step for e in resumed.run() if isinstance(e, BatchEvent)]
@@ -128,7 +132,7 @@ def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs
 
 def test_routing_iterations_become_the_models_default(sample, tmp_path):
     path = tmp_path / "it.safetensors"
-    list(Trainer(small(epochs=1, routing_iterations=2), sample, checkpoint_path=path).run())
+    list(Trainer(small(epochs=1, routing_iterations=2), sample, checkpoint_path=path, model_config=NET).run())
     model, info, _ = load_checkpoint(path)
     assert info.model_config.routing_iterations == 2 and info.train_config["routing_iterations"] == 2
 
@@ -137,7 +141,7 @@ def test_weights_only_checkpoint_cannot_resume(sample, tmp_path):
     from capsviz.model import CapsNet
     from capsviz.train.checkpoint import CheckpointError, save_checkpoint
 
-    path = save_checkpoint(tmp_path / "w.safetensors", CapsNet())
+    path = save_checkpoint(tmp_path / "w.safetensors", CapsNet(NET))
     with pytest.raises(CheckpointError, match="holds no training state"):
         Trainer.resume(path, sample)
 
@@ -158,7 +162,7 @@ def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
 
     src = save_checkpoint(
         tmp_path / "w.safetensors",
-        CapsNet(),
+        CapsNet(NET),
         train_config=small().to_dict(),
         epoch=2,
         step=8,
@@ -175,7 +179,7 @@ def test_best_epoch_is_kept_beside_the_autosave(sample, tmp_path):
     from capsviz.train.loop import best_path
 
     path = tmp_path / "run.safetensors"
-    t = Trainer(small(epochs=3, lr=3e-3), sample, sample, checkpoint_path=path)
+    t = Trainer(small(epochs=3, lr=3e-3), sample, sample, checkpoint_path=path, model_config=NET)
     accs = [e.test_accuracy for e in t.run() if isinstance(e, EpochEvent)]
     best = load_checkpoint(best_path(path))[1]
     assert best_path(path).name == "run.best.safetensors"
