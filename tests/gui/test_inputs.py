@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PIL import Image
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
@@ -132,6 +133,7 @@ def open_browser(window, qtbot, n: int = 1000):
     return window.browser
 
 
+@pytest.mark.slow
 def test_browser_confusion_matrix_and_mistakes(window, qtbot):
     from capsviz.train.loop import evaluate_model
 
@@ -168,6 +170,7 @@ def test_browser_confusion_matrix_and_mistakes(window, qtbot):
     assert browser.index in cell
 
 
+@pytest.mark.slow
 def test_browser_goto_and_previous(window, qtbot):
     browser = open_browser(window, qtbot)
     browser.goto.setValue(42)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from capsviz.model.analysis import class_maps
 from tests.gui.events import settle
 
-SIZES = [(1600, 1000), (1366, 768)]
+SIZES = [pytest.param((1600, 1000), marks=pytest.mark.slow), (1366, 768)]  # the tighter screen runs in --fast
 
 
 def resize(qtbot, window, size) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 QT = ("PySide6", "pyqtgraph", "superqt", "shiboken6")
 APP_ENTRY = "capsviz.__main__"  # `python -m capsviz`: importing it runs the command line (and the app)
 
@@ -72,6 +74,7 @@ def test_everything_outside_the_gui_imports_no_qt():
     assert json.loads(r.stdout) == {}, f"imports Qt: {r.stdout}"
 
 
+@pytest.mark.slow
 def test_the_gui_never_imports_the_cli():
     code = "import sys, capsviz.gui.app, capsviz.gui.main_window\nsys.exit(1 if 'capsviz.cli' in sys.modules else 0)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -88,6 +91,7 @@ def test_the_shipped_files_are_package_data():
     assert mnist_sample() == folder / "mnist_test_sample.npz" and mnist_sample().is_file()
 
 
+@pytest.mark.slow
 def test_the_explorer_core_needs_no_widgets():
     code = (
         "import sys, capsviz.gui.core, capsviz.gui.redraw\n"

@@ -106,6 +106,25 @@ def test_a_cnn_checkpoint_round_trips_and_is_refused_where_a_capsnet_is_needed(t
     assert isinstance(load_model(capsnet)[0], CapsNet)
 
 
+def test_the_commands_refuse_a_cnn_where_routing_is_needed_in_process(tmp_path, capsys):
+    """As below, through the command line's entry point in this process."""
+    from PIL import Image
+
+    from capsviz.cli import main
+
+    path = save_checkpoint(tmp_path / "cnn.safetensors", tiny(), extra_metadata={"dataset": "mnist"})
+    image = tmp_path / "blank.png"
+    Image.fromarray(np.zeros((28, 28), np.uint8)).save(image)
+    for args in (("trace", str(image), "--out", str(tmp_path / "t.npz")), ("classify", str(image))):
+        assert main([*args, "--checkpoint", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"error: {path}: a baseline CNN, not a CapsNet; capsule views, routing and traces need a CapsNet"
+    assert main(["eval", "--checkpoint", str(path), "--per-iteration", "3"]) == 2
+    assert "a baseline CNN has no routing" in capsys.readouterr().err
+    assert not (tmp_path / "t.npz").exists()
+
+
+@pytest.mark.slow
 def test_the_commands_refuse_a_cnn_where_routing_is_needed_in_one_line(tmp_path):
     path = save_checkpoint(tmp_path / "cnn.safetensors", tiny(), extra_metadata={"dataset": "mnist"})
     image = tmp_path / "blank.png"
@@ -189,6 +208,7 @@ SHIPPED_SAMPLE_RIGHT = {"mnist": 1984}  # of the 2,000 digits of assets/mnist_te
 SHIPPED_PAIRS_RIGHT = 223  # both-right pairs of the MultiMNIST CNN on 500 pairs of the sample (44.6 %)
 
 
+@pytest.mark.slow
 def test_the_shipped_mnist_cnn_is_small_and_scores_its_figure_on_the_sample(sample):
     from capsviz.paths import shipped_baseline
 

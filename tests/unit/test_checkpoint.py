@@ -226,6 +226,7 @@ while True:  # "saving": killed in whichever save is under way once the first is
 """
 
 
+@pytest.mark.slow
 def test_a_writer_killed_mid_write_leaves_a_loadable_checkpoint(saved, tmp_path):
     import os
     import signal
@@ -342,6 +343,7 @@ def test_average_checkpoints_refuses_different_networks_naming_the_file(tmp_path
         average_checkpoints([])
 
 
+@pytest.mark.slow
 def test_ship_tool_averages_epoch_autosaves_and_says_so_in_the_header(tmp_path):
     import subprocess
     import sys

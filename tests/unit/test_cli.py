@@ -24,6 +24,7 @@ def capsviz(*args, env=None):
     return subprocess.run([sys.executable, "-m", "capsviz", *args], capture_output=True, text=True, env=e)
 
 
+@pytest.mark.slow
 def test_version():
     import torch
 
@@ -32,6 +33,7 @@ def test_version():
     assert f"torch {torch.__version__}" in r.stdout and "Qt 6." in r.stdout and "device cpu" in r.stdout
 
 
+@pytest.mark.slow
 def test_shipped_checkpoint_on_the_assets_sample(shipped_checkpoint):
     model, info, _ = load_checkpoint(shipped_checkpoint)
     sample = load_sample()
@@ -53,6 +55,7 @@ def test_eval_prints_full_test_accuracy(shipped_checkpoint):
     assert "confusion matrix" in r.stdout
 
 
+@pytest.mark.slow
 def test_eval_without_data_says_where_to_put_it(tmp_path, shipped_checkpoint):
     r = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--data-root", str(tmp_path))
     assert r.returncode == 2
@@ -118,6 +121,7 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     assert load_checkpoint(out)[1].step == 40
 
 
+@pytest.mark.slow
 def test_trace_export(tmp_path, shipped_checkpoint):
     from PIL import Image
 

@@ -168,6 +168,7 @@ def test_eval_of_a_multimnist_model_scores_the_fixed_test_pairs(widened_checkpoi
     assert refused.returncode == 2 and "--test-pairs is for MultiMNIST models" in refused.stderr
 
 
+@pytest.mark.slow
 def test_classify_with_a_multimnist_model_names_two_digits_and_reads_a_36x36_image_as_stored(
     widened_checkpoint, tmp_path
 ):
@@ -195,6 +196,7 @@ def test_classify_with_a_multimnist_model_names_two_digits_and_reads_a_36x36_ima
     assert trace.stdout.startswith(text.stdout.rstrip("\n") + "; trace saved to")
 
 
+@pytest.mark.slow
 def test_a_multimnist_model_cannot_be_narrowed_to_mnist(widened_checkpoint):
     with pytest.raises(CheckpointError, match=r"a model for 36x36 images cannot train on mnist \(28x28\)"):
         Trainer.continue_from_weights(widened_checkpoint, SAMPLE, overrides={"dataset": "mnist", "device": "cpu"})
@@ -231,6 +233,7 @@ def test_init_from_a_multimnist_model_continues_it_and_counts_the_steps_it_has(w
 SHIPPED_PAIRS_RIGHT = 417  # both-right pairs of the shipped model on the 500 sample pairs below (83.4 %)
 
 
+@pytest.mark.slow
 def test_the_shipped_multimnist_model_finds_both_digits_of_most_pairs():
     from capsviz.paths import shipped_multimnist_checkpoint
 

@@ -50,6 +50,7 @@ def test_the_batched_warp_equals_the_explorers_one():
         apply_each(digits, transforms[:2])
 
 
+@pytest.mark.slow
 def test_strength_zero_is_plain_evaluation_and_rotation_costs_accuracy(shipped_checkpoint):
     model, _, _ = load_checkpoint(shipped_checkpoint)
     sample = load_sample()
@@ -98,6 +99,7 @@ def test_the_robustness_command(shipped_checkpoint, tmp_path):
     assert bad.returncode == 2 and "unknown transform twirl" in bad.stderr
 
 
+@pytest.mark.slow
 def test_a_multimnist_model_is_refused_by_the_robustness_command():
     from capsviz.paths import shipped_multimnist_checkpoint
 
