@@ -52,11 +52,11 @@ def shipped_checkpoint() -> Path:
     return SHIPPED
 
 
-def forward_scores(model, images) -> np.ndarray:
+def forward_scores(model, images, routing_iterations: int | None = None) -> np.ndarray:
     """Scores (N, 10) of ``images`` (N, H, H), uint8 or floats in [0, 1], from the network's
     own forward pass alone (no capsviz evaluation helper): a CapsNet's capsule lengths
-    ||v_j||, a CNN's softmax or sigmoid of its logits. An expectation from outside the
-    helpers the commands and views use."""
+    ||v_j|| (its output ``lengths``), a CNN's softmax or sigmoid of its logits. An
+    expectation from outside the helpers the commands and views use."""
     import torch
 
     from capsviz.model import CapsNet
@@ -69,7 +69,7 @@ def forward_scores(model, images) -> np.ndarray:
         for start in range(0, len(x), 250):
             chunk = x[start : start + 250]
             if isinstance(model, CapsNet):
-                out.append(torch.sqrt((model(chunk, reconstruct=False).v ** 2).sum(-1)))
+                out.append(model(chunk, routing_iterations=routing_iterations, reconstruct=False).lengths)
             else:
                 logits = model(chunk)
                 out.append(torch.softmax(logits, 1) if model.cfg.output == "softmax" else torch.sigmoid(logits))
