@@ -4,6 +4,8 @@
     python3 run.py            open the capsviz app with the shipped model
     python3 run.py test       run the test suite (extra arguments go to pytest; test files or
                               folders named there are run instead of all of tests/)
+    python3 run.py test --fast    the same without the tests marked slow (those that need the
+                              full MNIST data set or take several seconds): a couple of minutes
     python3 run.py ARGS...    any capsviz command, e.g. `python3 run.py eval`
 
 Needs only Python 3.10+. The environment lives in .venv/ beside this file and is
@@ -129,10 +131,12 @@ def torch_problem(python: Path) -> str:
 
 def command(argv: list[str]) -> list[str]:
     """The command that runs ``argv``: pytest for ``test`` (on tests/, unless the arguments
-    name test files or folders that exist), else capsviz."""
+    name test files or folders that exist; ``--fast`` becomes ``-m "not slow"``), else capsviz."""
     if argv[:1] == ["test"]:
-        named = any(not arg.startswith("-") and Path(arg).exists() for arg in argv[1:])
-        return [str(PYTHON), "-m", "pytest", *([] if named else [str(ROOT / "tests")]), *argv[1:]]
+        args = [arg for arg in argv[1:] if arg != "--fast"]
+        fast = ["-m", "not slow"] if len(args) < len(argv) - 1 else []
+        named = any(not arg.startswith("-") and Path(arg).exists() for arg in args)
+        return [str(PYTHON), "-m", "pytest", *([] if named else [str(ROOT / "tests")]), *fast, *args]
     return [str(PYTHON), "-m", "capsviz", *argv]
 
 

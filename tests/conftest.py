@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -16,6 +17,15 @@ retain_freed_memory()  # as capsviz train and eval do (faster tests; the app rel
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = shipped_checkpoint()
+
+
+def pytest_collection_modifyitems(items):
+    """A test that needs the full MNIST data set (skipped without ``CAPSVIZ_DATA``) is
+    ``slow``, as are those marked so: ``-m "not slow"`` (``python3 run.py test --fast``)
+    leaves them out."""
+    for item in items:
+        if any(m.kwargs.get("reason", "").startswith("needs CAPSVIZ_DATA") for m in item.iter_markers("skipif")):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -40,3 +50,27 @@ def shipped_checkpoint() -> Path:
     if not SHIPPED.is_file():
         pytest.fail(f"the shipped checkpoint is missing: {SHIPPED}")
     return SHIPPED
+
+
+def forward_scores(model, images, routing_iterations: int | None = None) -> np.ndarray:
+    """Scores (N, 10) of ``images`` (N, H, H), uint8 or floats in [0, 1], from the network's
+    own forward pass alone (no capsviz evaluation helper): a CapsNet's capsule lengths
+    ||v_j|| (its output ``lengths``), a CNN's softmax or sigmoid of its logits. An
+    expectation from outside the helpers the commands and views use."""
+    import torch
+
+    from capsviz.model import CapsNet
+
+    images = np.asarray(images)
+    x = torch.from_numpy(images.astype(np.float32) / (255.0 if images.dtype == np.uint8 else 1.0)).unsqueeze(1)
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(x), 250):
+            chunk = x[start : start + 250]
+            if isinstance(model, CapsNet):
+                out.append(model(chunk, routing_iterations=routing_iterations, reconstruct=False).lengths)
+            else:
+                logits = model(chunk)
+                out.append(torch.softmax(logits, 1) if model.cfg.output == "softmax" else torch.sigmoid(logits))
+    return torch.cat(out).numpy()

@@ -12,10 +12,10 @@ from capsviz.data.transforms import apply_transforms
 from capsviz.gui.core import ExplorerCore
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.model import CapsNet
-from capsviz.model.baseline import BaselineCNN, BaselineConfig, baseline_probabilities
+from capsviz.model.baseline import BaselineCNN, BaselineConfig
 from capsviz.train.checkpoint import save_checkpoint
 from capsviz.train.loop import TrainConfig
-from tests.conftest import mnist_root
+from tests.conftest import forward_scores, mnist_root
 from tests.gui.events import settle
 
 SAMPLE = load_sample()
@@ -38,7 +38,7 @@ def test_the_cnns_probabilities_stand_beside_the_capsule_lengths(window, qtbot, 
     qtbot.waitUntil(lambda: window.core.inference is not None and window.core.inference.baseline is not None)
     settle(qtbot, window)
     inf = window.core.inference
-    expected = baseline_probabilities(window.core.baseline, window.core.input.model_image)
+    expected = forward_scores(window.core.baseline, window.core.input.model_image[None])[0]
     np.testing.assert_allclose(inf.baseline, expected, atol=1e-6)
     assert inf.baseline.sum() == pytest.approx(1.0, abs=1e-5)
     view = window.lengths_view
@@ -57,7 +57,7 @@ def test_the_sweep_shows_the_cnns_probability_of_the_same_digit(window, qtbot, t
     qtbot.waitUntil(lambda: view.sweep is not None and view.sweep["cnn"] is not None, timeout=10000)
     _, values, transforms = view.sweep_transforms()
     images = apply_transforms(window.core.input.image, transforms)
-    expected = baseline_probabilities(window.core.baseline, images)[:, view.sweep["digit"]]
+    expected = forward_scores(window.core.baseline, images)[:, view.sweep["digit"]]
     np.testing.assert_allclose(view.sweep["cnn"], expected, atol=1e-5)
     x, y = view.cnn_curve.getData()
     np.testing.assert_allclose(x, values)
@@ -125,7 +125,7 @@ def test_training_a_cnn_in_the_app_replaces_the_comparison_not_the_capsnet(qtbot
             pass
         assert core.model is capsnet and core.baseline_info is not None and core.baseline_info.kind == "baseline"
         qtbot.waitUntil(lambda: core.inference is not None and core.inference.baseline is not None, timeout=5000)
-        expected = baseline_probabilities(core.baseline, core.input.model_image)
+        expected = forward_scores(core.baseline, core.input.model_image[None])[0]
         np.testing.assert_allclose(core.inference.baseline, expected, atol=1e-5)
     finally:
         core.close()

@@ -44,6 +44,7 @@ def test_a_second_training_run_in_the_app_keeps_the_first_runs_file(window, qtbo
     assert first.read_bytes() == saved and read_info(second).step >= 2
 
 
+@pytest.mark.slow
 def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, tmp_path):
     digit = window.sources.sample.images[1]  # a 2
     Image.fromarray(255 - np.asarray(Image.fromarray(digit).resize((200, 200)))).save(tmp_path / "two.png")
@@ -65,6 +66,32 @@ def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, t
     )
     qtbot.mouseClick(window.browser.next_button, Qt.MouseButton.LeftButton)  # the user's choice does change it
     np.testing.assert_array_equal(window.input_panel.current, window.browser.data.images[1] / np.float32(255))
+
+
+def test_the_browser_loading_its_digits_keeps_an_opened_image_as_the_input(window, qtbot, tmp_path, monkeypatch):
+    """As above on 100 digits: the browser loads its set when first shown and selects its
+    first digit without making it the input."""
+    import capsviz.gui.browser_worker as browser_worker
+    from capsviz.data.mnist import MnistSplit
+
+    sample = window.sources.sample
+    few = MnistSplit(sample.images[:100], sample.labels[:100])
+    monkeypatch.setattr(browser_worker, "load_test_or_sample", lambda data_root: (few, "100 test digits"))
+    digit = sample.images[1]  # a 2
+    Image.fromarray(255 - np.asarray(Image.fromarray(digit).resize((200, 200)))).save(tmp_path / "two.png")
+    assert window.sources.open_image(tmp_path / "two.png")
+    settle(qtbot, window)
+    before = window.input_panel.current.copy()
+    assert window.browser.data is None  # loaded when first shown
+    window.docks["browser"].show()
+    window.docks["browser"].raise_()
+    qtbot.waitUntil(lambda: window.browser.predictions is not None, timeout=60000)
+    settle(qtbot, window)
+    assert window.browser.data is few and window.browser.index == 0
+    assert window.input_panel.source.text() == "image: two.png"
+    np.testing.assert_array_equal(window.input_panel.current, before)
+    qtbot.mouseClick(window.browser.next_button, Qt.MouseButton.LeftButton)  # the user's choice does change it
+    np.testing.assert_array_equal(window.input_panel.current, sample.images[1] / np.float32(255))
 
 
 def test_the_prediction_says_when_nothing_is_recognised(window, qtbot):

@@ -25,7 +25,12 @@ from PySide6.QtWidgets import (
 from capsviz.model.analysis import class_maps
 from tests.gui.events import settle
 
-SIZES = [(1600, 1000), (1366, 768), (1366, 700)]
+# the tightest screen runs in --fast
+SIZES = [
+    pytest.param((1600, 1000), marks=pytest.mark.slow),
+    pytest.param((1366, 768), marks=pytest.mark.slow),
+    (1366, 700),
+]
 
 
 def resize(qtbot, window, size) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -278,7 +277,7 @@ def test_views_keep_updating_under_a_stream_of_input(qtbot, window):
     turn of the redraw scheduler draws the newest result's prediction and length bars,
     even while newer input waits, and one of the other parts, in turn, so none starves.
     At the end all show the last input."""
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtCore import QTimer
 
     views = {
         "primary": lambda: window.lengths_view.u_lengths,
@@ -290,26 +289,44 @@ def test_views_keep_updating_under_a_stream_of_input(qtbot, window):
     updated = {name: 0 for name in views}
     last = {name: get() for name, get in views.items()}
     results = set()
-    end = time.monotonic() + 30
-    k = 0
-    while min(updated.values()) < 2 and time.monotonic() < end:
-        window.sources.show_sample(k % 15)  # a new input every turn: always one waiting for the thread
-        k += 1
-        before = ordinary()
-        shown = window.core.inference
-        QApplication.processEvents()
-        inf = window.core.inference
-        results.add(id(inf))
-        if not window.scheduler.requested & urgent:  # the newest result's prediction and bars are drawn
-            assert window.input_panel.prediction.text().startswith(str(inf.prediction))
-            np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
-        if inf is shown and before:  # no new result this turn
-            assert len(ordinary()) >= len(before) - 1  # at most one ordinary part per turn
-        for name, get in views.items():
-            if get() is not last[name]:
-                updated[name] += 1
-                last[name] = get()
-        time.sleep(0.002)
+    turn = {"k": 0, "before": None, "shown": None}
+    failed = []
+
+    def next_turn() -> None:
+        """Check the event-loop pass since the last call, then give a new input: one is always
+        waiting for the thread."""
+        try:
+            if turn["before"] is not None:
+                inf = window.core.inference
+                results.add(id(inf))
+                if not window.scheduler.requested & urgent:  # the newest result's prediction and bars are drawn
+                    assert window.input_panel.prediction.text().startswith(str(inf.prediction))
+                    np.testing.assert_allclose(window.lengths_view.lengths, inf.lengths[-1])
+                if inf is turn["shown"] and turn["before"]:  # no new result this turn
+                    assert len(ordinary()) >= len(turn["before"]) - 1  # at most one ordinary part per turn
+                for name, get in views.items():
+                    if get() is not last[name]:
+                        updated[name] += 1
+                        last[name] = get()
+            if min(updated.values()) >= 2:
+                driver.stop()
+                return
+            window.sources.show_sample(turn["k"] % 15)
+            turn["k"] += 1
+            turn["before"], turn["shown"] = ordinary(), window.core.inference
+        except Exception as exc:  # raised by the test below, once the timer is stopped
+            failed.append(exc)
+            driver.stop()
+
+    driver = QTimer(interval=0)  # one call per pass of the event loop
+    driver.timeout.connect(next_turn)
+    driver.start()
+    try:
+        qtbot.waitUntil(lambda: bool(failed) or not driver.isActive(), timeout=120000)  # bounds a hang only
+    finally:
+        driver.stop()
+    if failed:
+        raise failed[0]
     assert min(updated.values()) >= 2, updated  # each view redrew during the stream
     assert len(results) >= 3
     settle(qtbot, window)
@@ -322,12 +339,16 @@ def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(w
     import capsviz.gui.inference_thread as inference_thread
 
     threads = []
+    release = threading.Event()  # holds the second pass until the canvas is cleared
     infer = inference_thread.infer
-    monkeypatch.setattr(
-        inference_thread,
-        "infer",
-        lambda *a: (threads.append(threading.current_thread()), time.sleep(0.1), infer(*a))[-1],
-    )
+
+    def held_infer(*a):
+        threads.append(threading.current_thread())
+        if len(threads) == 2:
+            assert release.wait(60)
+        return infer(*a)
+
+    monkeypatch.setattr(inference_thread, "infer", held_infer)
     window.sources.show_sample(3)
     assert window.core.inference_pending
     settle(qtbot, window)
@@ -338,6 +359,8 @@ def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(w
     qtbot.waitUntil(lambda: len(threads) == 2, timeout=2000)
     window.input_panel.canvas.clear()
     assert window.core.inference is None and not window.core.inference_pending
+    assert window.core.computing  # the pass for digit 4 is still running
+    release.set()
     qtbot.waitUntil(lambda: not window.core.computing, timeout=3000)  # the pass for digit 4 has ended
     QApplication.processEvents()  # and its result, if it sent one, has come
     assert window.core.inference is None and window.input_panel.prediction.text() == "no digit"

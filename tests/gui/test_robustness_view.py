@@ -4,6 +4,7 @@ figures as capsviz.train.robustness."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
@@ -11,6 +12,7 @@ from capsviz.train.loop import model_lengths
 from capsviz.train.robustness import SWEEPS, robustness
 
 
+@pytest.mark.slow
 def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window, tmp_path):
     from tests.gui.test_baseline import cnn_file
 
@@ -40,6 +42,7 @@ def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window, tmp
     assert view.status.text().startswith("52 of 52 test sets measured on 40 digits")
 
 
+@pytest.mark.slow
 def test_stop_ends_a_measurement_and_a_new_model_clears_it(qtbot, window):
     window.docks["robustness"].raise_()
     view = window.robustness_view
@@ -51,3 +54,30 @@ def test_stop_ends_a_measurement_and_a_new_model_clears_it(qtbot, window):
     assert view.status.text().endswith("(stopped)") and sum(map(len, view.results.values())) < 26
     window.core.load_model(None)
     assert view.results == {} and view.status.text() == "not measured for this model"
+
+
+def test_measuring_ten_digits_fills_every_curve_from_their_plain_accuracy(qtbot, window):
+    from tests.conftest import forward_scores
+
+    window.docks["robustness"].raise_()
+    view = window.robustness_view
+    view.digits.setValue(10)  # the least the view takes
+    qtbot.mouseClick(view.measure_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.robustness.worker is None, timeout=120000)
+    per_network = 7 + 6 + 5 + 7 + 1  # rotation, scale, shear and translation strengths, and the affine set
+    total = per_network * (2 if window.core.baseline is not None else 1)
+    assert view.status.text().startswith(f"{total} of {total} test sets measured on 10 digits")
+    assert {kind: sorted(got) for kind, got in view.results.items() if kind != "affine"} == {
+        "rotation": [0, 10, 20, 30, 40, 50, 60],
+        "scale": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+        "shear": [0, 10, 20, 30, 40],
+        "translation": [0, 1, 2, 3, 4, 5, 6],
+    }
+    test, _ = load_test_or_sample(window.core.data_root)
+    right = forward_scores(window.core.model, test.images[:10]).argmax(1) == test.labels[:10]
+    for kind in ("rotation", "scale", "shear", "translation"):  # strength 0: the digits as they are
+        assert view.results[kind][0] == pytest.approx(right.mean())
+    window.scheduler.wait_idle()
+    x, y = view.curves["rotation"].getData()
+    np.testing.assert_allclose(x, [0, 10, 20, 30, 40, 50, 60])
+    np.testing.assert_allclose(y, [view.results["rotation"][s] for s in x])

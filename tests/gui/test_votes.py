@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF
 
-from capsviz.model.analysis import project, receptive_overlay, vote_centres, vote_projection
+from capsviz.model.analysis import receptive_overlay
 
 from .events import settle
 
@@ -28,13 +28,20 @@ def test_the_dots_are_the_traces_votes_projected(qtbot, window):
     # the trace's votes are W_ij u_i of the model's own weights
     w = window.core.model.digit_caps.W.detach().numpy()  # (I, J, 16, 8)
     np.testing.assert_allclose(inf.u_hat[:, j], np.einsum("idk,ik->id", w[:, j], inf.u), atol=1e-5)
-    mean, axes = vote_projection(inf.u_hat[:, j])
+    # the two principal axes of the votes (eigenvectors of their covariance), each signed so
+    # that its largest component is positive, as the view's projection is documented
+    votes = inf.u_hat[:, j].astype(np.float64)
+    mean = votes.mean(axis=0)
+    _, vectors = np.linalg.eigh(np.cov(votes - mean, rowvar=False))
+    axes = vectors[:, ::-1][:, :2].T  # largest variance first
+    axes *= np.sign(axes[np.arange(2), np.abs(axes).argmax(axis=1)])[:, None]
     x, y = panel.scatter.getData()
-    np.testing.assert_allclose(np.stack([x, y], 1), project(inf.u_hat[:, j], mean, axes), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.stack([x, y], 1), (votes - mean) @ axes.T, rtol=1e-5, atol=1e-6)
+    # v_j's path: the c-weighted mean of the votes at each iteration, s_j / sum_i c_ij
+    c = inf.c[:, :, j].astype(np.float64)  # (R, I)
+    centres = (c[:, :, None] * votes[None]).sum(axis=1) / c.sum(axis=1)[:, None]
     px, py = panel.path.getData()
-    np.testing.assert_allclose(
-        np.stack([px, py], 1), project(vote_centres(inf.u_hat[:, j], inf.c[:, :, j]), mean, axes)
-    )
+    np.testing.assert_allclose(np.stack([px, py], 1), (centres - mean) @ axes.T, rtol=1e-5, atol=1e-6)
 
 
 def test_stepping_the_iteration_recolours_by_c_and_moves_the_marker(qtbot, window):

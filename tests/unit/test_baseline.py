@@ -22,7 +22,7 @@ from capsviz.train.checkpoint import (
 )
 from capsviz.train.loop import BatchEvent, TrainConfig, Trainer, evaluate_model, model_lengths
 from capsviz.train.robustness import robustness
-from tests.conftest import mnist_root
+from tests.conftest import forward_scores, mnist_root
 from tests.unit.test_cli import capsviz
 
 TINY = BaselineConfig(channels=(8, 8, 4), hidden=(32, 16))
@@ -106,6 +106,25 @@ def test_a_cnn_checkpoint_round_trips_and_is_refused_where_a_capsnet_is_needed(t
     assert isinstance(load_model(capsnet)[0], CapsNet)
 
 
+def test_the_commands_refuse_a_cnn_where_routing_is_needed_in_process(tmp_path, capsys):
+    """As below, through the command line's entry point in this process."""
+    from PIL import Image
+
+    from capsviz.cli import main
+
+    path = save_checkpoint(tmp_path / "cnn.safetensors", tiny(), extra_metadata={"dataset": "mnist"})
+    image = tmp_path / "blank.png"
+    Image.fromarray(np.zeros((28, 28), np.uint8)).save(image)
+    for args in (("trace", str(image), "--out", str(tmp_path / "t.npz")), ("classify", str(image))):
+        assert main([*args, "--checkpoint", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"error: {path}: a baseline CNN, not a CapsNet; capsule views, routing and traces need a CapsNet"
+    assert main(["eval", "--checkpoint", str(path), "--per-iteration", "3"]) == 2
+    assert "a baseline CNN has no routing" in capsys.readouterr().err
+    assert not (tmp_path / "t.npz").exists()
+
+
+@pytest.mark.slow
 def test_the_commands_refuse_a_cnn_where_routing_is_needed_in_one_line(tmp_path):
     path = save_checkpoint(tmp_path / "cnn.safetensors", tiny(), extra_metadata={"dataset": "mnist"})
     image = tmp_path / "blank.png"
@@ -161,7 +180,7 @@ def test_capsviz_eval_and_robustness_take_a_cnn(tmp_path, shipped_checkpoint):
     r = capsviz("eval", "--checkpoint", str(path), "--data-root", str(mnist_root()))
     assert r.returncode == 0, r.stderr
     test = load_mnist(train=False, data_root=mnist_root())
-    right = int((evaluate_model(model, test) == test.labels).sum())
+    right = int((forward_scores(model, test.images).argmax(1) == test.labels).sum())
     assert "model: baseline CNN, convolutions 8-8-4, softmax (no routing)" in r.stdout
     assert f"({right:,} / 10,000)" in r.stdout
     r = capsviz(
@@ -181,14 +200,15 @@ def test_capsviz_eval_and_robustness_take_a_cnn(tmp_path, shipped_checkpoint):
     assert r.returncode == 0, r.stderr
     curves = json.loads(r.stdout)["curves"]
     assert set(curves) == {"capsnet_mnist", "cnn"}
-    first = MnistSplit(test.images[:50], test.labels[:50])
-    assert curves["cnn"]["rotation"]["correct"][0] == int((evaluate_model(model, first) == first.labels).sum())
+    right_of_50 = int((forward_scores(model, test.images[:50]).argmax(1) == test.labels[:50]).sum())
+    assert curves["cnn"]["rotation"]["correct"][0] == right_of_50
 
 
 SHIPPED_SAMPLE_RIGHT = {"mnist": 1984}  # of the 2,000 digits of assets/mnist_test_sample.npz
 SHIPPED_PAIRS_RIGHT = 223  # both-right pairs of the MultiMNIST CNN on 500 pairs of the sample (44.6 %)
 
 
+@pytest.mark.slow
 def test_the_shipped_mnist_cnn_is_small_and_scores_its_figure_on_the_sample(sample):
     from capsviz.paths import shipped_baseline
 

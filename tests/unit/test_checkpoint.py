@@ -187,18 +187,46 @@ def test_a_full_disk_half_way_keeps_the_previous_file(saved, tmp_path, monkeypat
 
 
 WRITER = """
-import sys, torch
+import os, sys
+import capsviz.train.checkpoint as ck
 from capsviz.model import CapsNet
 from capsviz.train.checkpoint import save_checkpoint
+
+path, stage = sys.argv[1], sys.argv[2]
+real_save, real_replace = ck.save_file, os.replace
+
+
+def wait_to_be_killed(what):
+    print(what, flush=True)
+    sys.stdin.readline()  # the test kills this process here
+    sys.exit(3)
+
+
+def half_written(tensors, filename, metadata=None):  # the temporary file is half on disk
+    real_save(tensors, filename, metadata=metadata)
+    data = open(filename, "rb").read()
+    open(filename, "wb").write(data[: len(data) // 2])
+    wait_to_be_killed("half written")
+
+
+def before_rename(src, dst):  # the temporary file complete and synced, the rename still to come
+    wait_to_be_killed("before the rename")
+
+
+if stage == "half written":
+    ck.save_file = half_written
+elif stage == "before the rename":
+    ck.os.replace = before_rename
 m = CapsNet()
-print("ready", flush=True)
 step = 100
-while True:
+while True:  # "saving": killed in whichever save is under way once the first is reported
     step += 1
-    save_checkpoint(sys.argv[1], m, step=step)
+    save_checkpoint(path, m, step=step)
+    print("saved", step, flush=True)
 """
 
 
+@pytest.mark.slow
 def test_a_writer_killed_mid_write_leaves_a_loadable_checkpoint(saved, tmp_path):
     import os
     import signal
@@ -210,16 +238,26 @@ def test_a_writer_killed_mid_write_leaves_a_loadable_checkpoint(saved, tmp_path)
 
     p = tmp_path / "live.safetensors"
     save_checkpoint(p, saved[0], step=1)
-    for delay in (0.05, 0.3, 0.7):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(p)], stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(delay)
+    for stage in ("half written", "before the rename", "saving"):
+        before = read_info(p).step
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(p), stage], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        line = proc.stdout.readline().strip()  # blocks until the writer reaches the stage
+        assert line == stage or (stage == "saving" and line == "saved 101"), line
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        proc.wait(timeout=60)
+        proc.stdin.close()
+        proc.stdout.close()
         _, info, _ = load_checkpoint(p)  # never half a file: the old one or a complete new one
         assert info.step == 1 or info.step > 100
+        if stage != "saving":
+            assert info.step == before  # killed before the rename: the previous file, untouched
+        else:
+            assert info.step >= 101  # the save it reported, or a later complete one
     # the killed writers' temporary files are cleared by the next save once they are stale
     temps = list(tmp_path.glob("live.safetensors.*.tmp"))
+    assert len(temps) >= 2  # the two writers killed before their rename left theirs
     for t in temps:
         os.utime(t, (time.time() - ck.STALE_TEMP_S - 1,) * 2)
     save_checkpoint(p, saved[0], step=7)
@@ -305,6 +343,7 @@ def test_average_checkpoints_refuses_different_networks_naming_the_file(tmp_path
         average_checkpoints([])
 
 
+@pytest.mark.slow
 def test_ship_tool_averages_epoch_autosaves_and_says_so_in_the_header(tmp_path):
     import subprocess
     import sys

@@ -24,6 +24,7 @@ def capsviz(*args, env=None):
     return subprocess.run([sys.executable, "-m", "capsviz", *args], capture_output=True, text=True, env=e)
 
 
+@pytest.mark.slow
 def test_version():
     import torch
 
@@ -32,6 +33,7 @@ def test_version():
     assert f"torch {torch.__version__}" in r.stdout and "Qt 6." in r.stdout and "device cpu" in r.stdout
 
 
+@pytest.mark.slow
 def test_shipped_checkpoint_on_the_assets_sample(shipped_checkpoint):
     model, info, _ = load_checkpoint(shipped_checkpoint)
     sample = load_sample()
@@ -53,6 +55,7 @@ def test_eval_prints_full_test_accuracy(shipped_checkpoint):
     assert "confusion matrix" in r.stdout
 
 
+@pytest.mark.slow
 def test_eval_without_data_says_where_to_put_it(tmp_path, shipped_checkpoint):
     r = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--data-root", str(tmp_path))
     assert r.returncode == 2
@@ -72,7 +75,6 @@ def test_eval_refuses_a_corrupt_checkpoint(tmp_path):
 def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     import signal
     import threading
-    import time
 
     out = tmp_path / "run.safetensors"
     args = [
@@ -93,11 +95,18 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     ]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err: list[str] = []
-    reader = threading.Thread(target=lambda: err.extend(iter(lambda: p.stderr.read(1), "")), daemon=True)
+    third_step = threading.Event()
+
+    def read_stderr() -> None:
+        for char in iter(lambda: p.stderr.read(1), ""):
+            err.append(char)
+            if "".join(err[-6:]) == "| 3/40":
+                third_step.set()
+        third_step.set()  # the process ended: no step will come
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
-    deadline = time.time() + 120
-    while "| 3/40" not in "".join(err) and time.time() < deadline and p.poll() is None:
-        time.sleep(0.1)
+    assert third_step.wait(600), "".join(err)[-2000:]  # the progress bar shows step 3 (the timeout bounds a hang)
     p.send_signal(signal.SIGINT)  # one Ctrl+C
     stdout = p.stdout.read()
     p.wait(timeout=30)
@@ -112,6 +121,7 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     assert load_checkpoint(out)[1].step == 40
 
 
+@pytest.mark.slow
 def test_trace_export(tmp_path, shipped_checkpoint):
     from PIL import Image
 

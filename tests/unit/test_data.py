@@ -122,6 +122,7 @@ def _accuracy_raw_and_preprocessed(split, checkpoint):
     return 100 * raw_acc, 100 * pre_acc
 
 
+@pytest.mark.slow
 def test_preprocessing_mnist_digits_keeps_the_accuracy_on_the_sample(shipped_checkpoint):
     """MNIST digits through the app's preprocessing: accuracy within 0.3 points of raw."""
     raw, pre = _accuracy_raw_and_preprocessed(load_sample(), shipped_checkpoint)
@@ -193,6 +194,7 @@ def test_image_and_label_counts_that_disagree_are_named(tmp_path):
         load_mnist(train=False, data_root=tmp_path)
 
 
+@pytest.mark.slow
 def test_bad_data_in_the_cli_is_one_line(tmp_path):
     from .test_cli import capsviz
 

@@ -15,8 +15,6 @@ from capsviz.train.loop import TrainConfig, fresh_model
 
 from ..conftest import mnist_root
 
-pytestmark = pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
-
 RECIPE = ["--dataset", "multimnist", "--pairs-per-epoch", "16", "--test-subset", "20", "--lr", "1e-3"]
 
 
@@ -29,6 +27,7 @@ def train(*args, processes: int = 1) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
 def test_two_gloo_processes_train_as_one_process_with_their_joint_batch_and_resume_exactly(tmp_path):
     two, one = tmp_path / "two.safetensors", tmp_path / "one.safetensors"
     first = train("--batch-size", "4", "--epochs", "1", "--out", str(two), processes=2)
@@ -46,3 +45,43 @@ def test_two_gloo_processes_train_as_one_process_with_their_joint_batch_and_resu
         torch.testing.assert_close(tensors_two[name], tensors_one[name], rtol=0, atol=5e-5, msg=name)
         # four Adam steps at lr 1e-3 moved every layer far beyond that tolerance
         assert float((tensors_one[name] - w0).abs().max()) > 1e-3, name
+
+
+def test_a_data_parallel_run_of_one_rank_trains_as_a_single_process(monkeypatch):
+    """The torchrun path in this process: the environment read, a gloo group of one joined,
+    the trainer wrapped in DistributedDataParallel, the same weights as without it."""
+    import socket
+
+    from capsviz.data.mnist import load_sample
+    from capsviz.train import distributed
+    from capsviz.train.loop import Trainer
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert distributed.launched()
+    monkeypatch.setenv("WORLD_SIZE", "many")
+    assert not distributed.launched()
+    with pytest.raises(ValueError, match="takes --device auto, cpu or cuda"):
+        distributed.start("mps")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for name, value in {"WORLD_SIZE": "1", "RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}.items():
+        monkeypatch.setenv(name, value)
+    assert not distributed.launched() and distributed.rank() == 0
+    sample = load_sample()
+    net = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))
+    config = TrainConfig(epochs=1, batch_size=8, train_subset=24, device="cpu", seed=2)
+    plain = Trainer(config, sample, model_config=net)
+    list(plain.run())
+    assert distributed.start("cpu") == "cpu"
+    try:
+        ranked = Trainer(config, sample, model_config=net)
+        distributed.attach(ranked)
+        assert (ranked.rank, ranked.world) == (0, 1) and distributed.rank() == 0
+        assert isinstance(ranked.network, torch.nn.parallel.DistributedDataParallel)
+        list(ranked.run())
+    finally:
+        distributed.finish()
+    assert distributed.rank() == 0 and ranked.step == plain.step == 3
+    for (name, a), b in zip(plain.model.state_dict().items(), ranked.model.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=name)

@@ -62,6 +62,7 @@ def test_a_second_default_train_writes_a_new_file_and_keeps_the_first(tmp_path):
     assert read_info(second).train_config["seed"] == 2 and best_path(second).is_file()
 
 
+@pytest.mark.slow
 def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoint):
     out = tmp_path / "mine.safetensors"
     out.write_bytes(b"an earlier model")
@@ -78,6 +79,7 @@ def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoi
 
 
 # -- 2. the destination is checked before any step ------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder", "device", "missing root"])
 def test_a_bad_destination_is_refused_at_once_naming_the_users_path(tmp_path, kind):
     if kind == "folder":
@@ -194,12 +196,15 @@ def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
     here = str(Path(__file__))
     assert run_py.command(["test", "-q", here])[3:] == ["-q", here]  # a named test file only
     assert run_py.command(["test", "-k", "cli"])[3:] == [str(ROOT / "tests"), "-k", "cli"]
+    assert run_py.command(["test", "--fast", "-q"])[3:] == [str(ROOT / "tests"), "-m", "not slow", "-q"]
+    assert run_py.command(["test", "--fast", here])[3:] == ["-m", "not slow", here]
     assert run_py.command(["eval", "--batch-size", "50"])[1:] == ["-m", "capsviz", "eval", "--batch-size", "50"]
     monkeypatch.setenv("CAPSVIZ_TORCH", "rocm")
     with pytest.raises(SystemExit, match="CAPSVIZ_TORCH='rocm'"):
         run_py.torch_variant(set())
 
 
+@pytest.mark.slow
 def test_run_py_stamps_an_environment_only_when_torch_and_torchvision_work(tmp_path):
     run_py = _run_py()
     assert run_py.torch_problem(Path(sys.executable)) == ""  # the environment these tests run in
@@ -255,6 +260,7 @@ def test_every_numeric_training_flag_has_a_limit_and_the_config_names_one_field(
 
 
 # -- 7. trace says what it wrote -------------------------------------------------------------------
+@pytest.mark.slow
 def test_trace_names_the_file_written_refuses_a_folder_and_rounds_the_lengths(tmp_path):
     image = _digit_png(tmp_path / "seven.png")
     r = capsviz("trace", str(image), "--out", str(tmp_path / "mytrace"))
@@ -334,6 +340,7 @@ def test_the_recognition_rule_is_halfway_between_the_margins():
     assert recognised(lengths[0]) is False and recognised(lengths[2]) is True
 
 
+@pytest.mark.slow
 def test_classify_says_when_nothing_is_recognised(tmp_path):
     seven = _digit_png(tmp_path / "seven.png")
     blob = tmp_path / "blob.png"

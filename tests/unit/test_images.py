@@ -122,6 +122,7 @@ def test_a_large_photo_is_downscaled(digits):
     assert 0.0 <= ink.min() and ink.max() <= 1.0
 
 
+@pytest.mark.slow
 def test_classify_json_lines(digits, tmp_path):
     names = []
     for k, digit in enumerate(digits[0][:3]):

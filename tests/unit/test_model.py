@@ -39,6 +39,7 @@ def test_squash_formula_and_axis():
     assert torch.all(v[1] == 0)
     # along another axis the result differs: the axis is honoured
     assert not torch.allclose(squash(s, dim=0), v)
+    assert capsule_length(s).tolist() == pytest.approx([5.0, 1e-4], rel=1e-3)  # 3-4-5; at 0 sqrt(eps = 1e-8)
 
 
 def test_squash_zero_vector_has_finite_gradient():
@@ -78,7 +79,7 @@ def test_routing_matches_procedure_1_written_out():
 def test_lengths_below_one_and_no_softmax(model):
     out = model(torch.rand(8, 1, 28, 28))
     assert (out.lengths >= 0).all() and (out.lengths < 1).all()
-    torch.testing.assert_close(out.lengths, capsule_length(out.v))
+    torch.testing.assert_close(out.lengths, torch.sqrt((out.v**2).sum(-1) + 1e-8))  # ||v_j||, eps in the root
     # not a probability distribution: an extra softmax would make every row sum to 1
     assert not torch.allclose(out.lengths.sum(1), torch.ones(8))
 

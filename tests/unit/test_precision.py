@@ -92,6 +92,7 @@ def test_routing_in_bf16_keeps_c_and_v_float32_and_its_gradient_close_to_float64
     assert squash(s).dtype == torch.float32 and capsule_length(s).dtype == torch.float32
 
 
+@pytest.mark.slow
 def test_a_bf16_training_run_learns_keeps_float32_weights_and_records_its_precision(tmp_path):
     sample = load_sample()
     config = TrainConfig(

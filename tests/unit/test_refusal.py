@@ -149,6 +149,7 @@ def test_the_messages_say_what_is_wrong(bad, image, tmp_path, capsys):
         assert words in capsys.readouterr().err.lower(), kind
 
 
+@pytest.mark.slow
 def test_in_a_real_process_too(bad, image, tmp_path):
     folder, files = bad
     r = capsviz("classify", str(image), "--checkpoint", str(files["pickle_zip"]))

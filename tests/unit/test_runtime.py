@@ -38,6 +38,7 @@ def _faults(mode: str) -> int:
     return int(out.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
 def test_retain_freed_memory_stops_page_faults_in_training_steps():
     """By default every training step maps (and the kernel zero-fills) its large tensors
@@ -64,6 +65,7 @@ print(before - rss_mb())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
 def test_release_freed_memory_returns_freed_blocks():
     """The app's setting: freeing a 20 MB tensor gives its memory back to the system. By

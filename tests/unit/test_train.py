@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import torch
 
 from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.model import CapsNetConfig
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, TrainingDiverged
 
@@ -18,6 +18,9 @@ def sample() -> MnistSplit:
     return load_sample()
 
 
+NET = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))  # a small CapsNet: quick steps
+
+
 def small(**kw) -> TrainConfig:
     base = dict(epochs=2, batch_size=16, train_subset=64, test_subset=64, device="cpu", seed=3)
     base.update(kw)
@@ -25,7 +28,7 @@ def small(**kw) -> TrainConfig:
 
 
 def test_events_and_learning_rate_schedule(sample, tmp_path):
-    t = Trainer(small(lr_decay_steps=2), sample, sample, checkpoint_path=tmp_path / "c.safetensors")
+    t = Trainer(small(lr_decay_steps=2), sample, sample, checkpoint_path=tmp_path / "c.safetensors", model_config=NET)
     events = list(t.run())
     batches = [e for e in events if isinstance(e, BatchEvent)]
     epochs = [e for e in events if isinstance(e, EpochEvent)]
@@ -44,10 +47,10 @@ def test_loss_decreases_on_real_digits(sample):
 
 
 def test_resume_is_exact(sample, tmp_path):
-    full = Trainer(small(), sample, checkpoint_path=tmp_path / "full.safetensors")
+    full = Trainer(small(), sample, checkpoint_path=tmp_path / "full.safetensors", model_config=NET)
     list(full.run())
 
-    part = Trainer(small(), sample, checkpoint_path=tmp_path / "part.safetensors")
+    part = Trainer(small(), sample, checkpoint_path=tmp_path / "part.safetensors", model_config=NET)
     for ev in part.run():
         if isinstance(ev, BatchEvent) and ev.step == 3:
             part.request_stop()
@@ -62,28 +65,35 @@ def test_resume_is_exact(sample, tmp_path):
 
 
 def test_a_stop_mid_step_ends_the_run_without_another_step(sample, tmp_path):
-    cfg = small(batch_size=128, train_subset=1024, epochs=1)
-    t = Trainer(cfg, sample, checkpoint_path=tmp_path / "s.safetensors")
-    step_at_stop = []
+    t = Trainer(small(train_subset=128, epochs=1), sample, checkpoint_path=tmp_path / "s.safetensors", model_config=NET)
+    in_step, stopped, step_at_stop = threading.Event(), threading.Event(), []
+
+    def mid_forward(module, inputs, output):  # after PrimaryCaps, inside the forward pass of step 2
+        if t.step == 1 and not in_step.is_set():
+            in_step.set()
+            assert stopped.wait(60)  # the stop comes from another thread while this step is in flight
 
     def stopper():
-        time.sleep(0.3)  # into the first or second step (a step of 128 images takes longer)
+        assert in_step.wait(60)
         step_at_stop.append(t.step)
         t.request_stop()
+        stopped.set()
 
-    events = []
-    threading.Thread(target=stopper).start()
-    for ev in t.run():
-        events.append(ev)
+    t.model.primary_caps.register_forward_hook(mid_forward)
+    thread = threading.Thread(target=stopper)
+    thread.start()
+    events = list(t.run())
+    thread.join(60)
     assert isinstance(events[-1], StoppedEvent) and not events[-1].finished
-    # the step in flight is discarded (a stop between its last check and its end lets it finish)
-    assert t.step - step_at_stop[0] <= 1 and t.step < 8
+    # the step in flight is discarded: the run ends at the step it had completed
+    assert step_at_stop == [1] and t.step == 1 and t.step < 8
+    assert [e.step for e in events if isinstance(e, BatchEvent)] == [1]
     assert load_checkpoint(tmp_path / "s.safetensors")[1].step == t.step
 
 
 def test_nan_loss_stops_and_keeps_last_checkpoint(sample, tmp_path):
     path = tmp_path / "n.safetensors"
-    t = Trainer(small(), sample, checkpoint_path=path)
+    t = Trainer(small(), sample, checkpoint_path=path, model_config=NET)
     run = t.run()
     for ev in run:
         if isinstance(ev, EpochEvent):
@@ -106,14 +116,14 @@ def test_config_validation():
 
 def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs(sample, tmp_path):
     path = tmp_path / "r.safetensors"
-    t = Trainer(small(), sample, checkpoint_path=path)
+    t = Trainer(small(), sample, checkpoint_path=path, model_config=NET)
     for ev in t.run():
         if isinstance(ev, BatchEvent) and ev.step == 2:
             t.request_stop()
     with pytest.raises(ValueError, match="cannot change batch_size"):
         Trainer.resume(path, sample, overrides={"batch_size": 8})
 
-    t = Trainer(small(epochs=1), sample, checkpoint_path=path)
+    t = Trainer(small(epochs=1), sample, checkpoint_path=path, model_config=NET)
     list(t.run())  # one full epoch: 4 steps of 16
     resumed = Trainer.resume(path, sample, overrides={"batch_size": 32, "epochs": 2})
     steps = [e.step for e in resumed.run() if isinstance(e, BatchEvent)]
@@ -122,7 +132,7 @@ def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs
 
 def test_routing_iterations_become_the_models_default(sample, tmp_path):
     path = tmp_path / "it.safetensors"
-    list(Trainer(small(epochs=1, routing_iterations=2), sample, checkpoint_path=path).run())
+    list(Trainer(small(epochs=1, routing_iterations=2), sample, checkpoint_path=path, model_config=NET).run())
     model, info, _ = load_checkpoint(path)
     assert info.model_config.routing_iterations == 2 and info.train_config["routing_iterations"] == 2
 
@@ -131,7 +141,7 @@ def test_weights_only_checkpoint_cannot_resume(sample, tmp_path):
     from capsviz.model import CapsNet
     from capsviz.train.checkpoint import CheckpointError, save_checkpoint
 
-    path = save_checkpoint(tmp_path / "w.safetensors", CapsNet())
+    path = save_checkpoint(tmp_path / "w.safetensors", CapsNet(NET))
     with pytest.raises(CheckpointError, match="holds no training state"):
         Trainer.resume(path, sample)
 
@@ -152,7 +162,7 @@ def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
 
     src = save_checkpoint(
         tmp_path / "w.safetensors",
-        CapsNet(),
+        CapsNet(NET),
         train_config=small().to_dict(),
         epoch=2,
         step=8,
@@ -169,7 +179,7 @@ def test_best_epoch_is_kept_beside_the_autosave(sample, tmp_path):
     from capsviz.train.loop import best_path
 
     path = tmp_path / "run.safetensors"
-    t = Trainer(small(epochs=3, lr=3e-3), sample, sample, checkpoint_path=path)
+    t = Trainer(small(epochs=3, lr=3e-3), sample, sample, checkpoint_path=path, model_config=NET)
     accs = [e.test_accuracy for e in t.run() if isinstance(e, EpochEvent)]
     best = load_checkpoint(best_path(path))[1]
     assert best_path(path).name == "run.best.safetensors"
