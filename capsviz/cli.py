@@ -55,7 +55,7 @@ def _checked(name: str):
     """An argparse ``type`` that parses a number and checks it against ``TRAIN_LIMITS[name]``
     (or the limits of the other numeric flags), so that argparse refuses a bad value at parse
     time, naming the flag and its range."""
-    from capsviz.train.loop import TRAIN_LIMITS, Limit
+    from capsviz.train.config import TRAIN_LIMITS, Limit
 
     limit = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000), "test_pairs": Limit(int, 1, 1_000_000)}[name]
 
@@ -112,8 +112,7 @@ def _add_routing(p: argparse.ArgumentParser) -> None:
 
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     from capsviz.data.datasets import DATASETS
-    from capsviz.train.loop import MODELS, TRAIN_LIMITS, TrainConfig
-    from capsviz.train.precision import PRECISIONS
+    from capsviz.train.config import MODELS, PRECISIONS, TRAIN_LIMITS, TrainConfig
 
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
@@ -348,7 +347,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from capsviz.runtime import tune_process
     from capsviz.train import distributed
     from capsviz.train.checkpoint import load_model
-    from capsviz.train.loop import TrainConfig, Trainer
+    from capsviz.train.config import TrainConfig
+    from capsviz.train.loop import Trainer
 
     tune_process("train")
     if args.resume and args.init:
@@ -400,7 +400,7 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     the first Ctrl+C stops it cleanly with an autosave. Returns the exit code."""
     from tqdm import tqdm
 
-    from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent
+    from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
 
     def say(text: str) -> None:
         if lead:
@@ -472,8 +472,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from capsviz.data.mnist import load_mnist
     from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
+    from capsviz.evaluate import confusion_matrix, evaluate_model
     from capsviz.runtime import tune_process
-    from capsviz.train.loop import confusion_matrix, evaluate_model
 
     tune_process("eval")
     path = _resolve(args, "checkpoint") or shipped_checkpoint()
@@ -532,7 +532,7 @@ def _eval_pairs(args: argparse.Namespace, model, info, path: Path, pairs, iterat
     import torch
     from tqdm import tqdm
 
-    from capsviz.train.loop import model_lengths, two_digit_hits
+    from capsviz.evaluate import model_lengths, two_digit_hits
 
     n = len(pairs)
 
@@ -566,9 +566,9 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capsviz.data.mnist import MnistSplit, load_mnist
-    from capsviz.runtime import tune_process
+    from capsviz.evaluate import model_lengths
+    from capsviz.runtime import select_device, tune_process
     from capsviz.train.checkpoint import check_dataset_of, load_model
-    from capsviz.train.loop import model_lengths, select_device
     from capsviz.train.robustness import SWEEPS, UNITS, plot_curves, robustness
 
     tune_process("eval")
@@ -643,8 +643,8 @@ def _load_model(args: argparse.Namespace, kind: str | None = "capsnet"):
     """The checkpoint of ``--checkpoint`` (default: the shipped one) on ``--device``, after
     checking ``--routing-iterations``: (model, info). ``kind`` None takes a CapsNet or a
     baseline CNN; ``capsnet`` refuses a CNN in one line."""
+    from capsviz.runtime import select_device
     from capsviz.train.checkpoint import load_model
-    from capsviz.train.loop import select_device
 
     if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
         raise CliError("--routing-iterations must be between 1 and 100")
@@ -758,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
     log = setup_logging()
     from capsviz.data.mnist import MnistNotFoundError
     from capsviz.train.checkpoint import CheckpointError
-    from capsviz.train.loop import TrainingDiverged
+    from capsviz.train.events import TrainingDiverged
 
     try:
         if args.command == "train":

@@ -28,7 +28,7 @@ from capsviz.model.baseline import baseline_probabilities
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.paths import shipped_multimnist_checkpoint
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, check_dataset_of, load_checkpoint, read_info
-from capsviz.train.loop import StoppedEvent
+from capsviz.train.events import StoppedEvent
 
 OTHER = np.array([0.85, 0.85, 0.85], np.float32)  # an edited capsule that is neither of the two longest
 

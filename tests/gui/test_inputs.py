@@ -133,7 +133,7 @@ def open_browser(window, qtbot, n: int = 1000):
 
 
 def test_browser_confusion_matrix_and_mistakes(window, qtbot):
-    from capsviz.train.loop import evaluate_model
+    from capsviz.evaluate import evaluate_model
 
     browser = open_browser(window, qtbot)
     data = browser.data

@@ -11,11 +11,12 @@ from PySide6.QtCore import Qt
 
 from capsviz.data.mnist import load_mnist, load_sample
 from capsviz.data.multimnist import compose, fixed_test_pairs, place
+from capsviz.evaluate import two_digit_hits
 from capsviz.gui.app import configure_pyqtgraph
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import infer
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import Trainer, two_digit_hits
+from capsviz.train.loop import Trainer
 
 from ..conftest import SHIPPED, mnist_root
 
@@ -365,11 +366,11 @@ def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pa
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_fine_tuning_the_shipped_model_starts_where_its_schedule_ended_and_keeps_its_accuracy(qtbot):
+    from capsviz.evaluate import model_lengths
     from capsviz.gui.pair_window import PairWindow
     from capsviz.gui.widgets.pairs import PairExplorer
     from capsviz.paths import shipped_multimnist_checkpoint
     from capsviz.train.checkpoint import read_info
-    from capsviz.train.loop import model_lengths
 
     configure_pyqtgraph()
     path = shipped_multimnist_checkpoint()

@@ -9,7 +9,8 @@ import sys
 def test_core_imports_no_qt():
     code = (
         "import sys, capsviz.model, capsviz.data.mnist, capsviz.data.preprocess, capsviz.train.loop, "
-        "capsviz.train.checkpoint, capsviz.model.inference, capsviz.cli\n"
+        "capsviz.train.checkpoint, capsviz.model.inference, capsviz.cli, capsviz.evaluate, capsviz.runtime, "
+        "capsviz.train.config, capsviz.train.events, capsviz.train.tasks\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'superqt', 'shiboken6')]\n"
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -10,8 +10,8 @@ import pytest
 
 from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.data.transforms import InputTransform, apply_each, apply_transform
+from capsviz.evaluate import evaluate_model, model_lengths
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import evaluate_model, model_lengths
 from capsviz.train.robustness import AFFINE_RANGES, affine_transforms, robustness, sweep_transforms
 
 from ..conftest import mnist_root

@@ -30,12 +30,12 @@ from PySide6.QtWidgets import (
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import MAX_SHIFT, TEST_PAIRS, MultiMnistPairs, compose, fixed_test_pairs, place
 from capsviz.data.preprocess import preprocess_ink
+from capsviz.evaluate import model_lengths, two_digit_hits
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, capsule_bars
 from capsviz.model import CapsNet
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, infer, two_longest
-from capsviz.train.loop import model_lengths, two_digit_hits
 
 DRAW_SIZE = 168  # px of each digit's drawing canvas (6x the 28 x 28 digit)
 RED, GREEN = np.array([1.0, 0.25, 0.2], np.float32), np.array([0.2, 1.0, 0.3], np.float32)
