@@ -49,8 +49,7 @@ from torch import nn
 
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
 from capsviz.model.losses import two_digit_loss
-from capsviz.runtime import retain_freed_memory
-from capsviz.train.loop import select_device
+from capsviz.runtime import retain_freed_memory, select_device
 from capsviz.train.precision import DTYPES, allow_tf32, autocast, cpu_bf16_units, grad_scaler, resolve_precision
 
 GFLOP_PER_TRAIN_IMAGE = 1.214

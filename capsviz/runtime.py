@@ -1,5 +1,8 @@
-"""Process tuning in one place: one call per kind of process, one per worker thread.
+"""Process tuning in one place: the compute device, one call per kind of process, one per
+worker thread.
 
+- :func:`select_device` turns a device name (``auto``, ``cpu``, ``cuda``, ``cuda:N``,
+  ``mps``) into a ``torch.device`` that works here; :func:`available_devices` lists them.
 - :func:`tune_process` (``"app"``, ``"train"``, ``"eval"``) sets glibc's malloc for the
   process: ``train`` and ``eval`` keep freed memory (:func:`retain_freed_memory`), the
   long-running app gives it back (:func:`release_freed_memory`).
@@ -11,7 +14,7 @@
   ``INFERENCE_NICENESS``) and one intra-op thread fewer than the machine has, for this
   thread only (:func:`intra_op_threads`): the count other threads start with stays.
 
-Qt-free.
+Qt-free; torch is imported by the functions that use it.
 
 Malloc
 ------
@@ -54,6 +57,10 @@ import platform
 import sys
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 # CPU priorities (nice values) of the threads that compute while the GUI thread paints:
 # training (and the browser's classification) take what the others leave; the inference
@@ -64,6 +71,53 @@ BACKGROUND_NICENESS = 10
 INFERENCE_NICENESS = 5
 WORKER_NICENESS = {"background": BACKGROUND_NICENESS, "inference": INFERENCE_NICENESS}
 PROCESS_KINDS = ("app", "train", "eval")
+
+
+def _mps_available(torch) -> bool:
+    return getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+
+
+def select_device(name: str | None = "auto") -> torch.device:
+    """The ``torch.device`` of ``name``: ``auto`` (or None, or "") picks CUDA, then Apple MPS,
+    then the CPU; ``cpu``, ``cuda``, ``cuda:N`` and ``mps`` name one.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a device name or that device is not available here.
+    """
+    import torch
+
+    if name in (None, "", "auto"):
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if _mps_available(torch):
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"unknown device {name!r}; use auto, cpu, cuda, cuda:N or mps") from None
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"device {name!r} is not available here (CUDA devices: {torch.cuda.device_count()})")
+    if device.type == "mps" and not _mps_available(torch):
+        raise ValueError("device 'mps' is not available here")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unsupported device {name!r}; use auto, cpu, cuda, cuda:N or mps")
+    return device
+
+
+def available_devices() -> list[str]:
+    """Device names that work here (for :func:`select_device`), ``auto`` first, then ``cpu``,
+    ``cuda:0`` ... and ``mps`` where present."""
+    import torch
+
+    names = ["auto", "cpu"]
+    if torch.cuda.is_available():
+        names += [f"cuda:{k}" for k in range(torch.cuda.device_count())]
+    if _mps_available(torch):
+        names.append("mps")
+    return names
 
 
 M_TRIM_THRESHOLD = -1

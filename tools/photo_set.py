@@ -21,9 +21,9 @@ import numpy as np
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.photo import KINDS, kind_rng, render_photo
+from capsviz.evaluate import evaluate_model
 from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import evaluate_model
 
 
 def main() -> None:

@@ -15,9 +15,9 @@ import json
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.preprocess import preprocess_split
+from capsviz.evaluate import evaluate_model
 from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import evaluate_model
 
 
 def main() -> None:

@@ -8,9 +8,9 @@ import argparse
 from pathlib import Path
 
 from capsviz.data.mnist import load_mnist
+from capsviz.evaluate import evaluate_model
 from capsviz.paths import shipped_checkpoint
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import evaluate_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--checkpoint", type=Path, default=shipped_checkpoint())

@@ -28,9 +28,9 @@ import torch
 
 from capsviz.data.mnist import load_mnist
 from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
+from capsviz.evaluate import score
 from capsviz.paths import SHIPPED_BASELINE_NAMES, SHIPPED_CHECKPOINT_NAME, SHIPPED_MULTIMNIST_NAME, SOURCE_ASSETS
 from capsviz.train.checkpoint import average_checkpoints, load_model, read_info, save_checkpoint
-from capsviz.train.loop import evaluate_model, model_lengths, two_digit_hits
 
 parser = argparse.ArgumentParser()
 parser.add_argument("checkpoints", type=Path, nargs="+", help="one checkpoint, or several to average")
@@ -57,10 +57,8 @@ if len(infos) > 1:
 
 def right_of(network, test, pairs) -> int:
     """Right on the whole test set: digits, or pairs (``pairs`` not None) with both digits right."""
-    if pairs is not None:
-        hits = two_digit_hits(torch.from_numpy(model_lengths(network, pairs.images)), torch.from_numpy(pairs.labels))
-        return int((hits == 2).sum())
-    return int((evaluate_model(network, test) == test.labels).sum())
+    images, labels = (test.images, test.labels) if pairs is None else (pairs.images, pairs.labels)
+    return score(network, images, labels).right
 
 
 def save(accuracy: float | None, images: int | None) -> None:

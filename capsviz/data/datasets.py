@@ -6,6 +6,7 @@ from __future__ import annotations
 IMAGE_SIZE = {"mnist": 28, "multimnist": 36}
 DATASETS = tuple(IMAGE_SIZE)
 TITLES = {"mnist": "MNIST", "multimnist": "MultiMNIST"}
+PAIRS_PER_EPOCH = 60_000  # MultiMNIST training pairs drawn afresh for each epoch (capsviz.data.multimnist)
 
 
 def check_dataset(name: str) -> str:

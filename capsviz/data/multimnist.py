@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capsviz.data.datasets import PAIRS_PER_EPOCH
 from capsviz.data.mnist import MnistSplit
 
 FIELD = 36  # side of a MultiMNIST image
@@ -37,7 +38,6 @@ MAX_SHIFT = 4  # each digit moves up to this many pixels each way
 TEST_SEED = 20171026  # the paper's arXiv date
 TEST_PAIRS = 10_000
 TEST_BLOCK = 1_000
-PAIRS_PER_EPOCH = 60_000
 
 
 @dataclass

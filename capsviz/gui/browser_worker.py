@@ -8,10 +8,10 @@ import numpy as np
 from PySide6.QtCore import QObject
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
+from capsviz.evaluate import evaluate_model
 from capsviz.gui.core import ExplorerCore
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
-from capsviz.train.loop import evaluate_model
 
 
 def _score(predictions: np.ndarray, labels: np.ndarray) -> tuple[int, float]:

@@ -29,7 +29,7 @@ from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference
 from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint, user_checkpoint_dir
-from capsviz.runtime import worker_thread
+from capsviz.runtime import select_device, worker_thread
 from capsviz.train.checkpoint import (
     CheckpointError,
     CheckpointInfo,
@@ -40,16 +40,9 @@ from capsviz.train.checkpoint import (
     read_info,
     save_checkpoint,
 )
-from capsviz.train.loop import (
-    BatchEvent,
-    EpochEvent,
-    StoppedEvent,
-    TrainConfig,
-    Trainer,
-    default_model_config,
-    fresh_model,
-    select_device,
-)
+from capsviz.train.config import TrainConfig
+from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
+from capsviz.train.loop import Trainer, default_model_config, fresh_model
 
 # While training, the views show the model's weights as of at most this long ago: each
 # snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.

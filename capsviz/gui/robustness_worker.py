@@ -9,10 +9,10 @@ import threading
 from PySide6.QtCore import QObject
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
+from capsviz.evaluate import model_lengths
 from capsviz.gui.core import ExplorerCore
 from capsviz.gui.widgets.robustness import RobustnessView
 from capsviz.runtime import worker_thread
-from capsviz.train.loop import model_lengths
 from capsviz.train.robustness import measure
 
 

@@ -1,22 +1,40 @@
-"""Qt-free CapsNet model: configuration, routing, network and losses."""
+"""Qt-free CapsNet model: configuration, routing, network and losses.
 
-from capsviz.model.capsnet import CapsNet, CapsNetOutput, Decoder, DigitCaps, PrimaryCaps
-from capsviz.model.config import CapsNetConfig
-from capsviz.model.losses import margin_loss, reconstruction_loss, total_loss
-from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash
+The names below load their modules (and torch) when first used, so that
+:mod:`capsviz.model.config` can be read without torch (``capsviz --help``).
+"""
 
-__all__ = [
-    "CapsNet",
-    "CapsNetConfig",
-    "CapsNetOutput",
-    "Decoder",
-    "DigitCaps",
-    "PrimaryCaps",
-    "RoutingTrace",
-    "capsule_length",
-    "dynamic_routing",
-    "margin_loss",
-    "reconstruction_loss",
-    "squash",
-    "total_loss",
-]
+from __future__ import annotations
+
+import importlib
+
+_HOMES = {
+    "CapsNet": "capsviz.model.capsnet",
+    "CapsNetOutput": "capsviz.model.capsnet",
+    "Decoder": "capsviz.model.capsnet",
+    "DigitCaps": "capsviz.model.capsnet",
+    "PrimaryCaps": "capsviz.model.capsnet",
+    "CapsNetConfig": "capsviz.model.config",
+    "margin_loss": "capsviz.model.losses",
+    "reconstruction_loss": "capsviz.model.losses",
+    "total_loss": "capsviz.model.losses",
+    "RoutingTrace": "capsviz.model.routing",
+    "capsule_length": "capsviz.model.routing",
+    "dynamic_routing": "capsviz.model.routing",
+    "squash": "capsviz.model.routing",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'capsviz.model' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -6,7 +6,7 @@ layer. On MNIST the outputs are a softmax trained with cross entropy; on MultiMN
 are ten independent sigmoids trained with binary cross entropy against the two digits
 present, and the two highest are the prediction (top-2 scoring, as for the CapsNet).
 
-Presets (:data:`PRESETS`):
+Presets (:data:`capsviz.model.config.PRESETS`):
 
 - ``baseline``: the paper's MNIST baseline, 256, 256 and 128 channels: 35,445,522
   parameters at 28 x 28 (the paper: 35.4 M). The paper gives only the parameter count of
@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from capsviz.model.config import MAX_SIZE, config_from_json
+from capsviz.model.config import MAX_SIZE, PRESETS, config_from_json
 
 OUTPUTS = ("softmax", "sigmoid")
 
@@ -76,9 +76,6 @@ class BaselineConfig:
     def from_json(cls, text: str) -> BaselineConfig:
         """Parse a config written by :meth:`to_json`; ``ValueError`` if it is not one."""
         return config_from_json(cls, text)
-
-
-PRESETS = {"baseline": (256, 256, 128), "baseline-small": (64, 64, 32)}
 
 
 def preset(name: str, image_size: int = 28) -> BaselineConfig:
@@ -143,7 +140,7 @@ class BaselineCNN(nn.Module):
 
 def baseline_probabilities(cnn: BaselineCNN, images, batch_size: int = 256):
     """The CNN's class probabilities for a stack of inputs, as the app shows them beside the
-    capsule lengths.
+    capsule lengths (in batches, by :func:`capsviz.evaluate.batched`).
 
     images : (N, H, H) or one (H, H) float array in [0, 1], H = ``cnn.cfg.image_size``.
     Returns float32 numpy (N, 10) (or (10,) for one image) in [0, 1].
@@ -152,16 +149,9 @@ def baseline_probabilities(cnn: BaselineCNN, images, batch_size: int = 256):
     """
     import numpy as np
 
+    from capsviz.evaluate import batched
+
     images = np.asarray(images, dtype=np.float32)
     one = images.ndim == 2
-    stack = images[None] if one else images
-    size = cnn.cfg.image_size
-    if stack.ndim != 3 or stack.shape[1:] != (size, size):
-        raise ValueError(f"expected {size}x{size} images, got shape {images.shape}")
-    device = next(cnn.parameters()).device
-    out = [np.zeros((0, cnn.cfg.num_classes), np.float32)]
-    for start in range(0, len(stack), batch_size):
-        x = torch.tensor(stack[start : start + batch_size], device=device).unsqueeze(1)  # a copy: may be read-only
-        out.append(cnn.scores(x).cpu().numpy())
-    result = np.concatenate(out)
+    result = batched(cnn, images[None] if one else images, cnn.scores, (cnn.cfg.num_classes,), batch_size)
     return result[0] if one else result

@@ -1,4 +1,9 @@
-"""CapsNet for MNIST: Conv1 -> PrimaryCaps -> DigitCaps (dynamic routing) -> Decoder.
+"""CapsNet: Conv1 -> PrimaryCaps -> DigitCaps (dynamic routing) -> Decoder, for square
+inputs of any size ``CapsNetConfig.image_size`` (28 x 28 MNIST, 36 x 36 MultiMNIST).
+
+Shapes use B = batch, H = input side, F = Conv1's map side (H - 8 with 9 x 9 kernels),
+G = PrimaryCaps grid side, I = primary capsules (types x G x G: 1152 for MNIST, 3200 for
+MultiMNIST), J = digit capsules (10).
 
 Reference: S. Sabour, N. Frosst, G. E. Hinton, "Dynamic Routing Between Capsules",
 NIPS 2017, arXiv:1710.09829 (Sec. 4, Fig. 1 and Fig. 2).
@@ -43,10 +48,11 @@ def _fast_inference(x: Tensor) -> bool:
 
 
 class PrimaryCaps(nn.Module):
-    """Convolutional capsules: 32 types of 8-D capsules on a 6x6 grid.
+    """Convolutional capsules: 32 types of 8-D capsules on a G x G grid (6 x 6 for MNIST,
+    10 x 10 for MultiMNIST; ``cfg.grid_size``).
 
     Output channel ``8*type + k`` is dimension k of capsule type ``type``; capsule
-    index ``i = type*36 + y*6 + x``.
+    index ``i = type*G*G + y*G + x``.
     """
 
     def __init__(self, cfg: CapsNetConfig) -> None:
@@ -61,25 +67,26 @@ class PrimaryCaps(nn.Module):
         self._patch_weight = _InferenceLayout(patch_weight)
 
     def forward(self, x: Tensor) -> Tensor:
-        """x : (B, 256, 20, 20) -> u : (B, 1152, 8), squashed."""
+        """x : (B, 256, F, F) Conv1 features -> u : (B, I, 8), squashed (I = 32 G^2)."""
         cfg = self.cfg
         g = cfg.grid_size
         w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
         if _fast_inference(x):
-            out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)  # (B, 6, 6, 256)
+            out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)  # (B, G, G, 256)
         elif use_spectral(x):
-            out = spectral_conv2d(x, w, bias, stride)  # (B, 6, 6, 256)
+            out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)
         else:
             out = nn.functional.conv2d(x, w, bias, stride=stride).permute(0, 2, 3, 1)
-        out = out.reshape(-1, g, g, cfg.primary_types, cfg.primary_dim)  # (B, 6, 6, 32, 8)
-        out = out.permute(0, 3, 1, 2, 4).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, 1152, 8)
+        out = out.reshape(-1, g, g, cfg.primary_types, cfg.primary_dim)  # (B, G, G, 32, 8)
+        out = out.permute(0, 3, 1, 2, 4).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, I, 8)
         return squash(out, dim=-1)
 
 
 class DigitCaps(nn.Module):
     """Predictions u_hat_{j|i} = W_ij u_i followed by dynamic routing (Procedure 1).
 
-    ``W`` has shape (1152, 10, 16, 8) and is broadcast over the batch, never tiled.
+    ``W`` has shape (I, 10, 16, 8) (I = 1152 for MNIST, 3200 for MultiMNIST) and is
+    broadcast over the batch, never tiled.
     """
 
     def __init__(self, cfg: CapsNetConfig) -> None:
@@ -109,7 +116,8 @@ class DigitCaps(nn.Module):
 
 
 class Decoder(nn.Module):
-    """Reconstruction network: masked DigitCaps (160) -> 512 -> 1024 -> 784 sigmoid."""
+    """Reconstruction network: masked DigitCaps (160) -> 512 -> 1024 -> H x H sigmoid (784
+    for MNIST, 1296 for MultiMNIST)."""
 
     def __init__(self, cfg: CapsNetConfig) -> None:
         super().__init__()
@@ -134,7 +142,7 @@ class Decoder(nn.Module):
 
         Returns
         -------
-        Tensor, shape (B, 1, 28, 28), pixel values in (0, 1)
+        Tensor, shape (B, 1, H, H), pixel values in (0, 1)
         """
         mask = nn.functional.one_hot(classes, self.cfg.num_classes).to(v.dtype)  # (B, 10)
         masked = (v * mask.unsqueeze(-1)).flatten(1)  # (B, 160)
@@ -144,7 +152,7 @@ class Decoder(nn.Module):
     def decode_pose(self, pose: Tensor, classes: Tensor) -> Tensor:
         """Reconstruct from a single 16-D pose per example, placed in capsule ``classes``.
 
-        pose : (B, 16), classes : (B,) -> (B, 1, 28, 28).
+        pose : (B, 16), classes : (B,) -> (B, 1, H, H).
         """
         v = pose.new_zeros(pose.shape[0], self.cfg.num_classes, self.cfg.digit_dim)
         v[torch.arange(pose.shape[0], device=pose.device), classes] = pose
@@ -187,10 +195,10 @@ class CapsNet(nn.Module):
         if x.device.type != "cpu":
             return self.conv1(x)
         batch, k = x.shape[0], self.cfg.kernel_size
-        patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, 20, 20, k, k)
+        patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k)
         side = patches.shape[1]
         w = self.conv1.weight.reshape(self.cfg.conv1_channels, k * k)
-        out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*20*20, 256)
+        out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*F*F, 256)
         return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # NCHW shape, channels-last strides
 
     def forward(
@@ -213,7 +221,7 @@ class CapsNet(nn.Module):
             Class whose capsule the decoder sees (training: the true label). Default:
             the longest capsule (the prediction). With (B, K) the decoder runs once per
             listed class (MultiMNIST, Sec. 6: K = 2) and ``reconstruction`` is
-            (B, K, 1, H, W).
+            (B, K, 1, H, H).
         reconstruct : bool
             Skip the decoder when false.
         trace : bool
@@ -228,8 +236,8 @@ class CapsNet(nn.Module):
         if x.dim() != 4 or tuple(x.shape[1:]) != (1, size, size):
             raise ValueError(f"expected input of shape (B, 1, {size}, {size}), got {tuple(x.shape)}")
         iterations = self.cfg.routing_iterations if routing_iterations is None else routing_iterations
-        h = torch.relu(self._conv1(x))  # (B, 256, 20, 20)
-        u = self.primary_caps(h)  # (B, 1152, 8)
+        h = torch.relu(self._conv1(x))  # (B, 256, F, F)
+        u = self.primary_caps(h)  # (B, I, 8)
         v, u_hat, rec = self.digit_caps(u, iterations, record=trace)  # (B, 10, 16)
         lengths = capsule_length(v)  # (B, 10)
         recon = None

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 
 MAX_SIZE = 4096  # bound on every size, so a forged config cannot ask for absurd memory
+# The baseline CNNs (capsviz.model.baseline): name -> the widths of its three convolutions
+PRESETS = {"baseline": (256, 256, 128), "baseline-small": (64, 64, 32)}
 
 
 @dataclass(frozen=True)

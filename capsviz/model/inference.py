@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from capsviz.evaluate import batched, top_two
 from capsviz.model.capsnet import CapsNet
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 
@@ -67,8 +68,9 @@ def recognised(lengths: np.ndarray) -> np.ndarray | bool:
 
 def two_longest(lengths: np.ndarray) -> list[int]:
     """The two digit capsules with the longest outputs, longest first (a tie: the lower
-    class first): lengths (10,) -> [j1, j2]. A MultiMNIST model's answer (Sec. 6)."""
-    return [int(j) for j in np.argsort(-np.asarray(lengths), kind="stable")[:2]]
+    class first): lengths (10,) -> [j1, j2]. A MultiMNIST model's answer (Sec. 6), by
+    :func:`capsviz.evaluate.top_two`."""
+    return top_two(torch.tensor(np.asarray(lengths)).reshape(1, -1))[0].tolist()
 
 
 def _device(model: CapsNet) -> torch.device:
@@ -115,30 +117,26 @@ def infer(
     )
 
 
-@torch.inference_mode()
 def digit_capsules(
     model: CapsNet, images: np.ndarray, routing_iterations: int | None = None, batch_size: int = 256
 ) -> np.ndarray:
-    """Digit-capsule outputs v_j for a stack of inputs, without traces.
+    """Digit-capsule outputs v_j for a stack of inputs, without traces (in batches, by
+    :func:`capsviz.evaluate.batched`).
 
-    images : (N, H, H) float in [0, 1], H = ``model.cfg.image_size``. Returns (N, 10, 16)
-    float32; each capsule's length ||v_j|| is in [0, 1).
+    images : (N, H, H) float in [0, 1] (or uint8 in 0..255), H = ``model.cfg.image_size``.
+    Returns (N, 10, 16) float32; each capsule's length ||v_j|| is in [0, 1).
 
     Raises
     ------
     ValueError
         If ``images`` is not (N, H, H).
     """
-    images = np.asarray(images, dtype=np.float32)
-    size = model.cfg.image_size
-    if images.ndim != 3 or images.shape[1:] != (size, size):
-        raise ValueError(f"expected images of shape (N, {size}, {size}), got {images.shape}")
-    model.eval()
-    out = [np.zeros((0, model.cfg.num_classes, model.cfg.digit_dim), np.float32)]
-    for start in range(0, len(images), batch_size):
-        x = torch.from_numpy(images[start : start + batch_size]).to(_device(model)).unsqueeze(1)
-        out.append(model(x, routing_iterations=routing_iterations, reconstruct=False).v.float().cpu().numpy())
-    return np.concatenate(out)
+    cfg = model.cfg
+
+    def poses(x: torch.Tensor) -> torch.Tensor:
+        return model(x, routing_iterations=routing_iterations, reconstruct=False).v
+
+    return batched(model, images, poses, (cfg.num_classes, cfg.digit_dim), batch_size)
 
 
 def capsule_lengths(

@@ -44,7 +44,7 @@ def margin_loss(
 def reconstruction_loss(reconstruction: Tensor, images: Tensor) -> Tensor:
     """Sum of squared pixel errors per image, averaged over the batch (unweighted).
 
-    reconstruction, images : (B, 1, 28, 28) in [0, 1] -> scalar. Multiply by
+    reconstruction, images : (B, 1, H, H) in [0, 1] -> scalar. Multiply by
     :data:`RECONSTRUCTION_WEIGHT` (0.0005) for the training objective.
     """
     return ((reconstruction.float() - images.float()) ** 2).flatten(1).sum(dim=1).mean()

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 
 from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
+from capsviz.evaluate import model_lengths, two_digit_hits
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
-from capsviz.train.loop import model_lengths, two_digit_hits
 
 RED = np.array([1.0, 0.25, 0.2], np.float32)
 GREEN = np.array([0.2, 1.0, 0.3], np.float32)

@@ -1,7 +1,7 @@
 """Squash and routing-by-agreement (Sabour, Frosst & Hinton 2017, arXiv:1710.09829).
 
-Shapes use B = batch, I = primary capsules (1152), J = digit capsules (10),
-D = digit capsule dimension (16).
+Shapes use B = batch, I = primary capsules (1152 for MNIST, 3200 for MultiMNIST),
+J = digit capsules (10), D = digit capsule dimension (16).
 """
 
 from __future__ import annotations

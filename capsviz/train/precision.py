@@ -21,7 +21,8 @@ from functools import lru_cache
 
 import torch
 
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+from capsviz.train.config import check_precision
+
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 
@@ -40,20 +41,13 @@ def cpu_bf16_units() -> tuple[str, ...]:
     return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
 
 
-def check_precision(precision: str) -> str:
-    """``precision`` if it is one of ``PRECISIONS``; else ``ValueError`` naming them."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
-    return precision
-
-
 def resolve_precision(precision: str, device: torch.device) -> str:
     """The precision a run on ``device`` uses: ``precision`` itself, or for ``auto`` the
     fastest safe one (see the module docstring).
 
-    Raises ``ValueError`` for a name not in ``PRECISIONS``, for ``fp16`` off CUDA (float16
-    is for GPUs without bfloat16; on a CPU use ``bf16``), and for ``bf16`` on a CUDA GPU
-    without bfloat16 (use ``fp16``).
+    Raises ``ValueError`` for a name not in :data:`capsviz.train.config.PRECISIONS`, for
+    ``fp16`` off CUDA (float16 is for GPUs without bfloat16; on a CPU use ``bf16``), and for
+    ``bf16`` on a CUDA GPU without bfloat16 (use ``fp16``).
     """
     check_precision(precision)
     cuda = device.type == "cuda"

@@ -14,7 +14,8 @@ Two measures, both seeded and rebuilt bit for bit:
   40 x 40 field); the paper's affNIST figures (79 % CapsNet, 66 % CNN, at the same MNIST
   accuracy) are the ones to hold it against.
 
-The warps are :func:`capsviz.data.transforms.apply_each` (torchvision's bilinear affine
+The strengths, ranges and kinds are in :mod:`capsviz.train.sweeps`. The warps are
+:func:`capsviz.data.transforms.apply_each` (torchvision's bilinear affine
 about the centre, background 0), the same as the explorer's Transforms view.
 """
 
@@ -27,17 +28,7 @@ import numpy as np
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.transforms import InputTransform, apply_each
-
-SWEEPS: dict[str, tuple[float, ...]] = {
-    "rotation": (0, 10, 20, 30, 40, 50, 60),  # degrees
-    "scale": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5),  # factor 1 + s or 1 / (1 + s)
-    "shear": (0, 10, 20, 30, 40),  # degrees along x
-    "translation": (0, 1, 2, 3, 4, 5, 6),  # pixels along x or y
-}
-UNITS = {"rotation": "°", "scale": "", "shear": "°", "translation": " px"}
-# the affine test set: rotation ±20°, scale 0.8..1.2, shear ±12° (about ±0.2 as a slope), ±3 px each way
-AFFINE_RANGES = {"rotation": (-20.0, 20.0), "scale": (0.8, 1.2), "shear": (-12.0, 12.0), "translation": (-3.0, 3.0)}
-KINDS = (*SWEEPS, "affine")
+from capsviz.train.sweeps import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
 
 def sweep_transforms(kind: str, strength: float, n: int, seed: int = 0) -> list[InputTransform]:

@@ -14,7 +14,7 @@ from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.model import CapsNet
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
 from capsviz.train.checkpoint import save_checkpoint
-from capsviz.train.loop import TrainConfig
+from capsviz.train.config import TrainConfig
 from tests.conftest import forward_scores, mnist_root
 from tests.gui.events import settle
 

@@ -14,7 +14,8 @@ from capsviz.data.transforms import InputTransform, apply_transform
 from capsviz.gui.core import ExplorerCore, ExplorerInput
 from capsviz.model import CapsNet
 from capsviz.model.inference import infer
-from capsviz.train.loop import BatchEvent, StoppedEvent, TrainConfig
+from capsviz.train.config import TrainConfig
+from capsviz.train.events import BatchEvent, StoppedEvent
 from tests.conftest import mnist_root
 
 SAMPLE = load_sample()

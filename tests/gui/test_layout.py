@@ -306,7 +306,7 @@ def test_no_empty_progress_box_while_idle(window):
 
 # -- e. test images: the GUI's default and why -----------------------------------------------------------
 def test_test_images_field_says_why_it_is_not_all_10000(window):
-    from capsviz.train.loop import TrainConfig
+    from capsviz.train.config import TrainConfig
 
     field = window.training_panel.test_subset
     assert TrainConfig().test_subset == 0  # the command line evaluates all 10,000

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
-from capsviz.train.loop import model_lengths
+from capsviz.evaluate import model_lengths
 from capsviz.train.robustness import SWEEPS, robustness
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.evaluate import evaluate_model, model_lengths
 from capsviz.model import CapsNet
 from capsviz.model.baseline import BaselineCNN, BaselineConfig, baseline_probabilities, preset
 from capsviz.train.checkpoint import (
@@ -20,7 +21,9 @@ from capsviz.train.checkpoint import (
     read_info,
     save_checkpoint,
 )
-from capsviz.train.loop import BatchEvent, TrainConfig, Trainer, evaluate_model, model_lengths
+from capsviz.train.config import TrainConfig
+from capsviz.train.events import BatchEvent
+from capsviz.train.loop import Trainer
 from capsviz.train.robustness import robustness
 from tests.conftest import forward_scores, mnist_root
 from tests.unit.test_cli import capsviz
@@ -223,8 +226,8 @@ def test_the_shipped_mnist_cnn_is_small_and_scores_its_figure_on_the_sample(samp
 
 def test_the_shipped_multimnist_cnn_finds_both_digits_with_top_2_of_its_sigmoids(sample):
     from capsviz.data.multimnist import draw_pairs
+    from capsviz.evaluate import two_digit_hits
     from capsviz.paths import shipped_baseline
-    from capsviz.train.loop import two_digit_hits
 
     path = shipped_baseline("multimnist")
     assert path.stat().st_size <= 40 * 2**20

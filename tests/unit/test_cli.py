@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from capsviz.data.mnist import load_sample
+from capsviz.evaluate import evaluate_model
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import evaluate_model
 
 from ..conftest import mnist_root
 

@@ -111,8 +111,8 @@ def test_truncated_archive_is_named_and_leaves_no_file(tmp_path):
 def _accuracy_raw_and_preprocessed(split, checkpoint):
     from capsviz.data.mnist import MnistSplit
     from capsviz.data.preprocess import preprocess_split
+    from capsviz.evaluate import evaluate_model
     from capsviz.train.checkpoint import load_checkpoint
-    from capsviz.train.loop import evaluate_model
 
     model = load_checkpoint(checkpoint)[0]
     pre = preprocess_split(split.images)

@@ -11,7 +11,8 @@ import torch
 
 from capsviz.model import CapsNetConfig
 from capsviz.train.checkpoint import load_checkpoint, load_tensors
-from capsviz.train.loop import TrainConfig, fresh_model
+from capsviz.train.config import TrainConfig
+from capsviz.train.loop import fresh_model
 
 from ..conftest import mnist_root
 

@@ -21,7 +21,7 @@ from capsviz.data.mnist import load_mnist, load_sample
 from capsviz.model.inference import recognised
 from capsviz.model.losses import M_MINUS, M_PLUS, RECOGNITION_THRESHOLD
 from capsviz.train.checkpoint import best_path, check_destination, fresh_path, load_checkpoint, read_info
-from capsviz.train.loop import TRAIN_LIMITS, TrainConfig
+from capsviz.train.config import TRAIN_LIMITS, TrainConfig
 
 from ..conftest import ROOT, mnist_root
 from .test_cli import capsviz

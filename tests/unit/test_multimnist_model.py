@@ -15,10 +15,13 @@ from PIL import Image
 
 from capsviz.data.mnist import load_mnist, load_sample
 from capsviz.data.multimnist import draw_pairs, fixed_test_pairs
+from capsviz.evaluate import model_lengths, two_digit_hits
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.transfer import EMPTY_PIXEL_LOGIT, widen_state
 from capsviz.train.checkpoint import CheckpointError, check_dataset_of, load_checkpoint, read_info, save_checkpoint
-from capsviz.train.loop import TrainConfig, Trainer, model_lengths, two_digit_hits
+from capsviz.train.config import TrainConfig
+from capsviz.train.loop import Trainer
+from capsviz.train.tasks import Batch
 
 from ..conftest import SHIPPED, forward_scores, mnist_root
 from .test_cli import capsviz
@@ -129,7 +132,7 @@ def test_the_two_digit_loss_sees_both_labels_and_both_targets(shipped_checkpoint
     def loss_of(lab, prt):  # (total, margin, reconstruction SSE) of one step from the same weights
         trainer.model.load_state_dict(state)
         trainer.optimizer = torch.optim.Adam(trainer.model.parameters())
-        return trainer._train_step(images, lab, prt)[:3]
+        return trainer._train_step(Batch(images, lab, prt))[:3]
 
     base = loss_of(labels, parts)
     assert loss_of(labels[:, [1, 0]], parts[:, [1, 0]]) == pytest.approx(base, rel=1e-5)  # digit order is free

@@ -12,7 +12,8 @@ from capsviz.model import CapsNet
 from capsviz.model.conv import spectral_conv2d
 from capsviz.model.routing import capsule_length, dynamic_routing, squash
 from capsviz.train.checkpoint import load_checkpoint, read_info
-from capsviz.train.loop import TrainConfig, Trainer
+from capsviz.train.config import TrainConfig
+from capsviz.train.loop import Trainer
 
 CPU = torch.device("cpu")
 

@@ -10,8 +10,8 @@ import pytest
 
 from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.data.transforms import InputTransform, apply_each, apply_transform
+from capsviz.evaluate import evaluate_model, model_lengths
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import evaluate_model, model_lengths
 from capsviz.train.robustness import AFFINE_RANGES, affine_transforms, robustness, sweep_transforms
 
 from ..conftest import forward_scores, mnist_root
@@ -111,7 +111,7 @@ def test_a_multimnist_model_is_refused_by_the_robustness_command():
 
 
 def test_the_commands_list_of_transforms_is_the_modules():
-    from capsviz import cli
+    from capsviz.commands import robustness as command
     from capsviz.train.robustness import KINDS
 
-    assert cli.KINDS == KINDS  # the CLI keeps its own copy so that `capsviz --help` imports no torch
+    assert command.KINDS == KINDS  # both read capsviz.train.sweeps, which imports no torch

@@ -10,7 +10,9 @@ import torch
 from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.model import CapsNetConfig
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, Trainer, TrainingDiverged
+from capsviz.train.config import TrainConfig
+from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent, TrainingDiverged
+from capsviz.train.loop import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +149,7 @@ def test_weights_only_checkpoint_cannot_resume(sample, tmp_path):
 
 
 def test_bad_device_is_a_clear_error():
-    from capsviz.train.loop import select_device
+    from capsviz.runtime import select_device
 
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         select_device("gpu")
@@ -176,7 +178,7 @@ def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
 
 
 def test_best_epoch_is_kept_beside_the_autosave(sample, tmp_path):
-    from capsviz.train.loop import best_path
+    from capsviz.train.checkpoint import best_path
 
     path = tmp_path / "run.safetensors"
     t = Trainer(small(epochs=3, lr=3e-3), sample, sample, checkpoint_path=path, model_config=NET)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz.data.mnist import MnistSplit
-from capsviz.train.loop import confusion_matrix
+from capsviz.evaluate import confusion_matrix
 
 INFO = (
     "Browse the MNIST test digits (the full test set when MNIST is installed, else the "

@@ -27,8 +27,9 @@ from PySide6.QtWidgets import (
 from capsviz.data.datasets import TITLES
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
-from capsviz.train.loop import BatchEvent, EpochEvent, StoppedEvent, TrainConfig, available_devices
-from capsviz.train.precision import PRECISIONS
+from capsviz.runtime import available_devices
+from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig
+from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
 
 INFO = (
     "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
@@ -52,6 +53,13 @@ TEST_IMAGES_TIP = (
     "test images are classified, so a subset keeps that pause short. `capsviz train` "
     "evaluates all 10,000 unless given --test-subset."
 )
+
+
+def limits(name: str) -> dict:
+    """``minimum`` and ``maximum`` of the spin box of training setting ``name``, from
+    :data:`capsviz.train.config.TRAIN_LIMITS` (the range the CLI checks its flags against)."""
+    low, high = TRAIN_LIMITS[name].control_range()
+    return {"minimum": low, "maximum": high}
 
 
 class FormScrollArea(QScrollArea):
@@ -96,30 +104,28 @@ class TrainingPanel(QWidget):
         self.dataset = dataset
         multi = dataset == "multimnist"
         self.setToolTip(INFO.format(title=TITLES[dataset]))
-        self.epochs = QSpinBox(minimum=1, maximum=1000, value=d.epochs)
-        self.batch_size = QSpinBox(minimum=1, maximum=4096, value=d.batch_size)
+        self.epochs = QSpinBox(**limits("epochs"), value=d.epochs)
+        self.batch_size = QSpinBox(**limits("batch_size"), value=d.batch_size)
         # 7 decimals: a fine-tune continues where a long run ended (the shipped MultiMNIST
         # model: 1.5e-5)
-        self.lr = QDoubleSpinBox(decimals=7, minimum=1e-7, maximum=1.0, singleStep=1e-4, value=d.lr)
-        self.lr_decay = QDoubleSpinBox(decimals=3, minimum=0.5, maximum=1.0, singleStep=0.01, value=d.lr_decay)
-        self.lr_decay_steps = QSpinBox(minimum=1, maximum=1_000_000, singleStep=500, value=d.lr_decay_steps)
-        self.routing = QSpinBox(minimum=1, maximum=7, value=d.routing_iterations)
+        self.lr = QDoubleSpinBox(decimals=7, **limits("lr"), singleStep=1e-4, value=d.lr)
+        self.lr_decay = QDoubleSpinBox(decimals=3, **limits("lr_decay"), singleStep=0.01, value=d.lr_decay)
+        self.lr_decay_steps = QSpinBox(**limits("lr_decay_steps"), singleStep=500, value=d.lr_decay_steps)
+        self.routing = QSpinBox(**limits("routing_iterations"), value=d.routing_iterations)
         self.reconstruction_weight = QDoubleSpinBox(
-            decimals=5, minimum=0.0, maximum=1.0, singleStep=1e-4, value=d.reconstruction_weight
+            decimals=5, **limits("reconstruction_weight"), singleStep=1e-4, value=d.reconstruction_weight
         )
-        self.max_shift = QSpinBox(minimum=0, maximum=6, value=d.max_shift, suffix=" px")
-        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=d.seed)
+        self.max_shift = QSpinBox(**limits("max_shift"), value=d.max_shift, suffix=" px")
+        self.seed = QSpinBox(**limits("seed"), value=d.seed)
         self.device = QComboBox()
         self.device.addItems(available_devices())
         self.precision = QComboBox()
         self.precision.addItems(PRECISIONS)
         self.precision.setCurrentText(d.precision)
-        self.train_subset = QSpinBox(minimum=0, maximum=60000, value=0, singleStep=1000)
+        self.train_subset = QSpinBox(**limits("train_subset"), value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
-        self.pairs_per_epoch = QSpinBox(minimum=1, maximum=10_000_000, value=d.pairs_per_epoch, singleStep=10000)
-        self.test_subset = QSpinBox(
-            minimum=0, maximum=10000, value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000"
-        )
+        self.pairs_per_epoch = QSpinBox(**limits("pairs_per_epoch"), value=d.pairs_per_epoch, singleStep=10000)
+        self.test_subset = QSpinBox(**limits("test_subset"), value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000")
         self.test_subset.setSpecialValueText("all 10,000")
         examples = "pairs" if multi else "images"
         self.network = QComboBox()

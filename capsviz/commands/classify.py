@@ -1,0 +1,114 @@
+"""``capsviz classify``: the predicted digit and capsule lengths of image files.
+
+Each file gives one record (:func:`reading`), written as a line of text or of JSON
+(:func:`write`); ``capsviz trace`` prints the same text for its image.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from capsviz.commands.common import add_common, add_routing, load_model
+
+INVERT = {"auto": None, "light": False, "dark": True}
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    c = sub.add_parser(
+        "classify",
+        help="print the predicted digit and capsule lengths of image files",
+        description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
+        "fit into 20x20, centre by mass; an image of the model's input size, 28x28 or 36x36 for a "
+        "MultiMNIST model, is used as stored). A MultiMNIST model prints its two longest capsules. "
+        "One line per file; a file that cannot be "
+        "read gets an error line and the others go on; the exit code is 1 if any "
+        "file failed.",
+    )
+    c.add_argument("images", type=Path, nargs="+", metavar="FILE", help="image files (PNG, JPEG, ...)")
+    c.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} (a MultiMNIST model: '
+        '{"file", "predictions": [two digits, longest first], "lengths"}) or {"file", "error"}',
+    )
+    c.add_argument(
+        "--ink",
+        choices=("auto", "light", "dark"),
+        default="auto",
+        help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
+        "decide from the image: its border, or for a photo the strokes' own contrast (default)",
+    )
+    add_routing(c)
+    add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
+    c.set_defaults(func=run)
+    return c
+
+
+def reading(path, lengths, two: bool) -> dict:
+    """The record of one classified image ``path``: ``{"file", "prediction", "recognised",
+    "lengths"}`` (the longest capsule, and whether it is long enough:
+    :func:`capsviz.model.inference.recognised`), or for a two-digit model (``two``)
+    ``{"file", "predictions", "lengths"}`` (its two longest capsules, longest first).
+    ``lengths``: the (10,) capsule lengths in [0, 1), kept as given."""
+    from capsviz.model.inference import recognised, two_longest
+
+    if two:
+        return {"file": str(path), "predictions": two_longest(lengths), "lengths": lengths}
+    top = int(lengths.argmax())
+    return {"file": str(path), "prediction": top, "recognised": recognised(lengths), "lengths": lengths}
+
+
+def text(record: dict) -> str:
+    """A record of :func:`reading` as a line: ``FILE: 7 (0.940)  lengths ...``, ``FILE:
+    nothing recognised (longest: 8, 0.310)  lengths ...`` or ``FILE: 7 (0.922) and 3 (0.871)
+    lengths ...``, every length with three decimals."""
+    v = record["lengths"]
+    if "predictions" in record:
+        a, b = record["predictions"]
+        answer = f"{a} ({v[a]:.3f}) and {b} ({v[b]:.3f})"
+    else:
+        k = record["prediction"]
+        answer = f"{k} ({v[k]:.3f})" if record["recognised"] else f"nothing recognised (longest: {k}, {v[k]:.3f})"
+    return f"{record['file']}: {answer}  lengths {' '.join(f'{x:.3f}' for x in v)}"
+
+
+def write(record: dict, as_json: bool) -> None:
+    """Print ``record`` (of :func:`reading`, or ``{"file", "error"}``) as one line of JSON (the
+    lengths rounded to 6 decimals) or of text (an error on stderr as ``error: ...``)."""
+    if "error" in record:
+        if as_json:
+            print(json.dumps(record), flush=True)
+        else:
+            print(f"error: {record['error']}", file=sys.stderr, flush=True)
+    elif as_json:
+        print(json.dumps({**record, "lengths": [round(float(x), 6) for x in record["lengths"]]}))
+    else:
+        print(text(record))
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from capsviz.data.images import ImageReadError, load_input
+    from capsviz.model.inference import capsule_lengths
+
+    model, info = load_model(args)
+    size, two = model.cfg.image_size, info.dataset == "multimnist"
+    inputs, errors = {}, {}
+    for k, path in enumerate(args.images):
+        try:
+            inputs[k], _ = load_input(path, invert=INVERT[args.ink], size=size)
+        except ImageReadError as exc:
+            errors[k] = str(exc)
+    order = sorted(inputs)
+    lengths = capsule_lengths(
+        model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, size, size)), args.routing_iterations
+    )
+    results = dict(zip(order, lengths))
+    for k, path in enumerate(args.images):
+        record = {"file": str(path), "error": errors[k]} if k in errors else reading(path, results[k], two)
+        write(record, args.json)
+    return 1 if errors else 0

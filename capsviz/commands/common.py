@@ -1,0 +1,98 @@
+"""What the commands share: the user-facing error, numeric flags checked at parse time,
+the options accepted before and after the subcommand, and loading the model to use.
+Imports no torch at module level."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from capsviz.paths import shipped_checkpoint
+from capsviz.train.config import TRAIN_LIMITS, Limit
+
+DEVICE_HELP = "auto, cpu, cuda, cuda:N or mps"
+ROUTING_HELP = "routing iterations at inference, 1 to 100 (default: the number the model was trained with)"
+# the numeric flags that are not training settings
+LIMITS = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000), "test_pairs": Limit(int, 1, 1_000_000)}
+
+
+class CliError(Exception):
+    """A user-facing error: printed as ``error: ...`` with exit code 2."""
+
+
+def checked(name: str):
+    """An argparse ``type`` that parses a number and checks it against ``LIMITS[name]`` (the
+    training settings' :data:`~capsviz.train.config.TRAIN_LIMITS` and the other numeric
+    flags), so that argparse refuses a bad value at parse time, naming the flag and its range."""
+    limit = LIMITS[name]
+
+    def parse(text: str):
+        try:
+            value = limit.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {limit.describe()} (got {text!r})") from None
+        problem = limit.problem(value)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+
+    return parse
+
+
+def add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, data: bool = True) -> None:
+    """Options accepted both before and after the subcommand (``capsviz --device cpu eval`` or
+    ``capsviz eval --device cpu``); ``--data-root`` only where the command reads MNIST."""
+    if data:
+        p.add_argument(
+            "--data-root",
+            type=Path,
+            default=None,
+            dest="data_root_sub",
+            metavar="DIR",
+            help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)",
+        )
+    p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=DEVICE_HELP)
+    if checkpoint_help:
+        p.add_argument(
+            "--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE", help=checkpoint_help
+        )
+
+
+def add_batch_size(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--batch-size",
+        type=checked("eval_batch_size"),
+        default=500,
+        metavar="N",
+        help="images per forward pass, 1 to 100,000 (default: 500)",
+    )
+
+
+def add_routing(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--routing-iterations", type=checked("routing_iterations"), default=None, metavar="N", help=ROUTING_HELP
+    )
+
+
+def resolve(args: argparse.Namespace, name: str):
+    """The value of option ``name`` given after the subcommand, else before it (else None)."""
+    return getattr(args, name + "_sub", None) or getattr(args, name, None)
+
+
+def check_routing(args: argparse.Namespace) -> None:
+    """Refuse ``--routing-iterations`` outside 1..100 (``CliError``)."""
+    if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
+        raise CliError("--routing-iterations must be between 1 and 100")
+
+
+def load_model(args: argparse.Namespace, kind: str | None = "capsnet"):
+    """The checkpoint of ``--checkpoint`` (default: the shipped one) on ``--device``, after
+    checking ``--routing-iterations``: (model, info). ``kind`` None takes a CapsNet or a
+    baseline CNN; ``capsnet`` refuses a CNN in one line."""
+    from capsviz.runtime import select_device
+    from capsviz.train.checkpoint import load_model as load
+
+    check_routing(args)
+    device = select_device(resolve(args, "device"))
+    model, info, _ = load(resolve(args, "checkpoint") or shipped_checkpoint(), device=device, kind=kind)
+    return model, info

@@ -1,0 +1,147 @@
+"""``capsviz eval``: the test accuracy of a checkpoint, one report for every kind of model.
+
+An MNIST model (CapsNet or CNN) is scored on the 10,000 MNIST test digits, a MultiMNIST
+model on the fixed MultiMNIST test pairs (both digits right, Sec. 6), by
+:func:`capsviz.evaluate.score`; the report's wording per data set is in :data:`REPORTS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from capsviz.commands.common import CliError, add_batch_size, add_common, add_routing, checked, load_model, resolve
+from capsviz.paths import shipped_checkpoint
+
+
+@dataclass(frozen=True)
+class Report:
+    """How ``capsviz eval`` words the score of one data set's test set.
+
+    unit : what the progress bar counts; header : a line about the test set ({n}: its size),
+    or None; measure : the name of the paper's measure; columns : the header of the table
+    per routing iteration (routing iterations, right, error, then the at-least-one column
+    where the score has one).
+    """
+
+    unit: str
+    header: str | None
+    measure: str
+    columns: str
+
+
+REPORTS = {
+    "mnist": Report("image", None, "test accuracy", "routing iterations | correct | test error"),
+    "multimnist": Report(
+        "pair",
+        "MultiMNIST test pairs: {n:,} (capsviz.data.multimnist.fixed_test_pairs)",
+        "both digits right",
+        "routing iterations | both right | error | at least one right",
+    ),
+}
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    e = sub.add_parser(
+        "eval",
+        help="print the test accuracy of a checkpoint",
+        description="Evaluate a checkpoint on all 10,000 MNIST test images, or a MultiMNIST model on the "
+        "fixed MultiMNIST test pairs (only the test files t10k-* are needed).",
+    )
+    add_common(e, checkpoint_help="checkpoint to evaluate (default: the shipped model)")
+    add_routing(e)
+    e.add_argument(
+        "--per-iteration",
+        type=checked("routing_iterations"),
+        default=None,
+        metavar="N",
+        help="also print a table of the accuracy with 1, 2, ..., N routing iterations",
+    )
+    e.add_argument(
+        "--test-pairs",
+        type=checked("test_pairs"),
+        default=None,
+        metavar="N",
+        help="MultiMNIST models: evaluate on the first N of the fixed test pairs (default: 10,000; "
+        "more are drawn in further blocks of 1,000)",
+    )
+    add_batch_size(e)
+    e.set_defaults(func=run)
+    return e
+
+
+def model_line(info, iterations: int) -> str:
+    """``routing iterations: 3`` for a CapsNet; for a CNN what it is and its size."""
+    if info.kind != "baseline":
+        return f"routing iterations: {iterations}"
+    cfg = info.model_config
+    scoring = "top-2 of 10 sigmoids" if cfg.output == "sigmoid" else "softmax"
+    return f"model: baseline CNN, convolutions {'-'.join(map(str, cfg.channels))}, {scoring} (no routing)"
+
+
+def _test_set(dataset: str, test, pairs: int | None):
+    """(images, labels) to score a model of ``dataset`` on: the MNIST test split, or the first
+    ``pairs`` (default 10,000) fixed MultiMNIST test pairs drawn from it."""
+    if dataset != "multimnist":
+        return test.images, test.labels
+    from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
+
+    chosen = fixed_test_pairs(test, pairs or TEST_PAIRS)
+    return chosen.images, chosen.labels
+
+
+def _percent(k: int, n: int) -> str:
+    return f"{100 * k / n:.2f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from capsviz.data.mnist import load_mnist
+    from capsviz.evaluate import score
+    from capsviz.runtime import tune_process
+
+    tune_process("eval")
+    path = resolve(args, "checkpoint") or shipped_checkpoint()
+    model, info = load_model(args, kind=None)
+    if args.test_pairs is not None and info.dataset != "multimnist":
+        raise CliError(f"{path}: --test-pairs is for MultiMNIST models; this is an MNIST model")
+    if info.kind == "baseline" and (args.per_iteration or args.routing_iterations is not None):
+        raise CliError(
+            f"{path}: a baseline CNN has no routing; --per-iteration and --routing-iterations are for CapsNets"
+        )
+    test = load_mnist(train=False, data_root=resolve(args, "data_root"))
+    iterations = 0 if info.kind == "baseline" else args.routing_iterations or info.model_config.routing_iterations
+    report = REPORTS[info.dataset]
+    images, labels = _test_set(info.dataset, test, args.test_pairs)
+    n = len(images)
+
+    def scored(n_iterations: int):
+        with tqdm(total=n, unit=report.unit, desc="evaluating", dynamic_ncols=True, leave=False) as bar:
+            return score(model, images, labels, n_iterations, args.batch_size, after_batch=bar.update)
+
+    first = scored(iterations)
+    print(f"checkpoint: {path}")
+    if report.header:
+        print(report.header.format(n=n))
+    print(model_line(info, iterations))
+    right = first.right
+    print(f"{report.measure}: {_percent(right, n)} % ({right:,} / {n:,}), error {_percent(n - right, n)} %")
+    if first.at_least_one is not None:
+        print(f"at least one digit right: {_percent(first.at_least_one, n)} % ({first.at_least_one:,} / {n:,})")
+    if args.per_iteration:
+        print(report.columns)
+        for r in range(1, args.per_iteration + 1):
+            s = first if r == iterations else scored(r)
+            row = f"{r:>18} | {s.right:,} / {n:,} | {_percent(n - s.right, n)} %"
+            if s.at_least_one is not None:
+                row += f" | {_percent(s.at_least_one, n)} %"
+            print(row, flush=True)
+    if first.confusion is not None:
+        cm = first.confusion
+        print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(len(cm))))
+        print("confusion matrix (rows: true, columns: predicted)")
+        print("      " + "".join(f"{k:>6}" for k in range(len(cm))))
+        for k in range(len(cm)):
+            print(f"{k:>6}" + "".join(f"{x:>6}" for x in cm[k]))
+    return 0

@@ -1,0 +1,258 @@
+"""``capsviz train``: train headless with a progress bar; autosaves after every epoch and on
+Ctrl+C. The flags are the fields of :class:`~capsviz.train.config.TrainConfig`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import signal
+from pathlib import Path
+
+from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, resolve
+from capsviz.paths import user_checkpoint_dir
+
+TRAIN_HELP = {
+    "epochs": "total epochs to reach (a resumed run counts the epochs it already has)",
+    "batch_size": "images per optimizer step",
+    "lr": "Adam learning rate at step 0",
+    "lr_decay": "learning-rate factor per --lr-decay-steps steps",
+    "lr_decay_steps": "steps per --lr-decay factor (smooth decay)",
+    "routing_iterations": "routing iterations during training",
+    "reconstruction_weight": "weight of the per-image sum of squared pixel errors",
+    "max_shift": "random shifts of up to this many pixels, zero padded",
+    "seed": "seed of the initial weights, the batch order and the shifts",
+    "device": DEVICE_HELP,
+    "train_subset": "train on the first N training images only (0: all 60,000)",
+    "test_subset": "evaluate on the first N test images (MultiMNIST: test pairs) after each epoch (0: all 10,000)",
+    "dataset": "mnist: single digits, 28x28; multimnist: pairs of overlapping digits, 36x36 (paper Sec. 6)",
+    "pairs_per_epoch": "MultiMNIST pairs drawn afresh for each epoch",
+    "model": "capsnet, or a baseline CNN: baseline (the paper's, 35.4 M parameters on MNIST) or "
+    "baseline-small (64, 64, 32 channels: the CapsNet's size, as shipped)",
+    "precision": "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)",
+}
+
+
+def _add_train_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per field of TrainConfig but ``device`` (in :func:`add_common`), checked
+    against its limit or its choices."""
+    from capsviz.data.datasets import DATASETS
+    from capsviz.train.config import MODELS, PRECISIONS, TRAIN_LIMITS, TrainConfig
+
+    defaults = TrainConfig()
+    choices = {"precision": PRECISIONS, "dataset": DATASETS, "model": MODELS}
+    for f in dataclasses.fields(TrainConfig):
+        if f.name == "device":
+            continue
+        value = getattr(defaults, f.name)
+        if f.name in choices:
+            p.add_argument(
+                "--" + f.name, choices=choices[f.name], default=None, help=f"{TRAIN_HELP[f.name]} (default: {value})"
+            )
+            continue
+        p.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=checked(f.name),
+            default=None,
+            metavar=type(value).__name__.upper(),
+            help=f"{TRAIN_HELP[f.name]}; {TRAIN_LIMITS[f.name].describe()} (default: {value})",
+        )
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    t = sub.add_parser(
+        "train",
+        help="train headless with a progress bar",
+        description="Train a CapsNet (or, with --model, the baseline CNN) on MNIST or MultiMNIST with the "
+        "paper's recipe; autosaves after every epoch and on Ctrl+C.",
+    )
+    _add_train_flags(t)
+    t.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
+        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors, for a CNN "
+        "baseline[-N].safetensors); an "
+        "existing file is refused unless --overwrite is given",
+    )
+    t.add_argument(
+        "--overwrite", action="store_true", help="allow --out to replace an existing checkpoint and its .best file"
+    )
+    t.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="continue exactly from a training checkpoint (an autosave, with optimizer state), "
+        "writing into FILE unless --out is given",
+    )
+    t.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
+        "the weights, the step (so the learning rate), the completed epochs and the recipe "
+        "(every setting above but --device); flags given here replace the recipe's values; Adam "
+        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs. "
+        "An MNIST model given with --dataset multimnist starts a new MultiMNIST run from its weights "
+        "(convolutions copied, W_ij and the decoder's output widened to the 36x36 field)",
+    )
+    add_common(t)
+    t.set_defaults(func=run)
+    return t
+
+
+def _destination(args: argparse.Namespace) -> Path:
+    """Where ``capsviz train`` writes: ``--out``, else the ``--resume`` file, else a new file
+    in the user data folder. An existing ``--out`` (other than the run being resumed) is
+    refused without ``--overwrite``; the destination is checked to be writable before MNIST is
+    read."""
+    from capsviz.train.checkpoint import best_path, check_destination, fresh_path
+
+    if args.out is None:
+        name = (
+            "baseline.safetensors" if getattr(args, "model", None) not in (None, "capsnet") else "capsnet.safetensors"
+        )
+        out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / name)
+    else:
+        out = args.out
+        same_run = args.resume is not None and Path(args.resume).resolve() == Path(out).resolve()
+        taken = [p for p in (Path(out), best_path(out)) if p.is_file()]
+        if taken and not same_run and not args.overwrite:
+            raise CliError(
+                f"{taken[0]} exists (a model of an earlier run); pass --overwrite to replace it, or give another --out"
+            )
+    return check_destination(out)
+
+
+def _nothing_to_train(trainer, source: Path) -> str | None:
+    """The message when ``trainer`` already has ``--epochs`` completed epochs, else None."""
+    if trainer.epoch < trainer.config.epochs:
+        return None
+    return (
+        f"{source} has {trainer.epoch} completed epochs and --epochs is {trainer.config.epochs}: nothing to "
+        f"train; --epochs is the total to reach, e.g. --epochs {trainer.epoch + 1} for one more epoch"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from capsviz.data.mnist import load_mnist
+    from capsviz.runtime import tune_process
+    from capsviz.train import distributed
+    from capsviz.train.checkpoint import load_model
+    from capsviz.train.config import TrainConfig
+    from capsviz.train.loop import Trainer
+
+    tune_process("train")
+    if args.resume and args.init:
+        raise CliError("use either --resume (a training checkpoint) or --init (weights only), not both")
+    data_root = resolve(args, "data_root")
+    for given in (args.resume, args.init):
+        if given is not None:
+            load_model(given)  # refuse a bad file before spending time on the data
+    device = resolve(args, "device")
+    parallel = distributed.launched()
+    if parallel:  # one of the processes of torchrun; only rank 0 writes and prints
+        device = distributed.start(device)
+    lead = distributed.rank() == 0
+    out = _destination(args) if lead else None
+    train_data = load_mnist(train=True, data_root=data_root)
+    test_data = load_mnist(train=False, data_root=data_root)
+    overrides = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(TrainConfig)
+        if f.name != "device" and getattr(args, f.name, None) is not None
+    }
+    if device is not None:
+        overrides["device"] = device
+    if args.resume:
+        trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=out)
+    elif args.init:
+        trainer = Trainer.continue_from_weights(
+            args.init, train_data, test_data, overrides=overrides, checkpoint_path=out
+        )
+    else:
+        trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=out)
+    if not lead:
+        trainer.checkpoint_path = None
+    if parallel:
+        distributed.attach(trainer)
+    source = args.resume or args.init
+    if source is not None:
+        message = _nothing_to_train(trainer, source)
+        if message:
+            raise CliError(message)
+    try:
+        return _train_with_progress(trainer, args, overrides, lead)
+    finally:
+        distributed.finish()
+
+
+def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool) -> int:
+    """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only);
+    the first Ctrl+C stops it cleanly with an autosave. Returns the exit code."""
+    from tqdm import tqdm
+
+    from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
+
+    def say(text: str) -> None:
+        if lead:
+            print(text, flush=True)
+
+    if args.init and trainer.widened:
+        size = trainer.model.cfg.image_size
+        say(
+            f"from {args.init}: its weights widened to {size}x{size} {trainer.config.dataset} "
+            "(capsviz.model.transfer); a new run from step 0 with the recipe below"
+        )
+    elif args.init:
+        given = sorted(k for k in overrides if k != "device")
+        say(
+            f"from {args.init}: its weights, step {trainer.step:,} (lr {trainer.config.lr_at(trainer.step):.2e}), "
+            f"{trainer.epoch} completed epochs and its recipe"
+            + (f", with {', '.join(given)} from the command line" if given else "")
+            + "; fresh Adam moments"
+        )
+    cfg = trainer.config
+    ranks = f" x {trainer.world} processes (torch.distributed)" if trainer.world > 1 else ""
+    say(f"training on {trainer.device}{ranks} in {trainer.precision}: {dataclasses.asdict(cfg)}")
+    say(f"checkpoint: {trainer.checkpoint_path}")
+    # the steps already taken (at the batch size they were taken with) and those of the epochs to come
+    total = trainer.step + (cfg.epochs - trainer.epoch) * trainer.batches_per_epoch - trainer.batch_in_epoch
+    bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True, disable=not lead)
+
+    def on_sigint(signum, frame):
+        # First Ctrl+C: stop cleanly within a second and autosave; a second one aborts.
+        bar.write("stopping after the current step and saving (Ctrl+C again to abort)")
+        trainer.request_stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    stopped_early = False
+    task = trainer.task
+    try:
+        for ev in trainer.run():
+            if isinstance(ev, BatchEvent):
+                bar.update(1)
+                bar.set_postfix(
+                    epoch=ev.epoch + 1,
+                    loss=f"{ev.loss:.4f}",
+                    acc=f"{ev.train_accuracy:.3f}",
+                    img_s=f"{ev.images_per_s:.0f}",
+                    lr=f"{ev.lr:.2e}",
+                )
+            elif isinstance(ev, EpochEvent) and lead:
+                measure = f"{task.measure} {100 * ev.test_accuracy:.2f} % ({ev.test_images:,} {task.test_unit})"
+                bar.write(f"epoch {ev.epoch}: {measure}, step {ev.step}, saved {ev.checkpoint}")
+            elif isinstance(ev, StoppedEvent):
+                stopped_early = not ev.finished
+                if lead:
+                    bar.write(
+                        f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}"
+                    )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        bar.close()
+    return 130 if stopped_early else 0

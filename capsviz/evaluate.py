@@ -1,0 +1,213 @@
+"""Scoring a model on many images, Qt-free: one batched loop for the CapsNet and the
+baseline CNN, predictions, the MultiMNIST top-2 rule, and confusion matrices.
+
+- :func:`batched` runs any per-batch output of a model over a stack of images; the
+  capsule lengths (:func:`model_lengths`), the digit capsules
+  (:func:`capsviz.model.inference.digit_capsules`) and a CNN's probabilities
+  (:func:`capsviz.model.baseline.baseline_probabilities`) all go through it.
+- A single digit is right when its longest capsule (a CNN: its most probable class) is its
+  label (:func:`evaluate_model`).
+- A MultiMNIST pair is right when its two longest capsules are its two digits, in either
+  order (Sabour et al. 2017, Sec. 6: "both digits right"; :func:`top_two`,
+  :func:`two_digit_hits`, :func:`pair_hits`).
+- :func:`score` gives either measure as a :class:`Score`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from capsviz.model.baseline import BaselineCNN
+from capsviz.model.capsnet import CapsNet
+
+
+def batched(
+    model: torch.nn.Module,
+    images: np.ndarray,
+    output: Callable[[torch.Tensor], torch.Tensor],
+    row_shape: tuple[int, ...],
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch: Callable[[], None] | None = None,
+    after_batch: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """``output(x)`` of every batch of ``images``, concatenated: float32 numpy (N, *row_shape).
+
+    ``images``: (N, H, H) uint8 in 0..255 (divided by 255 here) or float in [0, 1], H the
+    model's input size ``model.cfg.image_size``; a read-only array is copied, never written.
+    ``output`` gets x, float32 (B, 1, H, H) in [0, 1] on ``device`` (default: the model's),
+    B <= ``batch_size``, and returns (B, *row_shape). It runs in inference mode with the
+    model in eval mode (left so). ``before_batch()``, if given, is called before each batch
+    (it may raise to stop); ``after_batch(n)`` after each, with the number of images the
+    batch held (a progress bar).
+
+    Raises ``ValueError`` when ``images`` is not (N, H, H) or ``batch_size`` < 1.
+    """
+    size = model.cfg.image_size
+    images = np.asarray(images)
+    if images.ndim != 3 or images.shape[1:] != (size, size):
+        raise ValueError(f"expected {size}x{size} images, an array of shape (N, {size}, {size}); got {images.shape}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
+    device = device or next(model.parameters()).device
+    out = [np.zeros((0, *row_shape), np.float32)]
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(images), batch_size):
+            if before_batch is not None:
+                before_batch()
+            chunk = images[start : start + batch_size]
+            x = torch.from_numpy(chunk if chunk.flags.writeable else chunk.copy()).to(device).unsqueeze(1).float()
+            if images.dtype == np.uint8:
+                x = x / 255.0
+            out.append(output(x).float().cpu().numpy())
+            if after_batch is not None:
+                after_batch(len(x))
+    return np.concatenate(out)
+
+
+def model_lengths(
+    model: CapsNet | BaselineCNN,
+    images: np.ndarray,
+    routing_iterations: int | None = None,
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch: Callable[[], None] | None = None,
+    after_batch: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Digit-capsule lengths ||v_j|| of all ``images``: float32 numpy array (N, 10) in [0, 1)
+    (a baseline CNN: its class probabilities, in [0, 1]; ``routing_iterations`` is ignored).
+
+    ``images``, ``before_batch``, ``after_batch``: as for :func:`batched`;
+    ``routing_iterations`` >= 1, default the model's. Leaves ``model`` in eval mode.
+    Raises ``ValueError`` for images of another size.
+    """
+    if isinstance(model, BaselineCNN):
+        output = model.scores
+    else:
+
+        def output(x: torch.Tensor) -> torch.Tensor:
+            return model(x, routing_iterations=routing_iterations, reconstruct=False).lengths
+
+    rows = (model.cfg.num_classes,)
+    return batched(model, images, output, rows, batch_size, device, before_batch, after_batch)
+
+
+def evaluate_model(
+    model: CapsNet | BaselineCNN,
+    data,
+    routing_iterations: int | None = None,
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch: Callable[[], None] | None = None,
+    after_batch: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Predicted classes for all images of ``data`` (a :class:`~capsviz.data.mnist.MnistSplit`):
+    int64 numpy array (N,), the longest capsule of each (a CNN: the most probable class).
+
+    ``data.images``: (N, 28, 28) uint8 in 0..255, or float in [0, 1] (e.g. preprocessed);
+    the rest as for :func:`model_lengths`. Leaves ``model`` in eval mode.
+    """
+    lengths = model_lengths(model, data.images, routing_iterations, batch_size, device, before_batch, after_batch)
+    return lengths.argmax(1).astype(np.int64)
+
+
+def top_two(lengths: torch.Tensor) -> torch.Tensor:
+    """The two longest capsules of each row, longest first (a tie: the lower class first):
+    ``lengths`` (N, C) float -> (N, 2) int64 class indices. A MultiMNIST model's answer (Sec. 6)."""
+    return torch.argsort(-lengths, dim=1, stable=True)[:, :2]
+
+
+def two_digit_hits(lengths, labels):
+    """How many of each example's two digits are among its two longest capsules: (N,) int64
+    in {0, 1, 2}. ``lengths`` (N, 10) float, ``labels`` (N, 2) int with two different classes;
+    torch tensors give a tensor (on their device), numpy arrays a numpy array.
+
+    2 is the paper's MultiMNIST measure (Sec. 6: both digits right, error = 1 - mean(hits == 2));
+    >= 1: at least one digit right.
+
+    Raises ``ValueError`` when the shapes are not (N, C) and (N, 2).
+    """
+    if not (isinstance(lengths, torch.Tensor) and isinstance(labels, torch.Tensor)):
+        return two_digit_hits(torch.tensor(np.asarray(lengths)), torch.tensor(np.asarray(labels))).numpy()
+    if lengths.ndim != 2 or labels.shape != (len(lengths), 2):
+        shapes = f"{tuple(lengths.shape)} and {tuple(labels.shape)}"
+        raise ValueError(f"expected lengths (N, C) and labels (N, 2); got {shapes}")
+    top2 = top_two(lengths)  # (N, 2)
+    return (top2.unsqueeze(2) == labels.unsqueeze(1)).any(dim=1).sum(dim=1)
+
+
+def pair_hits(
+    model: CapsNet | BaselineCNN,
+    images: np.ndarray,
+    labels: np.ndarray,
+    routing_iterations: int | None = None,
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch: Callable[[], None] | None = None,
+    after_batch: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """:func:`two_digit_hits` of ``model`` on MultiMNIST pairs: (N,) int64 numpy in {0, 1, 2}
+    (2: both digits right). ``images`` (N, 36, 36) as for :func:`model_lengths`, ``labels``
+    (N, 2) int."""
+    lengths = model_lengths(model, images, routing_iterations, batch_size, device, before_batch, after_batch)
+    return two_digit_hits(lengths, labels)
+
+
+def confusion_matrix(labels: np.ndarray, predictions: np.ndarray, classes: int = 10) -> np.ndarray:
+    """(classes, classes) int64 counts: row = true label, column = prediction; ``labels`` and
+    ``predictions`` (N,) ints in 0..classes-1."""
+    cm = np.zeros((classes, classes), dtype=np.int64)
+    np.add.at(cm, (np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)), 1)
+    return cm
+
+
+@dataclass(frozen=True)
+class Score:
+    """A model's result on a test set of ``examples`` images.
+
+    right : int, single digits: predicted right; pairs: both digits right (Sec. 6)
+    at_least_one : int, pairs: at least one digit right; None for single digits
+    confusion : (10, 10) int64, single digits: rows true label, columns prediction; None for pairs
+    """
+
+    examples: int
+    right: int
+    at_least_one: int | None = None
+    confusion: np.ndarray | None = None
+
+    @property
+    def accuracy(self) -> float:
+        """``right / examples`` in [0, 1]; NaN for an empty test set."""
+        return self.right / self.examples if self.examples else float("nan")
+
+
+def score(
+    model: CapsNet | BaselineCNN,
+    images: np.ndarray,
+    labels: np.ndarray,
+    routing_iterations: int | None = None,
+    batch_size: int = 500,
+    device: torch.device | None = None,
+    before_batch: Callable[[], None] | None = None,
+    after_batch: Callable[[int], None] | None = None,
+) -> Score:
+    """How ``model`` does on ``images`` with ``labels``: (N,) ints for single digits (MNIST),
+    (N, 2) for pairs (MultiMNIST, top-2 rule). The rest as for :func:`model_lengths`.
+
+    Raises ``ValueError`` when ``labels`` is neither (N,) nor (N, 2).
+    """
+    labels = np.asarray(labels)
+    if labels.ndim not in (1, 2) or len(labels) != len(images) or labels.shape[1:] not in ((), (2,)):
+        raise ValueError(f"expected labels of shape ({len(images)},) or ({len(images)}, 2); got {labels.shape}")
+    lengths = model_lengths(model, images, routing_iterations, batch_size, device, before_batch, after_batch)
+    if labels.ndim == 1:
+        predictions = lengths.argmax(1)
+        cm = confusion_matrix(labels, predictions, lengths.shape[1])
+        return Score(len(labels), int((predictions == labels).sum()), confusion=cm)
+    hits = two_digit_hits(lengths, labels)
+    return Score(len(labels), int((hits == 2).sum()), at_least_one=int((hits >= 1).sum()))

@@ -1,0 +1,54 @@
+"""What a training run reports: the events :meth:`capsviz.train.loop.Trainer.run` yields,
+and the error it raises when the loss stops being finite. Imports no torch and no Qt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class BatchEvent:
+    """After each optimizer step. Losses are this batch's (float, >= 0); ``train_accuracy``
+    is in [0, 1] (MultiMNIST: both digits right); ``epoch`` counts from 0, ``step`` and
+    ``batch`` from 1."""
+
+    epoch: int
+    step: int
+    batch: int
+    batches_per_epoch: int
+    loss: float
+    margin_loss: float
+    reconstruction_loss: float
+    train_accuracy: float
+    lr: float
+    images_per_s: float
+
+
+@dataclass
+class EpochEvent:
+    """At the end of an epoch, after the test evaluation and the autosave. ``epoch``: the
+    completed epochs (from 1); ``test_accuracy`` in [0, 1], NaN without a test set."""
+
+    epoch: int
+    step: int
+    test_accuracy: float
+    test_images: int
+    checkpoint: Path | None
+
+
+@dataclass
+class StoppedEvent:
+    """Training ended (finished, or stopped on request); ``checkpoint`` is the autosave."""
+
+    epoch: int
+    step: int
+    finished: bool
+    checkpoint: Path | None
+
+
+TrainEvent = BatchEvent | EpochEvent | StoppedEvent
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""

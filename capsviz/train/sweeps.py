@@ -1,0 +1,16 @@
+"""The transforms ``capsviz robustness`` measures, as data (:mod:`capsviz.train.robustness`
+has the recipe): the strengths of each sweep, their units, the ranges of the affine test
+set and the kinds of test set. Imports no torch (the CLI's help lists the kinds)."""
+
+from __future__ import annotations
+
+SWEEPS: dict[str, tuple[float, ...]] = {
+    "rotation": (0, 10, 20, 30, 40, 50, 60),  # degrees
+    "scale": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5),  # factor 1 + s or 1 / (1 + s)
+    "shear": (0, 10, 20, 30, 40),  # degrees along x
+    "translation": (0, 1, 2, 3, 4, 5, 6),  # pixels along x or y
+}
+UNITS = {"rotation": "°", "scale": "", "shear": "°", "translation": " px"}
+# the affine test set: rotation ±20°, scale 0.8..1.2, shear ±12° (about ±0.2 as a slope), ±3 px each way
+AFFINE_RANGES = {"rotation": (-20.0, 20.0), "scale": (0.8, 1.2), "shear": (-12.0, 12.0), "translation": (-3.0, 3.0)}
+KINDS = (*SWEEPS, "affine")  # the sweeps, then the affine test set
