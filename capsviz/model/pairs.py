@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
-from capsviz.evaluate import model_lengths, two_digit_hits
+from capsviz.evaluate import pair_hits
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
 
@@ -201,10 +201,7 @@ def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK):
     for begin in range(start, TEST_PAIRS, chunk):
         pairs, j = block(begin // TEST_BLOCK), begin % TEST_BLOCK
         end = min(j + chunk, TEST_BLOCK)
-        with torch.inference_mode():
-            lengths = model_lengths(model, pairs.images[j:end], batch_size=chunk)
-        hits = two_digit_hits(torch.from_numpy(lengths), torch.from_numpy(pairs.labels[j:end])).numpy()
-        wrong = np.flatnonzero(hits < 2)
+        wrong = np.flatnonzero(pair_hits(model, pairs.images[j:end], pairs.labels[j:end], batch_size=chunk) < 2)
         if len(wrong):
             yield ("found", begin + int(wrong[0]))
             return

@@ -250,7 +250,7 @@ def test_a_scan_can_be_cancelled(qtbot, window, pair_checkpoint, monkeypatch):
     window.show_kind("multimnist", pair_checkpoint)
     wait_for_pairs(qtbot, window)
     # every pair scored right: the scan would go on to the last of the 10,000
-    monkeypatch.setattr(pair_reading, "two_digit_hits", lambda lengths, labels: torch.full((len(labels),), 2))
+    monkeypatch.setattr(pair_reading, "pair_hits", lambda model, images, labels, **_: np.full(len(labels), 2))
     events = []
     window.scan_wrong_pairs(0)
     window.scan.yielded.connect(events.append)
