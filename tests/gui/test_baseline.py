@@ -124,7 +124,8 @@ def test_training_a_cnn_in_the_app_replaces_the_comparison_not_the_capsnet(qtbot
         with qtbot.waitSignal(core.trainingFinished, timeout=120000):
             pass
         assert core.model is capsnet and core.baseline_info is not None and core.baseline_info.kind == "baseline"
-        qtbot.waitUntil(lambda: core.inference is not None and core.inference.baseline is not None, timeout=5000)
+        # the pass with the final weights (asked for by the run's last snapshot) is in
+        qtbot.waitUntil(lambda: not core.pending and core.inference.baseline is not None, timeout=5000)
         expected = forward_scores(core.baseline, core.input.model_image[None])[0]
         np.testing.assert_allclose(core.inference.baseline, expected, atol=1e-5)
     finally:
