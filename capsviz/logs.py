@@ -71,3 +71,17 @@ def version_report(device: str | None = None) -> str:
             device = f"cpu ({torch.get_num_threads()} threads)"
     parts.append(f"device {device}")
     return ", ".join(parts)
+
+
+def about_report(device, model: str) -> str:
+    """The About box's text: versions, ``device`` (a ``torch.device``, with the GPU's name),
+    ``model`` (a description of the loaded model), the log file and the paper."""
+    import torch
+
+    name = str(device)
+    if device.type == "cuda":
+        name += f" ({torch.cuda.get_device_name(device)})"
+    return (
+        f"{version_report(name).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
+        "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829."
+    )

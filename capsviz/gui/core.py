@@ -12,10 +12,8 @@ on the inference thread.
 from __future__ import annotations
 
 import copy
-import dataclasses
+import gc
 import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,153 +21,63 @@ import torch
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QThreadPool, QTimer, Signal
 
 from capsviz.data.mnist import load_mnist, load_test_or_sample
-from capsviz.data.transforms import InputTransform, apply_transform
-from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, Serials, SweepRequest
+from capsviz.data.transforms import InputTransform
+from capsviz.explorer import (
+    ExplorerInput,
+    Serials,
+    SweepRequest,
+    WeightsSnapshot,
+    read_cnn,
+    read_model,
+    request_for,
+    training_events,
+)
+from capsviz.gui.inference_thread import InferenceThread
 from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference
 from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint, user_checkpoint_dir
 from capsviz.runtime import select_device, worker_thread
-from capsviz.train.checkpoint import (
-    CheckpointError,
-    CheckpointInfo,
-    check_dataset_of,
-    fresh_path,
-    load_baseline,
-    load_checkpoint,
-    read_info,
-    save_checkpoint,
-)
+from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, fresh_path, read_info, save_checkpoint
 from capsviz.train.config import TrainConfig
-from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
+from capsviz.train.events import StoppedEvent
 from capsviz.train.loop import Trainer, default_model_config, fresh_model
 
-# While training, the views show the model's weights as of at most this long ago: each
-# snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
-SNAPSHOT_INTERVAL_S = 1.0
 # Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
 SWEEP_INTERVAL_MS = 120
-# the model each dataset's explorer starts with
 # what the core keeps of a dataset while it shows another's
 KEPT = ("model", "info", "checkpoint_path", "model_summary", "baseline", "baseline_info", "input")
-# who refuses another dataset's model ("... the explorer takes MNIST models")
-EXPLORERS = {"mnist": "the explorer", "multimnist": "the overlapping-digits explorer"}
+# the model each dataset's explorer starts with
 SHIPPED = {"mnist": lambda: shipped_checkpoint(), "multimnist": lambda: shipped_multimnist_checkpoint()}
+_collector: QTimer | None = None  # the timer of collect_garbage_on_gui_thread
 
 
-def _frozen(image) -> np.ndarray:
-    """A read-only float32 copy of ``image`` (kept as it is when it is one already)."""
-    if isinstance(image, np.ndarray) and image.dtype == np.float32 and not image.flags.writeable and image.base is None:
-        return image
-    out = np.array(image, dtype=np.float32, copy=True)
-    out.flags.writeable = False
-    return out
+def collect_garbage_on_gui_thread(interval_ms: int = 500) -> None:
+    """Run Python's cyclic garbage collector on the GUI thread only: automatic collection
+    is turned off for the process, and a timer of the calling (GUI) thread collects each
+    generation whose count passed its threshold (what pyqtgraph's ``GarbageCollector``
+    does; that class would bring pyqtgraph's widgets into the core).
 
+    Left automatic, a collection runs in whichever thread allocates when a threshold is
+    crossed: a worker thread collecting a cycle that holds Qt wrappers (a closed window's
+    menus) deletes QObjects off their thread, and that can deadlock with the GUI thread
+    deleting their children (seen as a model loader thread waiting for the GIL inside
+    ``QObject::~QObject`` while the GUI thread waited for that object's lock)."""
+    global _collector
+    if _collector is not None:
+        return
+    thresholds = gc.get_threshold()
 
-@dataclass(frozen=True, eq=False)
-class ExplorerInput:
-    """What the model is asked about: an immutable value, replaced (:meth:`replace`), never
-    changed, so any thread may read the one it holds.
+    def collect() -> None:
+        counts = gc.get_count()
+        generation = next((g for g in (2, 1, 0) if all(counts[k] > thresholds[k] for k in range(g + 1))), None)
+        if generation is not None:
+            gc.collect(generation)
 
-    image : (H, W) float32 in [0, 1], read-only, or None (no input); H x W is the model's input size
-    transform : the :class:`~capsviz.data.transforms.InputTransform` applied before the model reads it
-    iterations : routing iterations (>= 1)
-    setup : what the input source says about the image beyond its pixels (the digits of a
-        pair: :class:`capsviz.model.pairs.PairSetup`), handed to the core's ``read``; or None
-    model_image : ``image`` under ``transform`` (read-only), what the model reads
-    """
-
-    image: np.ndarray | None = None
-    transform: InputTransform = InputTransform()
-    iterations: int = 3
-    setup: object | None = None
-    model_image: np.ndarray | None = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        image = None if self.image is None else _frozen(self.image)
-        object.__setattr__(self, "image", image)
-        shown = (
-            image if image is None or self.transform.is_identity() else _frozen(apply_transform(image, self.transform))
-        )
-        object.__setattr__(self, "model_image", shown)
-
-    def replace(self, **changes) -> ExplorerInput:
-        """A new input with ``changes`` (``image``, ``transform``, ``iterations``, ``setup``)."""
-        return dataclasses.replace(self, **changes)
-
-
-class WeightsSnapshot:
-    """A copy of the model being trained and its inference for the input of the moment,
-    both made in the training thread so the GUI thread only swaps them in. ``baseline`` is
-    the CNN whose probabilities ``inference.baseline`` holds (None: none were added)."""
-
-    def __init__(
-        self,
-        model: torch.nn.Module,
-        inference: Inference | None,
-        source: ExplorerInput,
-        baseline: BaselineCNN | None = None,
-    ) -> None:
-        self.model = model
-        self.inference = inference
-        self.source = source
-        self.baseline = baseline
-
-
-def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None, read=None):
-    """Generator run by the training worker: build the trainer, then relay its events and,
-    at most every ``SNAPSHOT_INTERVAL_S`` and once at the end (unless ``holder["closing"]``),
-    a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the
-    moment, ``current_baseline()`` the CNN compared with the capsules (or None): a CapsNet
-    snapshot's inference is the :class:`InferenceRequest` of that input (with ``read``)
-    run in this thread, and carries that CNN's probabilities for it.
-
-    The thread runs as a background worker (:func:`capsviz.runtime.worker_thread`): a lower
-    CPU priority and one intra-op thread fewer than the machine has, for this thread only.
-    """
-    with worker_thread("background"):
-        trainer = trainer_factory()
-        holder["trainer"] = trainer
-
-        def snapshot() -> WeightsSnapshot:
-            model = type(trainer.model)(trainer.model.cfg)
-            model.load_state_dict(trainer.snapshot_state_dict())
-            model.to(trainer.device).eval()
-            source = current_input()
-            if source.model_image is None or isinstance(model, BaselineCNN):  # a CNN's probabilities are the core's
-                return WeightsSnapshot(model, None, source)
-            cnn = current_baseline()
-            return WeightsSnapshot(model, request_for(0, model, source, cnn, read).run(), source, cnn)
-
-        last = 0.0
-        for ev in trainer.run():
-            yield ev
-            now = time.monotonic()
-            if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
-                last = now
-                yield snapshot()
-        if not holder.get("closing"):  # the window is going away: no views to update
-            yield snapshot()
-
-
-def read_model(path: Path, dataset: str, device) -> tuple[torch.nn.Module, CheckpointInfo]:
-    """The CapsNet of checkpoint ``path`` on ``device`` and its header; ``CheckpointError``
-    (one line) for a bad file or a model for another dataset than ``dataset``."""
-    model, info, _ = load_checkpoint(path, device=device)
-    check_dataset_of(info, dataset, EXPLORERS[dataset])
-    return model, info
-
-
-def read_cnn(path: Path, dataset: str, device) -> tuple[BaselineCNN, CheckpointInfo]:
-    """The baseline CNN of checkpoint ``path``, as :func:`read_model` for a CapsNet."""
-    cnn, info, _ = load_baseline(path, device=device)
-    check_dataset_of(info, dataset, "the comparison CNN here")
-    return cnn, info
-
-
-def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:
-    """The :class:`InferenceRequest` of ``source``'s model image (which must not be None)."""
-    return InferenceRequest(serial, model, source.model_image, source.iterations, baseline, source.setup, read)
+    gc.disable()
+    _collector = QTimer()
+    _collector.timeout.connect(collect)
+    _collector.start(interval_ms)
 
 
 class ExplorerCore(QObject):
@@ -232,6 +140,7 @@ class ExplorerCore(QObject):
         parent=None,
     ) -> None:
         super().__init__(parent)
+        collect_garbage_on_gui_thread()  # the core's worker threads never collect Qt objects
         self.dataset = "mnist"
         self.reads = dict(reads or {})
         self._kept: dict[str, tuple] = {}  # dataset -> its state, while another is shown

@@ -8,25 +8,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox
 
 from capsviz.logs import exception_report
-
-
-def about_text(device: torch.device, model: str) -> str:
-    """The About box's text: versions, ``device`` (with the GPU's name), ``model`` (a
-    description of the loaded model), the log file and the paper."""
-    from capsviz.logs import log_path, version_report
-
-    name = str(device)
-    if device.type == "cuda":
-        name += f" ({torch.cuda.get_device_name(device)})"
-    return (
-        f"{version_report(name).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
-        "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829."
-    )
 
 
 class ErrorRelay(QObject):

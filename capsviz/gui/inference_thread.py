@@ -11,118 +11,16 @@ thread only draws the results.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import NamedTuple
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from capsviz.data.transforms import InputTransform, apply_transforms
-from capsviz.model import CapsNet
-from capsviz.model.baseline import BaselineCNN, baseline_probabilities
-from capsviz.model.inference import digit_capsules, infer
+from capsviz.explorer import REQUESTS
 from capsviz.runtime import worker_thread
 
 
-@dataclass(frozen=True, eq=False)
-class InferenceRequest:
-    """A forward pass with the routing trace for one input.
-
-    ``serial`` orders requests of a kind (larger is newer); ``image`` is (H, H) float32
-    in [0, 1], H the model's input size; ``iterations`` is the number of routing iterations
-    (>= 1); ``baseline`` a CNN compared with the capsules, or None; ``read`` (with the
-    input's ``setup``) what the window's kind of input reads from the trace, or None.
-    :meth:`run` returns an :class:`~capsviz.model.inference.Inference` (with the CNN's
-    probabilities in ``baseline`` and ``read(model, inference, setup)`` in ``reading``).
-    """
-
-    serial: int
-    model: CapsNet
-    image: np.ndarray
-    iterations: int
-    baseline: BaselineCNN | None = None
-    setup: object | None = None
-    read: Callable | None = None
-
-    def run(self):
-        inference = infer(self.model, self.image, self.iterations)
-        if self.baseline is not None:
-            inference.baseline = baseline_probabilities(self.baseline, self.image)
-        if self.read is not None and self.setup is not None:
-            inference.reading = self.read(self.model, inference, self.setup)
-        return inference
-
-
-class Sweep(NamedTuple):
-    """What a sweep computes: ``v`` (K, 10, 16) float32, the digit capsules at each step, and
-    ``baseline`` (K, 10) float32, the compared CNN's probabilities there (None without one)."""
-
-    v: np.ndarray
-    baseline: np.ndarray | None
-
-
-@dataclass(frozen=True, eq=False)
-class SweepRequest:
-    """The digit capsules of one input under each transform of a sweep.
-
-    ``image`` is (H, H) float32 in [0, 1], ``transforms`` the K transforms, ``name``
-    the swept parameter and ``values`` (K,) its value in each. :meth:`run` returns a
-    :class:`Sweep`.
-    """
-
-    serial: int
-    model: CapsNet
-    image: np.ndarray
-    iterations: int
-    transforms: list[InputTransform]
-    name: str
-    values: np.ndarray
-    baseline: BaselineCNN | None = None
-
-    def run(self) -> Sweep:
-        images = apply_transforms(self.image, self.transforms)
-        v = digit_capsules(self.model, images, self.iterations)
-        return Sweep(v, None if self.baseline is None else baseline_probabilities(self.baseline, images))
-
-
-# the kinds of request, in the order the thread serves them
-KINDS = (InferenceRequest, SweepRequest)
-
-
-class Serials:
-    """Serial numbers of one kind of request, against what the views show.
-
-    ``latest`` is the newest request's, ``shown`` that of the one the views show (or the
-    newest change made at once, which voids results of older requests)."""
-
-    def __init__(self) -> None:
-        self.latest = self.shown = 0
-
-    def next(self) -> int:
-        """The serial of a new request."""
-        self.latest += 1
-        return self.latest
-
-    def show_all(self) -> None:
-        """The views show the newest state already: results of earlier requests no longer apply."""
-        self.shown = self.latest
-
-    def take(self, serial: int) -> bool:
-        """Whether a result of request ``serial`` is newer than what is shown (then it is)."""
-        if serial <= self.shown:
-            return False
-        self.shown = serial
-        return True
-
-    @property
-    def pending(self) -> bool:
-        """A result newer than what is shown is still to come."""
-        return self.shown < self.latest
-
-
 class InferenceThread(QObject):
-    """Runs requests (:class:`InferenceRequest`, :class:`SweepRequest`) on a worker thread.
+    """Runs requests (:class:`~capsviz.explorer.InferenceRequest`,
+    :class:`~capsviz.explorer.SweepRequest`) on a worker thread.
 
     :meth:`submit` never blocks. A request that has not started yet is replaced by a newer
     one of its kind, so under a stream of input the thread works back to back on the
@@ -165,8 +63,8 @@ class InferenceThread(QObject):
     def submit(self, request) -> None:
         """Queue ``request`` in place of any of its kind not yet started (ignored after :meth:`stop`).
 
-        Raises ``TypeError`` for a request of a kind not in ``KINDS``."""
-        if type(request) not in KINDS:
+        Raises ``TypeError`` for a request of a kind not in ``REQUESTS``."""
+        if type(request) not in REQUESTS:
             raise TypeError(f"not a request the inference thread runs: {type(request).__name__}")
         with self._cond:
             if self._stopped:
@@ -207,7 +105,7 @@ class InferenceThread(QObject):
                     self._cond.wait()
                 if self._stopped:
                     return
-                request = self._next.pop(next(kind for kind in KINDS if kind in self._next))
+                request = self._next.pop(next(kind for kind in REQUESTS if kind in self._next))
                 self._running = request
             try:
                 result = request.run()

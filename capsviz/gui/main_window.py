@@ -39,6 +39,7 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.votes import VotesView
+from capsviz.logs import about_report
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.model.pairs import read_pair
@@ -131,7 +132,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.baseline_label)
         self.errors = dialogs.ErrorRelay(
-            self, lambda: dialogs.about_text(core.device, self.model_label.text().removeprefix("model: "))
+            self, lambda: about_report(core.device, self.model_label.text().removeprefix("model: "))
         )
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(

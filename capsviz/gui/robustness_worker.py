@@ -9,38 +9,18 @@ import threading
 from PySide6.QtCore import QObject
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
-from capsviz.evaluate import model_lengths
 from capsviz.gui.core import ExplorerCore
 from capsviz.gui.widgets.robustness import RobustnessView
 from capsviz.runtime import worker_thread
-from capsviz.train.robustness import measure
-
-
-class Stopped(Exception):
-    """The user stopped the measurement."""
+from capsviz.train.robustness import measure_networks
 
 
 def _steps(networks: dict, data_root, n: int, stop: threading.Event):
-    """Generator run by the worker: (kind, strength, correct, digits, network) per test set
-    and network (``capsnet``, ``cnn``: the keys of ``networks``)."""
+    """Generator run by the worker: :func:`capsviz.train.robustness.measure_networks` on the
+    first ``n`` test digits."""
     with worker_thread("background"):
         test, _ = load_test_or_sample(data_root)
-        test = MnistSplit(test.images[:n], test.labels[:n])
-
-        def check():
-            if stop.is_set():
-                raise Stopped
-
-        try:
-            for name, model in networks.items():
-
-                def predict(images, model=model):
-                    return model_lengths(model, images, before_batch=check).argmax(axis=1)
-
-                for kind, strength, correct in measure(predict, test):
-                    yield kind, strength, correct, len(test), name
-        except Stopped:
-            return
+        yield from measure_networks(networks, MnistSplit(test.images[:n], test.labels[:n]), stop)
 
 
 class RobustnessMeasurer(QObject):

@@ -162,3 +162,13 @@ class TrainConfig:
     def lr_at(self, step: int) -> float:
         """Learning rate at a global step: lr * lr_decay ** (step / lr_decay_steps)."""
         return self.lr * self.lr_decay ** (step / self.lr_decay_steps)
+
+
+def fine_tune_lr(info) -> float | None:
+    """The learning rate at which the run that wrote a checkpoint ended: its recipe's
+    ``lr * lr_decay ** (step / lr_decay_steps)`` at the file's step (float, > 0), or None
+    when ``info`` (a :class:`~capsviz.train.checkpoint.CheckpointInfo`) is None or records
+    no recipe."""
+    if info is None or "lr" not in info.train_config:
+        return None
+    return TrainConfig.from_dict(info.train_config).lr_at(info.step)

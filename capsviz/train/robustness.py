@@ -103,6 +103,32 @@ def measure(
             yield kind, float(s), int((np.asarray(predictions) == test.labels).sum())
 
 
+def measure_networks(networks: dict, test: MnistSplit, stop=None) -> Iterator[tuple[str, float, int, int, str]]:
+    """:func:`measure` for each of ``networks`` (name -> a CapsNet or a baseline CNN, in
+    eval mode) in turn, the prediction the longest capsule or the likeliest class: yields
+    (kind, strength, correct, digits, name). Ends early, between two batches, once ``stop``
+    (a ``threading.Event``, or None) is set."""
+    from capsviz.evaluate import model_lengths
+
+    class Stopped(Exception):
+        pass
+
+    def check() -> None:
+        if stop is not None and stop.is_set():
+            raise Stopped
+
+    try:
+        for name, model in networks.items():
+
+            def predict(images, model=model):
+                return model_lengths(model, images, before_batch=check).argmax(axis=1)
+
+            for kind, strength, correct in measure(predict, test):
+                yield kind, strength, correct, len(test), name
+    except Stopped:
+        return
+
+
 def robustness(
     predict: Callable[[np.ndarray], np.ndarray],
     test: MnistSplit,

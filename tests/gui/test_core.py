@@ -11,7 +11,8 @@ import pytest
 import capsviz.gui.core as core_module
 from capsviz.data.mnist import load_sample
 from capsviz.data.transforms import InputTransform, apply_transform
-from capsviz.gui.core import ExplorerCore, ExplorerInput
+from capsviz.explorer import ExplorerInput
+from capsviz.gui.core import ExplorerCore
 from capsviz.model import CapsNet
 from capsviz.model.inference import infer
 from capsviz.train.config import TrainConfig
@@ -110,12 +111,12 @@ def test_without_the_shipped_model_the_core_says_so(qtbot, monkeypatch, tmp_path
 
 
 def test_a_failed_pass_is_reported_once_and_ends_the_wait(core, qtbot, monkeypatch):
-    import capsviz.gui.inference_thread as inference_thread
+    import capsviz.explorer as explorer
 
     def broken(*args):
         raise RuntimeError("out of memory in conv1")
 
-    monkeypatch.setattr(inference_thread, "infer", broken)
+    monkeypatch.setattr(explorer, "infer", broken)
     errors = []
     core.error.connect(lambda *args: errors.append(args))
     for k in range(2):
@@ -148,3 +149,30 @@ def test_a_training_session_reports_its_run_and_replaces_the_model(core, qtbot):
     assert core.model_summary.startswith("trained here — ")
     trained = infer(core.model, digit(0), 3)  # the views' model is the trained one's last snapshot
     np.testing.assert_allclose(core.inference.lengths, trained.lengths, atol=1e-5)
+
+
+def test_cycles_holding_qt_objects_are_collected_on_the_gui_thread(core, qtbot):
+    import gc
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    finalized = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me, self.qt = self, QObject()
+
+        def __del__(self) -> None:
+            finalized.append(threading.current_thread())
+
+    assert not gc.isenabled()  # no collection in whichever thread happens to allocate
+    Cycle()
+    # a worker thread allocating many times the first generation's threshold collects nothing
+    kept = []
+    worker = threading.Thread(target=lambda: kept.extend([] for _ in range(20 * gc.get_threshold()[0])))
+    worker.start()
+    worker.join()
+    assert finalized == []
+    qtbot.waitUntil(lambda: bool(finalized), timeout=5000)
+    assert finalized == [threading.main_thread()]

@@ -7,10 +7,11 @@ import threading
 import numpy as np
 from PySide6.QtCore import Qt
 
-import capsviz.gui.inference_thread as inference_thread
+import capsviz.explorer as explorer
 from capsviz.data.mnist import load_sample
 from capsviz.data.transforms import InputTransform
-from capsviz.gui.inference_thread import InferenceRequest, InferenceThread, SweepRequest
+from capsviz.explorer import InferenceRequest, SweepRequest
+from capsviz.gui.inference_thread import InferenceThread
 from capsviz.model import CapsNet
 from capsviz.model.inference import infer
 from tests.conftest import forward_scores
@@ -18,8 +19,8 @@ from tests.conftest import forward_scores
 
 def test_requests_not_started_are_replaced_and_passes_go_before_sweeps(qtbot, monkeypatch):
     gate, started = threading.Event(), threading.Event()
-    real_infer = inference_thread.infer
-    monkeypatch.setattr(inference_thread, "infer", lambda *a: (started.set(), gate.wait(10), real_infer(*a))[-1])
+    real_infer = explorer.infer
+    monkeypatch.setattr(explorer, "infer", lambda *a: (started.set(), gate.wait(10), real_infer(*a))[-1])
     model = CapsNet().eval()
     sample = load_sample()
     images = [sample.images[k].astype(np.float32) / 255 for k in range(3)]
@@ -72,7 +73,7 @@ def test_the_thread_leaves_a_core_to_the_gui_and_the_default_as_it_was(qtbot, mo
     default = torch.get_num_threads()  # the GUI (main) thread's count
     assert count_in_new_thread() == default  # what a thread that starts now gets
     counts, nice = [], []
-    real_infer = inference_thread.infer
+    real_infer = explorer.infer
 
     def infer_and_note(*a):
         counts.append(torch.get_num_threads())
@@ -82,7 +83,7 @@ def test_the_thread_leaves_a_core_to_the_gui_and_the_default_as_it_was(qtbot, mo
 
     from capsviz.runtime import INFERENCE_NICENESS
 
-    monkeypatch.setattr(inference_thread, "infer", infer_and_note)
+    monkeypatch.setattr(explorer, "infer", infer_and_note)
     worker = InferenceThread()
     got = []
     worker.finished.connect(lambda request, result: got.append(result), Qt.ConnectionType.QueuedConnection)

@@ -184,14 +184,14 @@ def test_browser_goto_and_previous(window, qtbot):
 def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qtbot, monkeypatch):
     import threading
 
-    import capsviz.gui.inference_thread as inference_thread
+    import capsviz.explorer as explorer
     from capsviz.data.transforms import InputTransform, apply_transform
     from capsviz.model.inference import infer
 
     sweep_threads = []  # the sweep's forward passes (one per step) run on the inference thread
-    digit_capsules = inference_thread.digit_capsules
+    digit_capsules = explorer.digit_capsules
     monkeypatch.setattr(
-        inference_thread,
+        explorer,
         "digit_capsules",
         lambda *a: (sweep_threads.append(threading.current_thread()), digit_capsules(*a))[-1],
     )

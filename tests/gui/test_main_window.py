@@ -336,11 +336,11 @@ def test_views_keep_updating_under_a_stream_of_input(qtbot, window):
 
 
 def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(window, qtbot, monkeypatch):
-    import capsviz.gui.inference_thread as inference_thread
+    import capsviz.explorer as explorer
 
     threads = []
     release = threading.Event()  # holds the second pass until the canvas is cleared
-    infer = inference_thread.infer
+    infer = explorer.infer
 
     def held_infer(*a):
         threads.append(threading.current_thread())
@@ -348,7 +348,7 @@ def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(w
             assert release.wait(60)
         return infer(*a)
 
-    monkeypatch.setattr(inference_thread, "infer", held_infer)
+    monkeypatch.setattr(explorer, "infer", held_infer)
     window.sources.show_sample(3)
     assert window.core.inference_pending
     settle(qtbot, window)
@@ -367,12 +367,12 @@ def test_the_forward_pass_runs_off_the_gui_thread_and_late_results_are_dropped(w
 
 
 def test_a_failed_forward_pass_is_shown_in_a_dialog(window, qtbot, monkeypatch):
-    import capsviz.gui.inference_thread as inference_thread
+    import capsviz.explorer as explorer
 
     def broken(*args):
         raise RuntimeError("out of memory in conv1")
 
-    monkeypatch.setattr(inference_thread, "infer", broken)
+    monkeypatch.setattr(explorer, "infer", broken)
     before = window.core.inference
     window.sources.show_sample(6)
     qtbot.waitUntil(lambda: window.errors.error_box is not None and window.errors.error_box.isVisible(), timeout=3000)
@@ -474,7 +474,7 @@ def test_the_sweep_plot_paints_once_per_sweep_and_its_range_holds_the_data(windo
 
 
 def test_a_weight_snapshot_for_the_current_input_is_shown_as_it_came(window, qtbot):
-    from capsviz.gui.core import WeightsSnapshot
+    from capsviz.explorer import WeightsSnapshot
     from capsviz.model.capsnet import CapsNet
     from capsviz.model.inference import infer
 
@@ -490,7 +490,7 @@ def test_a_weight_snapshot_for_the_current_input_is_shown_as_it_came(window, qtb
 
 
 def test_a_weight_snapshot_keeps_the_cnn_probabilities_of_its_thread_unless_the_cnn_changed(window, qtbot):
-    from capsviz.gui.core import WeightsSnapshot
+    from capsviz.explorer import WeightsSnapshot
     from capsviz.model.baseline import baseline_probabilities
     from capsviz.model.capsnet import CapsNet
     from capsviz.model.inference import infer
@@ -512,7 +512,7 @@ def test_a_weight_snapshot_keeps_the_cnn_probabilities_of_its_thread_unless_the_
 
 
 def test_a_weight_snapshot_for_an_older_input_is_inferred_again_with_its_weights(window, qtbot):
-    from capsviz.gui.core import WeightsSnapshot
+    from capsviz.explorer import WeightsSnapshot
     from capsviz.model.capsnet import CapsNet
     from capsviz.model.inference import infer
 

@@ -28,7 +28,7 @@ from capsviz.data.datasets import TITLES
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.runtime import available_devices
-from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig
+from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
 from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
 
 INFO = (
@@ -72,16 +72,6 @@ class FormScrollArea(QScrollArea):
             margins = self.contentsMargins()
             hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
         return hint
-
-
-def fine_tune_lr(info) -> float | None:
-    """The learning rate at which the run that wrote a checkpoint ended: its recipe's
-    ``lr * lr_decay ** (step / lr_decay_steps)`` at the file's step (float, > 0), or None
-    when ``info`` (a :class:`~capsviz.train.checkpoint.CheckpointInfo`) is None or records
-    no recipe."""
-    if info is None or "lr" not in info.train_config:
-        return None
-    return TrainConfig.from_dict(info.train_config).lr_at(info.step)
 
 
 class TrainingPanel(QWidget):
@@ -369,7 +359,7 @@ class TrainingPanel(QWidget):
     def suggest_lr(self, *_) -> None:
         """Put the learning rate a run should start with in the form: the recipe's default
         (0.001) from fresh weights; for a fine-tune, the rate the loaded model's own training
-        ended with (:func:`fine_tune_lr`), so that the first steps do not undo what its
+        ended with (:func:`capsviz.train.config.fine_tune_lr`), so that the first steps do not undo what its
         schedule had settled. Not while a run is going (the form is then the run's)."""
         if not self.start_button.isEnabled():
             return

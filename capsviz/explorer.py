@@ -1,0 +1,247 @@
+"""The explorer's state and requests, without Qt: what the windows' core
+(:class:`capsviz.gui.core.ExplorerCore`) holds and hands to its threads.
+
+- :class:`ExplorerInput`: the input of the moment, an immutable value;
+- :class:`InferenceRequest` and :class:`SweepRequest`: the passes the inference thread runs
+  (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
+- :func:`training_events`: the training worker's generator, the run's events and
+  :class:`WeightsSnapshot` copies of the weights for the views;
+- :func:`read_model`, :func:`read_cnn`: a checkpoint read for the models of one dataset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
+from capsviz.model import CapsNet
+from capsviz.model.baseline import BaselineCNN, baseline_probabilities
+from capsviz.model.inference import Inference, digit_capsules, infer
+from capsviz.runtime import worker_thread
+from capsviz.train.checkpoint import CheckpointInfo, check_dataset_of, load_baseline, load_checkpoint
+from capsviz.train.events import BatchEvent, EpochEvent
+
+# While training, the views show the model's weights as of at most this long ago: each
+# snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
+SNAPSHOT_INTERVAL_S = 1.0
+# who refuses another dataset's model ("... the explorer takes MNIST models")
+EXPLORERS = {"mnist": "the explorer", "multimnist": "the overlapping-digits explorer"}
+
+
+def _frozen(image) -> np.ndarray:
+    """A read-only float32 copy of ``image`` (kept as it is when it is one already)."""
+    if isinstance(image, np.ndarray) and image.dtype == np.float32 and not image.flags.writeable and image.base is None:
+        return image
+    out = np.array(image, dtype=np.float32, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ExplorerInput:
+    """What the model is asked about: an immutable value, replaced (:meth:`replace`), never
+    changed, so any thread may read the one it holds.
+
+    image : (H, W) float32 in [0, 1], read-only, or None (no input); H x W is the model's input size
+    transform : the :class:`~capsviz.data.transforms.InputTransform` applied before the model reads it
+    iterations : routing iterations (>= 1)
+    setup : what the input source says about the image beyond its pixels (the digits of a
+        pair: :class:`capsviz.model.pairs.PairSetup`), handed to the core's ``read``; or None
+    model_image : ``image`` under ``transform`` (read-only), what the model reads
+    """
+
+    image: np.ndarray | None = None
+    transform: InputTransform = InputTransform()
+    iterations: int = 3
+    setup: object | None = None
+    model_image: np.ndarray | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        image = None if self.image is None else _frozen(self.image)
+        object.__setattr__(self, "image", image)
+        shown = (
+            image if image is None or self.transform.is_identity() else _frozen(apply_transform(image, self.transform))
+        )
+        object.__setattr__(self, "model_image", shown)
+
+    def replace(self, **changes) -> ExplorerInput:
+        """A new input with ``changes`` (``image``, ``transform``, ``iterations``, ``setup``)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, eq=False)
+class InferenceRequest:
+    """A forward pass with the routing trace for one input.
+
+    ``serial`` orders requests of a kind (larger is newer); ``image`` is (H, H) float32
+    in [0, 1], H the model's input size; ``iterations`` is the number of routing iterations
+    (>= 1); ``baseline`` a CNN compared with the capsules, or None; ``read`` (with the
+    input's ``setup``) what the window's kind of input reads from the trace, or None.
+    :meth:`run` returns an :class:`~capsviz.model.inference.Inference` (with the CNN's
+    probabilities in ``baseline`` and ``read(model, inference, setup)`` in ``reading``).
+    """
+
+    serial: int
+    model: CapsNet
+    image: np.ndarray
+    iterations: int
+    baseline: BaselineCNN | None = None
+    setup: object | None = None
+    read: Callable | None = None
+
+    def run(self):
+        inference = infer(self.model, self.image, self.iterations)
+        if self.baseline is not None:
+            inference.baseline = baseline_probabilities(self.baseline, self.image)
+        if self.read is not None and self.setup is not None:
+            inference.reading = self.read(self.model, inference, self.setup)
+        return inference
+
+
+class Sweep(NamedTuple):
+    """What a sweep computes: ``v`` (K, 10, 16) float32, the digit capsules at each step, and
+    ``baseline`` (K, 10) float32, the compared CNN's probabilities there (None without one)."""
+
+    v: np.ndarray
+    baseline: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class SweepRequest:
+    """The digit capsules of one input under each transform of a sweep.
+
+    ``image`` is (H, H) float32 in [0, 1], ``transforms`` the K transforms, ``name``
+    the swept parameter and ``values`` (K,) its value in each. :meth:`run` returns a
+    :class:`Sweep`.
+    """
+
+    serial: int
+    model: CapsNet
+    image: np.ndarray
+    iterations: int
+    transforms: list[InputTransform]
+    name: str
+    values: np.ndarray
+    baseline: BaselineCNN | None = None
+
+    def run(self) -> Sweep:
+        images = apply_transforms(self.image, self.transforms)
+        v = digit_capsules(self.model, images, self.iterations)
+        return Sweep(v, None if self.baseline is None else baseline_probabilities(self.baseline, images))
+
+
+# the kinds of request, in the order the inference thread serves them
+REQUESTS = (InferenceRequest, SweepRequest)
+
+
+class Serials:
+    """Serial numbers of one kind of request, against what the views show.
+
+    ``latest`` is the newest request's, ``shown`` that of the one the views show (or the
+    newest change made at once, which voids results of older requests)."""
+
+    def __init__(self) -> None:
+        self.latest = self.shown = 0
+
+    def next(self) -> int:
+        """The serial of a new request."""
+        self.latest += 1
+        return self.latest
+
+    def show_all(self) -> None:
+        """The views show the newest state already: results of earlier requests no longer apply."""
+        self.shown = self.latest
+
+    def take(self, serial: int) -> bool:
+        """Whether a result of request ``serial`` is newer than what is shown (then it is)."""
+        if serial <= self.shown:
+            return False
+        self.shown = serial
+        return True
+
+    @property
+    def pending(self) -> bool:
+        """A result newer than what is shown is still to come."""
+        return self.shown < self.latest
+
+
+class WeightsSnapshot:
+    """A copy of the model being trained and its inference for the input of the moment,
+    both made in the training thread so the GUI thread only swaps them in. ``baseline`` is
+    the CNN whose probabilities ``inference.baseline`` holds (None: none were added)."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        inference: Inference | None,
+        source: ExplorerInput,
+        baseline: BaselineCNN | None = None,
+    ) -> None:
+        self.model = model
+        self.inference = inference
+        self.source = source
+        self.baseline = baseline
+
+
+def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None, read=None):
+    """Generator run by the training worker: build the trainer, then relay its events and,
+    at most every ``SNAPSHOT_INTERVAL_S`` and once at the end (unless ``holder["closing"]``),
+    a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the
+    moment, ``current_baseline()`` the CNN compared with the capsules (or None): a CapsNet
+    snapshot's inference is the :class:`InferenceRequest` of that input (with ``read``)
+    run in this thread, and carries that CNN's probabilities for it.
+
+    The thread runs as a background worker (:func:`capsviz.runtime.worker_thread`): a lower
+    CPU priority and one intra-op thread fewer than the machine has, for this thread only.
+    """
+    with worker_thread("background"):
+        trainer = trainer_factory()
+        holder["trainer"] = trainer
+
+        def snapshot() -> WeightsSnapshot:
+            model = type(trainer.model)(trainer.model.cfg)
+            model.load_state_dict(trainer.snapshot_state_dict())
+            model.to(trainer.device).eval()
+            source = current_input()
+            if source.model_image is None or isinstance(model, BaselineCNN):  # a CNN's probabilities are the core's
+                return WeightsSnapshot(model, None, source)
+            cnn = current_baseline()
+            return WeightsSnapshot(model, request_for(0, model, source, cnn, read).run(), source, cnn)
+
+        last = 0.0
+        for ev in trainer.run():
+            yield ev
+            now = time.monotonic()
+            if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
+                last = now
+                yield snapshot()
+        if not holder.get("closing"):  # the window is going away: no views to update
+            yield snapshot()
+
+
+def read_model(path: Path, dataset: str, device) -> tuple[torch.nn.Module, CheckpointInfo]:
+    """The CapsNet of checkpoint ``path`` on ``device`` and its header; ``CheckpointError``
+    (one line) for a bad file or a model for another dataset than ``dataset``."""
+    model, info, _ = load_checkpoint(path, device=device)
+    check_dataset_of(info, dataset, EXPLORERS[dataset])
+    return model, info
+
+
+def read_cnn(path: Path, dataset: str, device) -> tuple[BaselineCNN, CheckpointInfo]:
+    """The baseline CNN of checkpoint ``path``, as :func:`read_model` for a CapsNet."""
+    cnn, info, _ = load_baseline(path, device=device)
+    check_dataset_of(info, dataset, "the comparison CNN here")
+    return cnn, info
+
+
+def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:
+    """The :class:`InferenceRequest` of ``source``'s model image (which must not be None)."""
+    return InferenceRequest(serial, model, source.model_image, source.iterations, baseline, source.setup, read)
