@@ -2,7 +2,7 @@
 (:class:`capsviz.gui.core.ExplorerCore`) holds and hands to its threads.
 
 - :class:`ExplorerInput`: the input of the moment, an immutable value;
-- :class:`InferenceRequest` and :class:`SweepRequest`: the passes the inference thread runs
+- :class:`InferenceRequest`, :class:`BaselineRequest`, :class:`SweepRequest`: the passes the inference thread runs
   (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
 - :func:`training_events`: the training worker's generator, the run's events and
   :class:`WeightsSnapshot` copies of the weights for the views;
@@ -106,6 +106,21 @@ class InferenceRequest:
         return inference
 
 
+@dataclass(frozen=True, eq=False)
+class BaselineRequest:
+    """The compared CNN's class probabilities for one input, asked for after the
+    :class:`InferenceRequest` of the same input (the same ``serial``), so the capsules'
+    answer does not wait for the CNN. ``image`` is (H, H) float32 in [0, 1]; :meth:`run`
+    returns (classes,) float32 probabilities in [0, 1]."""
+
+    serial: int
+    baseline: BaselineCNN
+    image: np.ndarray
+
+    def run(self) -> np.ndarray:
+        return baseline_probabilities(self.baseline, self.image)
+
+
 class Sweep(NamedTuple):
     """What a sweep computes: ``v`` (K, 10, 16) float32, the digit capsules at each step, and
     ``baseline`` (K, 10) float32, the compared CNN's probabilities there (None without one)."""
@@ -139,7 +154,7 @@ class SweepRequest:
 
 
 # the kinds of request, in the order the inference thread serves them
-REQUESTS = (InferenceRequest, SweepRequest)
+REQUESTS = (InferenceRequest, BaselineRequest, SweepRequest)
 
 
 class Serials:

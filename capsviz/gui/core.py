@@ -23,6 +23,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QThreadPool, QTimer, Sign
 from capsviz.data.mnist import load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform
 from capsviz.explorer import (
+    BaselineRequest,
     ExplorerInput,
     Serials,
     SweepRequest,
@@ -108,6 +109,8 @@ class ExplorerCore(QObject):
         ended, another dataset); ``model``, ``info``, ``model_summary`` and ``dataset`` describe it.
     inferenceReady(object) : the :class:`~capsviz.model.inference.Inference` of the current
         input (or of one it replaced, under a stream of inputs), or None for no input.
+    cnnReady() : the compared CNN's probabilities for the inference shown are in its
+        ``baseline`` (they follow its capsules: the CNN runs after them).
     sweepReady(object, object, object) : ``(request, v, p)``: a :class:`SweepRequest`, the
         digit capsules along it, (K, classes, pose dims) float32, and the compared CNN's
         class probabilities along it, (K, classes) float32 (None without a CNN).
@@ -123,6 +126,7 @@ class ExplorerCore(QObject):
 
     modelChanged = Signal()
     inferenceReady = Signal(object)
+    cnnReady = Signal()
     sweepReady = Signal(object, object, object)
     baselineChanged = Signal()
     trainingStarted = Signal(object)
@@ -155,6 +159,7 @@ class ExplorerCore(QObject):
         self.input = ExplorerInput()
         self.inference: Inference | None = None  # the newest result shown
         self._serials = Serials()
+        self._cnn_serial: int | None = None  # of the CNN's probabilities still to come, else None
         self._sweep_serials = Serials()
         self._next_sweep: tuple | None = None  # (serial, name, values, transforms) of the sweep to start
         self._sweep_since = QElapsedTimer()  # since the last sweep started
@@ -366,7 +371,10 @@ class ExplorerCore(QObject):
             self.inference = None
             self.inferenceReady.emit(None)
             return
-        self._thread.submit(request_for(serial, self.model, self.input, self.baseline, self.read))
+        self._thread.submit(request_for(serial, self.model, self.input, None, self.read))
+        self._cnn_serial = None if self.baseline is None else serial
+        if self.baseline is not None:  # after the capsules, so their answer does not wait for it
+            self._thread.submit(BaselineRequest(serial, self.baseline, self.input.model_image))
 
     def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
         """Ask for the digit capsules of the current image (before its own transform) under
@@ -413,8 +421,9 @@ class ExplorerCore(QObject):
 
     @property
     def pending(self) -> bool:
-        """A model, an inference or a sweep is still to come."""
-        return (self.loading or self._serials.pending or self._sweep_serials.pending) and not self.closing
+        """A model, an inference (with its CNN probabilities) or a sweep is still to come."""
+        coming = self._serials.pending or self._cnn_serial is not None or self._sweep_serials.pending
+        return (self.loading or coming) and not self.closing
 
     def _on_finished(self, request, result) -> None:
         """A request of the inference thread is done. A result is used even when a newer
@@ -431,6 +440,9 @@ class ExplorerCore(QObject):
                 self.sweepReady.emit(request, result.v, result.baseline)
             self.resultHandled.emit()
             return
+        if isinstance(request, BaselineRequest):
+            self._cnn_result(request, result)
+            return
         if request.model is not self.model or not self._serials.take(request.serial):
             return  # another model came (its own request follows), or something newer is shown
         if isinstance(result, BaseException):
@@ -442,6 +454,19 @@ class ExplorerCore(QObject):
         self._last_error = ""
         self.inference = result
         self.inferenceReady.emit(result)
+        self.resultHandled.emit()
+
+    def _cnn_result(self, request: BaselineRequest, result) -> None:
+        if request.serial == self._cnn_serial:
+            self._cnn_serial = None
+        inference = self.inference
+        # used unless another CNN came or the capsules of its input are not the ones shown
+        if request.baseline is self.baseline and request.serial == self._serials.shown and inference is not None:
+            if isinstance(result, BaseException):
+                self._exception("Cannot run the CNN on the input", result)
+            else:
+                inference.baseline = result
+                self.cnnReady.emit()
         self.resultHandled.emit()
 
     # -- training -----------------------------------------------------------------------------

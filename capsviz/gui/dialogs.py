@@ -68,16 +68,10 @@ class ErrorRelay(QObject):
 
     def show_about(self) -> None:
         """Open the About box (one box, brought up to date)."""
-        if self.about_box is not None:
-            self.about_box.setText(self._about())
-        else:
-            self.about_box = QMessageBox(
-                QMessageBox.Icon.Information,
-                "About capsviz",
-                self._about(),
-                QMessageBox.StandardButton.Ok,
-                self._window,
-            )
+        if self.about_box is None:
+            ok = QMessageBox.StandardButton.Ok
+            self.about_box = QMessageBox(QMessageBox.Icon.Information, "About capsviz", "", ok, self._window)
+        self.about_box.setText(self._about())
         self.about_box.open()
 
 
@@ -95,9 +89,9 @@ def ask_checkpoint_to_save(window: QMainWindow) -> Path | None:
     return Path(path) if path else None
 
 
-def confirm_stop_training(window: QMainWindow, then: str = "quit") -> bool:
-    """Ask whether to stop the training run (it autosaves) and ``then`` (quit, close the window)."""
+def confirm_stop_training(window: QMainWindow) -> bool:
+    """Ask whether to stop the training run (it autosaves) and quit."""
     answer = QMessageBox.question(
-        window, "Training is running", f"Stop training, save the autosave checkpoint and {then}?"
+        window, "Training is running", "Stop training, save the autosave checkpoint and quit?"
     )
     return answer == QMessageBox.StandardButton.Yes

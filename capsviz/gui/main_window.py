@@ -210,6 +210,7 @@ class MainWindow(QMainWindow):
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(self._show_model)
         core.baselineChanged.connect(self._show_baseline_summary)
+        core.cnnReady.connect(lambda: self.lengths_view.redraws.request("cnn"))
         core.trainingStarted.connect(lambda checkpoint: self._title(training=Path(checkpoint)))
         core.trainingFinished.connect(self._title)
 
@@ -483,6 +484,7 @@ class MainWindow(QMainWindow):
         self._title()
 
     def _show_baseline_summary(self) -> None:
+        self.lengths_view.cnn = self.core.baseline is not None
         info = self.core.baseline_info
         text = "" if self.core.baseline is None else "CNN: training here" if info is None else f"CNN: {info.path.name}"
         if info is not None and info.test_accuracy is not None:

@@ -48,6 +48,25 @@ def test_the_cnns_probabilities_stand_beside_the_capsule_lengths(window, qtbot, 
     np.testing.assert_allclose(view.lengths, inf.lengths[-1], atol=1e-6)
 
 
+def test_the_capsules_answer_comes_before_the_cnns_probabilities(qtbot, tmp_path, shipped_checkpoint):
+    core = ExplorerCore(CapsNet(), device="cpu")
+    try:
+        assert core.load_model(shipped_checkpoint) and core.load_baseline(cnn_file(tmp_path))
+        qtbot.waitUntil(lambda: not core.pending, timeout=5000)
+        events = []
+        core.inferenceReady.connect(lambda inf: events.append(("capsules", inf.baseline)))
+        core.cnnReady.connect(lambda: events.append(("cnn", core.inference.baseline)))
+        core.set_image(SAMPLE.images[5].astype(np.float32) / 255)
+        qtbot.waitUntil(lambda: not core.pending, timeout=5000)
+        # the capsules are shown without the CNN's probabilities, which follow for the same input
+        assert [name for name, _ in events] == ["capsules", "cnn"] and events[0][1] is None
+        expected = forward_scores(core.baseline, core.input.model_image[None])[0]
+        np.testing.assert_allclose(events[1][1], expected, atol=1e-6)
+        assert core.inference.prediction == SAMPLE.labels[5]
+    finally:
+        core.close()
+
+
 def test_the_sweep_shows_the_cnns_probability_of_the_same_digit(window, qtbot, tmp_path):
     assert window.open_checkpoint(cnn_file(tmp_path))
     view = window.transform_view

@@ -284,7 +284,7 @@ def test_views_keep_updating_under_a_stream_of_input(qtbot, window):
         "routing": lambda: window.routing_view.inference,
         "pose": lambda: window.pose_view.v,
     }
-    urgent = {"input/prediction", "lengths/bars"}
+    urgent = {"input/prediction", "lengths/bars", "lengths/cnn"}
     ordinary = lambda: window.scheduler.requested - urgent  # noqa: E731
     updated = {name: 0 for name in views}
     last = {name: get() for name, get in views.items()}

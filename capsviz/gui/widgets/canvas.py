@@ -10,7 +10,7 @@ from superqt.utils import qthrottled
 
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import ImagePanel
+from capsviz.gui.widgets.common import ImagePanel, InferenceView
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 CANVAS_SIZE = 280
@@ -145,7 +145,7 @@ class DrawingCanvas(QWidget):
         p.end()
 
 
-class InputPanel(QWidget):
+class InputPanel(QWidget, InferenceView):
     """Canvas, drawing tools, and the exact 28x28 tensor the model sees.
 
     Signals
@@ -244,7 +244,6 @@ class InputPanel(QWidget):
         self._show_source("")
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
-        self.inference = None  # what the part draws
         self.redraws = Redraws("input", {"prediction": self._draw_prediction}, urgent=("prediction",))
 
     def figures(self) -> dict[str, QWidget]:
@@ -288,12 +287,6 @@ class InputPanel(QWidget):
         if self.current is None:
             self.prediction.setText("no digit")
         self.inputChanged.emit(self.current)
-
-    def show_inference(self, inference) -> None:
-        """Show an :class:`~capsviz.model.inference.Inference`'s prediction (None: no digit),
-        through :attr:`redraws`."""
-        self.inference = inference
-        self.redraws.request()
 
     def _draw_prediction(self) -> None:
         inf = self.inference

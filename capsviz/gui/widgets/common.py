@@ -274,3 +274,16 @@ def digit_key(series, colours) -> list[KeyEntry]:
     """Entries naming the series of each digit j = 0..9 by the digit itself, in its colour:
     ``series[j]``, a tuple of the items drawn for digit j."""
     return [KeyEntry(str(k), tuple(items), (colour,), "text") for k, (items, colour) in enumerate(zip(series, colours))]
+
+
+class InferenceView:
+    """What the views that draw an :class:`~capsviz.model.inference.Inference` share (a
+    mixin beside their Qt class): :meth:`show_inference` keeps it as :attr:`inference` and
+    asks the view's ``redraws`` (a :class:`~capsviz.gui.redraw.Redraws`) for every part."""
+
+    inference = None  # what the view's parts draw, or None
+
+    def show_inference(self, inference) -> None:
+        """Show ``inference`` (None clears), through the view's ``redraws``."""
+        self.inference = inference
+        self.redraws.request()

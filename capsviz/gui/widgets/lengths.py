@@ -10,6 +10,7 @@ from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
     VIRIDIS,
+    InferenceView,
     KeyEntry,
     SeriesKey,
     capsule_bars,
@@ -39,7 +40,7 @@ INFO = (
 )
 
 
-class LengthsView(QWidget):
+class LengthsView(QWidget, InferenceView):
     """Bar chart of ‖v_j‖ (10 classes) plus lengths per routing iteration. ``answers``: how
     many digits the model names, its longest capsules (and the CNN's most probable classes)
     marked: 1 for MNIST, 2 for MultiMNIST."""
@@ -105,8 +106,12 @@ class LengthsView(QWidget):
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
         self._curve_iterations = 0
-        self.inference = None  # what the parts draw
-        self.redraws = Redraws("lengths", {"bars": self._draw_bars, "primary": self._draw_primary}, urgent=("bars",))
+        self.cnn = False  # a CNN is compared: its bars stay until the new input's probabilities come
+        self.redraws = Redraws(
+            "lengths",
+            {"bars": self._draw_bars, "cnn": self._draw_cnn, "primary": self._draw_primary},
+            urgent=("bars", "cnn"),
+        )
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
@@ -116,14 +121,13 @@ class LengthsView(QWidget):
             "primary_capsule_lengths": self.primary,
         }
 
-    def show_inference(self, inference) -> None:
-        """Show an :class:`~capsviz.model.inference.Inference`'s lengths (None clears), through :attr:`redraws`."""
-        self.inference = inference
-        self.redraws.request()
-
     def _draw_bars(self) -> None:
         self.set_lengths(None if self.inference is None else self.inference.lengths)
-        self.set_baseline(None if self.inference is None else self.inference.baseline)
+
+    def _draw_cnn(self) -> None:
+        probabilities = None if self.inference is None else self.inference.baseline
+        if probabilities is not None or not self.cnn or self.inference is None:  # else they are coming
+            self.set_baseline(probabilities)
 
     def set_baseline(self, probabilities: np.ndarray | None) -> None:
         """``probabilities``: (10,) the compared CNN's class probabilities in [0, 1], drawn

@@ -35,7 +35,7 @@ from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_BLOCK, TEST_PAIRS, co
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
-from capsviz.gui.widgets.common import ImagePanel
+from capsviz.gui.widgets.common import ImagePanel, InferenceView
 from capsviz.model.pairs import PairSetup, a_digit, red_green, scan_test_pairs
 from capsviz.runtime import lower_thread_priority
 
@@ -134,7 +134,7 @@ class DigitControls(QGroupBox):
             label.setText(f"{value:+d} px")
 
 
-class PairPanel(QWidget):
+class PairPanel(QWidget, InferenceView):
     """The overlapping-digits explorer's central widget: the pair composer and the view of its reading.
 
     Parameters
@@ -255,7 +255,6 @@ class PairPanel(QWidget):
         self.next_wrong.clicked.connect(lambda: self.scanRequested.emit(self.test_pair.value() + 1))
         self._blocks: dict[int, object] = {}  # block b of the fixed test pairs, once built
         self.absent.currentIndexChanged.connect(lambda _index: self.redraws.request("reading"))
-        self.inference = None
         self.pair_image = np.zeros((side, side), np.float32)
         self.setup = PairSetup(np.zeros((2, side, side), np.uint8), (None, None))
         self.redraws = Redraws("pair", {"reading": self._draw_reading})
@@ -358,11 +357,6 @@ class PairPanel(QWidget):
             self.browse_status.setText(f"no wrong pair after test pair {ev[1] - 1}")
 
     # -- the reading ------------------------------------------------------------------
-    def show_inference(self, inference) -> None:
-        """Show an inference of the pair (None clears): its ``reading``, through :attr:`redraws`."""
-        self.inference = inference
-        self.redraws.request()
-
     def show_iteration(self) -> None:
         """The window's routing iteration changed: draw the segmentation at it."""
         self.redraws.request()

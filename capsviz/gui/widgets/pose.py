@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from superqt import QLabeledDoubleSlider
 
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import ImagePanel
+from capsviz.gui.widgets.common import ImagePanel, InferenceView
 from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
 
 POSE_RANGES = (0.25, 0.5, 1.0)
@@ -73,7 +73,7 @@ class PerturbationDialog(QDialog):
             self.save_png(path)
 
 
-class PoseView(QWidget):
+class PoseView(QWidget, InferenceView):
     """Digit selector, 16 offset sliders (±0.25, widenable), length scale, reset,
     input / reconstruction / difference, and the Fig. 4 grid.
 
@@ -185,7 +185,6 @@ class PoseView(QWidget):
         self.image: np.ndarray | None = None
         self.reconstruction: np.ndarray | None = None
         self.grid_dialog: PerturbationDialog | None = None
-        self.inference = None  # what the part draws
         self.redraws = Redraws("pose", {"capsules": self._draw_capsules})
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
 
@@ -210,12 +209,6 @@ class PoseView(QWidget):
         if self.v is None or digit is None:
             return None
         return (self.v[digit] + self.offsets()) * np.float32(self.scale.value())
-
-    def show_inference(self, inference) -> None:
-        """Show an :class:`~capsviz.model.inference.Inference`'s digit capsules (None clears),
-        through :attr:`redraws`."""
-        self.inference = inference
-        self.redraws.request()
 
     def _draw_capsules(self) -> None:
         inf = self.inference

@@ -190,24 +190,7 @@ class TrainingPanel(QWidget):
         # as tall as the whole form where there is room, no taller
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
-        self._inputs = (
-            self.network,
-            self.epochs,
-            self.batch_size,
-            self.lr,
-            self.lr_decay,
-            self.lr_decay_steps,
-            self.routing,
-            self.reconstruction_weight,
-            self.max_shift,
-            self.seed,
-            self.device,
-            self.precision,
-            self.train_subset,
-            *((self.pairs_per_epoch,) if multi else ()),
-            self.test_subset,
-            self.from_scratch,
-        )  # the fields in the form, in order
+        self._inputs = (*(widget for _, widget, _ in rows), self.from_scratch)  # the fields in the form, in order
         self.start_button = QPushButton("Start")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
