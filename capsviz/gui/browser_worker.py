@@ -14,10 +14,10 @@ from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
 
 
-def _score(predictions: np.ndarray, labels: np.ndarray) -> tuple[int, float]:
-    """(mistakes, percent correct) of ``predictions`` against ``labels``, both (N,) ints."""
+def _score(predictions: np.ndarray, labels: np.ndarray) -> str:
+    """ "N mistakes (P % correct)" of ``predictions`` against ``labels``, both (N,) ints."""
     errors = int((predictions != labels).sum())
-    return errors, 100 * (1 - errors / len(predictions))
+    return f"{errors:,} mistakes ({100 * (1 - errors / len(labels)):.2f} % correct)"
 
 
 class BrowserEvaluator(QObject):
@@ -94,13 +94,10 @@ class BrowserEvaluator(QObject):
                 _, _, data, preds, _, cnn_preds = ev
                 browser.set_predictions(preds, cnn_preds)
                 # the number of digits is in the browser's source line already
-                errors, correct = _score(preds, data.labels)
-                text = f"{errors:,} mistakes ({correct:.2f} % correct)"
+                text = _score(preds, data.labels)
                 if cnn_preds is not None:
-                    errors, correct = _score(cnn_preds, data.labels)
-                    text += (
-                        f"; the CNN {errors:,} ({correct:.2f} %); they disagree on {int((preds != cnn_preds).sum()):,}"
-                    )
+                    disagree = int((preds != cnn_preds).sum())
+                    text += f"; the CNN {_score(cnn_preds, data.labels)}; they disagree on {disagree:,}"
                 browser.status.setText(text)
 
         def on_finished() -> None:

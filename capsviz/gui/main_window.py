@@ -405,9 +405,10 @@ class MainWindow(QMainWindow):
             return reconstruction, reconstruction
         return inference.reading.compose_pose(digit, reconstruction)
 
-    def scan_wrong_pairs(self, start: int) -> None:
-        """Scan the fixed test pairs from ``start`` for the next the model gets wrong, on a
-        worker thread (progress under the pair; asked again while it runs, it cancels)."""
+    def scan_wrong_pairs(self, start: int, find: str = "wrong") -> None:
+        """Scan the fixed test pairs from ``start`` for the next the model gets wrong (``find``
+        ``wrong``), or whose answer routing changes (``routing``: r = 1 against the current R),
+        on a worker thread (progress under the pair; asked again while it runs, it cancels)."""
         from superqt.utils import create_worker
 
         if self.scan is not None:
@@ -421,12 +422,14 @@ class MainWindow(QMainWindow):
 
         def finished() -> None:
             self.scan = None
-            panel.scanning(False)
+            panel.scanning(False, find)
 
         self.scan = create_worker(
             panel.scan_wrong,
             model,
             start,
+            find,
+            self.core.input.iterations,
             _start_thread=False,
             _connect={
                 "yielded": event,
@@ -434,7 +437,7 @@ class MainWindow(QMainWindow):
                 "errored": lambda exc: self.errors.show_exception("Cannot scan the test pairs", exc),
             },
         )
-        panel.scanning(True)
+        panel.scanning(True, find)
         self.scan.start()
 
     # -- settings -----------------------------------------------------------------

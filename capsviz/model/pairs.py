@@ -4,7 +4,8 @@ The two longest digit capsules are a pair model's answer. :func:`read_pair` adds
 routing trace of the 36 x 36 input what the overlapping-digits view shows: the
 reconstruction from every digit capsule, which of the two longest capsules stands for
 digit A and which for digit B, the segmentation by routing per iteration and its colour
-scale, and the verdict. The image helpers paint them in the Fig. 5 colours (digit A red,
+scale, the verdict, and what one routing iteration answers beside the last
+(:func:`routing_comparison`). The image helpers paint them in the Fig. 5 colours (digit A red,
 digit B green, yellow where both). numpy in, numpy out; safe on any thread.
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 import torch
 
 from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
-from capsviz.evaluate import pair_hits
+from capsviz.evaluate import model_lengths, pair_hits, top_two
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
 
@@ -54,6 +55,9 @@ class PairReading:
     contrast : the largest |share - 0.5| on the ink over all iterations (0: routing favours
         neither digit anywhere), the departure the segmentation's colours are stretched to
     verdict : one line, e.g. "longest capsules: 4 and 1; the digits are 4 and 1 — both right"
+    first : [j1, j2], the two longest capsules after one routing iteration (what the same
+        weights answer with r = 1: uniform couplings, Sec. 2)
+    routing : one line, :func:`routing_comparison` of ``first`` and ``top2``
     """
 
     labels: tuple[int | None, int | None]
@@ -64,6 +68,13 @@ class PairReading:
     shares: np.ndarray | None
     contrast: float
     verdict: str
+    first: list[int]
+    routing: str
+
+    @property
+    def routing_changed(self) -> bool:
+        """Whether routing past the first iteration changed the answer (the two digits named)."""
+        return set(self.first) != set(self.top2)
 
     @property
     def fig5(self) -> np.ndarray:
@@ -157,6 +168,31 @@ def verdict(top2, labels) -> str:
     return answer + f"; the digits are {a} and {b} — " + {2: "both right", 1: "one right", 0: "both wrong"}[found]
 
 
+def routing_comparison(first, last, iterations: int, labels) -> str:
+    """One line setting the answer after one routing iteration (``first``, the two longest
+    capsules) beside the answer after ``iterations`` (``last``), each with how many of
+    ``labels`` (the classes of digits A and B; None for a drawing) it names, and whether
+    routing changed it: "r = 1: 3, 5 (one right) · r = 3: 3, 8 (both right) — routing changed the answer"."""
+    if iterations == 1:
+        return f"r = 1: {first[0]}, {first[1]} (one routing iteration: raise R to compare)"
+    a, b = labels
+    known = a is not None and b is not None and a != b
+
+    def said(top2) -> str:
+        found = len({a, b} & set(top2)) if known else None
+        return f"{top2[0]}, {top2[1]}" + ("" if found is None else f" ({('none', 'one', 'both')[found]} right)")
+
+    change = "kept" if set(first) == set(last) else "changed"
+    return f"r = 1: {said(first)} · r = {iterations}: {said(last)} — routing {change} the answer"
+
+
+def routing_changes(model, images: np.ndarray, iterations: int = 3, batch_size: int = SCAN_CHUNK) -> np.ndarray:
+    """(N,) bool: for each of ``images`` ((N, 36, 36) float32 in [0, 1], or uint8), whether the
+    two longest capsules after ``iterations`` routing iterations are other digits than after one."""
+    one, many = (top_two(torch.from_numpy(model_lengths(model, images, r, batch_size))) for r in (1, iterations))
+    return (one.sort(1).values != many.sort(1).values).any(1).numpy()
+
+
 @torch.inference_mode()
 def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
     """Read ``inference`` (the routing trace of ``setup``'s pair through ``model``, a CapsNet
@@ -179,6 +215,7 @@ def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
     if segmented is not None:
         shares = np.stack([segmentation(inference.u_lengths, c, segmented)[0] for c in inference.c])
         contrast = max(share_contrast(inference.input, share) for share in shares)
+    first = two_longest(inference.lengths[0])
     return PairReading(
         labels=setup.labels,
         top2=top2,
@@ -188,22 +225,35 @@ def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
         shares=shares,
         contrast=contrast or 0.0,
         verdict=verdict(top2, setup.labels),
+        first=first,
+        routing=routing_comparison(first, top2, len(inference.lengths), setup.labels),
     )
 
 
-def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK):
-    """Generator: score the fixed MultiMNIST test pairs from index ``start`` with ``model``, in
-    batches of ``chunk`` (both digits right: both among the two longest capsules), for the
-    first wrong one. ``block(b)`` gives block ``b`` of the test set
+SCANS = ("wrong", "routing")  # what scan_test_pairs looks for
+
+
+def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK, find: str = "wrong", iterations: int = 3):
+    """Generator: go through the fixed MultiMNIST test pairs from index ``start`` with
+    ``model``, in batches of ``chunk``, for the first one that is ``find``: ``wrong`` (not
+    both digits among the two longest capsules) or ``routing`` (:func:`routing_changes` with
+    ``iterations``). ``block(b)`` gives block ``b`` of the test set
     (:func:`capsviz.data.multimnist.fixed_test_block`). Yields ``("progress", done, total)``
-    after each batch, then ``("found", k)`` for the first wrong pair k, or ``("none", start)``
-    when there is none up to the last of the ``TEST_PAIRS``; a consumer may stop between batches."""
+    after each batch, then ``("found", k)`` for the first such pair k, or ``("none", start)``
+    when there is none up to the last of the ``TEST_PAIRS``; a consumer may stop between
+    batches. Raises ``ValueError`` for another ``find``."""
+    if find not in SCANS:
+        raise ValueError(f"find must be one of {', '.join(SCANS)}, not {find!r}")
     for begin in range(start, TEST_PAIRS, chunk):
         pairs, j = block(begin // TEST_BLOCK), begin % TEST_BLOCK
         end = min(j + chunk, TEST_BLOCK)
-        wrong = np.flatnonzero(pair_hits(model, pairs.images[j:end], pairs.labels[j:end], batch_size=chunk) < 2)
-        if len(wrong):
-            yield ("found", begin + int(wrong[0]))
+        images = pairs.images[j:end]
+        if find == "wrong":
+            hits = np.flatnonzero(pair_hits(model, images, pairs.labels[j:end], batch_size=chunk) < 2)
+        else:
+            hits = np.flatnonzero(routing_changes(model, images, iterations, chunk))
+        if len(hits):
+            yield ("found", begin + int(hits[0]))
             return
         yield ("progress", begin + end - j - start, TEST_PAIRS - start)
     yield ("none", start)

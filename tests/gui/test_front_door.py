@@ -61,9 +61,8 @@ def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, t
     count = f"{len(window.browser.data):,}"
     assert sum(count in label.text() for label in window.browser.findChildren(QLabel)) == 1  # said once
     status = window.browser.status.text()  # the CapsNet's mistakes, then the shipped CNN's and where they differ
-    assert re.fullmatch(
-        r"[\d,]+ mistakes \([\d.]+ % correct\); the CNN [\d,]+ \([\d.]+ %\); they disagree on [\d,]+", status
-    )
+    score = r"[\d,]+ mistakes \([\d.]+ % correct\)"
+    assert re.fullmatch(rf"{score}; the CNN {score}; they disagree on [\d,]+", status)
     qtbot.mouseClick(window.browser.next_button, Qt.MouseButton.LeftButton)  # the user's choice does change it
     np.testing.assert_array_equal(window.input_panel.current, window.browser.data.images[1] / np.float32(255))
 

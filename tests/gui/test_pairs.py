@@ -110,7 +110,7 @@ def test_lengths_fig5_and_segmentation_come_from_the_models_trace(qtbot, pairs):
     np.testing.assert_allclose(pairs.lengths_view.bars.opts["height"], lengths, atol=1e-6)
     a, b = (int(panel.digits.labels[k]) for k in (3, 40))
     found = len({a, b} & set(top2))
-    assert panel.verdict.text().endswith({2: "both right", 1: "one right", 0: "both wrong"}[found])
+    assert panel.verdict.text().split("\n")[0].endswith({2: "both right", 1: "one right", 0: "both wrong"}[found])
     with torch.no_grad():
         v = torch.from_numpy(trace["v"][-1])[None]
         assert sorted(reading.shown) == sorted(top2)
@@ -240,6 +240,37 @@ def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, window, pa
     control = panel.controls[1]
     control.dx.setValue(control.dx.value() + (1 if control.dx.value() < 4 else -1))
     assert panel.browse_status.text() == ""  # no longer that test pair
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_one_routing_iteration_beside_three_and_the_test_pairs_where_routing_changes_the_answer(qtbot, window):
+    window.actions["pairs"].trigger()  # the shipped MultiMNIST model
+    wait_for_pairs(qtbot, window)
+    panel = window.pair_panel
+    pairs = fixed_test_pairs(load_mnist(train=False, data_root=mnist_root()), 200)
+    qtbot.mouseClick(panel.next_changed, Qt.MouseButton.LeftButton)
+    assert panel.next_changed.text() == "Cancel scan" and panel.next_wrong.text() == "Next wrong pair"
+    qtbot.waitUntil(lambda: window.scan is None, timeout=60000)
+    assert panel.next_changed.text() == "Next routing change"
+    wait_for_pairs(qtbot, window)
+    k = panel.test_pair.value()
+
+    def answers(j: int) -> tuple[set, set]:
+        """The two longest capsules of test pair j after routing iterations 1 and 3, from the model's own trace."""
+        lengths = traced(window.core.model, pairs.images[j] / np.float32(255))["lengths"]
+        return set(np.argsort(-lengths[0])[:2].tolist()), set(np.argsort(-lengths[2])[:2].tolist())
+
+    changed = [first != last for first, last in map(answers, range(1, k + 1))]
+    assert k >= 1 and changed[-1] and not any(changed[:-1])  # the first such pair after test pair 0
+    reading = window.core.inference.reading
+    first, last = reading.first, reading.top2
+    assert reading.routing_changed and (set(first), set(last)) == answers(k)
+    text = panel.verdict.text()
+    assert f"r = 1: {first[0]}, {first[1]}" in text and f"r = 3: {last[0]}, {last[1]}" in text
+    assert text.endswith("routing changed the answer")
+    window.routing_view.iterations.setValue(1)  # one iteration at inference: nothing to set beside it
+    wait_for_pairs(qtbot, window)
+    assert panel.verdict.text().endswith("(one routing iteration: raise R to compare)")
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")

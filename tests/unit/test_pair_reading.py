@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capsviz.model.pairs import PairReading, by_digit, segmentation_image, share_contrast, verdict
+from capsviz.model.pairs import PairReading, by_digit, routing_comparison, segmentation_image, share_contrast, verdict
 
 
 def test_red_is_digit_as_capsule_and_green_digit_bs():
@@ -36,6 +36,21 @@ def test_the_verdict_counts_the_digits_among_the_two_longest(top2, labels, text)
     assert verdict(top2, labels) == text
 
 
+@pytest.mark.parametrize(
+    "first, last, iterations, labels, text",
+    [
+        ([3, 5], [3, 8], 3, (8, 3), "r = 1: 3, 5 (one right) · r = 3: 3, 8 (both right) — routing changed the answer"),
+        ([5, 3], [3, 5], 3, (1, 4), "r = 1: 5, 3 (none right) · r = 3: 3, 5 (none right) — routing kept the answer"),
+        ([2, 7], [7, 1], 5, (None, 7), "r = 1: 2, 7 · r = 5: 7, 1 — routing changed the answer"),
+        ([2, 7], [2, 7], 1, (2, 7), "r = 1: 2, 7 (one routing iteration: raise R to compare)"),
+    ],
+)
+def test_one_routing_iteration_is_set_beside_the_last(first, last, iterations, labels, text):
+    assert routing_comparison(first, last, iterations, labels) == text
+    reading = PairReading(labels, last, last, np.zeros((10, 2, 2)), None, None, 0.0, "", first, text)
+    assert reading.routing_changed == (set(first) != set(last))
+
+
 def test_the_segmentation_colours_stretch_to_the_largest_departure():
     image = np.array([[1.0, 1.0, 0.5, 0.1]], np.float32)
     share = np.array([[0.52, 0.5, 0.48, 0.9]], np.float32)  # the last pixel is no ink (0.1 < 0.2)
@@ -52,7 +67,7 @@ def test_a_pose_edit_keeps_the_other_capsule_as_inferred():
     recon = np.zeros((10, 2, 2), np.float32)
     recon[4] = [[1.0, 0.0], [0.0, 0.0]]  # digit A's capsule (4) draws the top left
     recon[6] = [[0.0, 0.0], [0.0, 1.0]]  # digit B's capsule (6) the bottom right
-    reading = PairReading((4, 6), [6, 4], [4, 6], recon, (4, 6), None, 0.0, "")
+    reading = PairReading((4, 6), [6, 4], [4, 6], recon, (4, 6), None, 0.0, "", [6, 4], "")
     edited = np.array([[0.0, 0.5], [0.0, 0.0]], np.float32)  # capsule 6 moved up
     colours, combined = reading.compose_pose(6, edited)
     np.testing.assert_allclose(colours[0, 1], [0.1, 0.5, 0.15], atol=1e-6)  # the edit in green

@@ -248,9 +248,7 @@ class InputPanel(QWidget, InferenceView):
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        return {
-            "model_input": self.preview,
-        }
+        return {"model_input": self.preview}
 
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central

@@ -115,11 +115,8 @@ class LengthsView(QWidget, InferenceView):
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        return {
-            "capsule_lengths": self.bars_plot,
-            "lengths_per_iteration": self.iter_plot,
-            "primary_capsule_lengths": self.primary,
-        }
+        names = ("capsule_lengths", "lengths_per_iteration", "primary_capsule_lengths")
+        return dict(zip(names, (self.bars_plot, self.iter_plot, self.primary)))
 
     def _draw_bars(self) -> None:
         self.set_lengths(None if self.inference is None else self.inference.lengths)

@@ -39,6 +39,7 @@ from capsviz.gui.widgets.common import ImagePanel, InferenceView
 from capsviz.model.pairs import PairSetup, a_digit, red_green, scan_test_pairs
 from capsviz.runtime import lower_thread_priority
 
+SCAN_BUTTONS = {"wrong": "Next wrong pair", "routing": "Next routing change"}  # scan_test_pairs' finds
 DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
 INFO = (
     "Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped "
@@ -152,15 +153,16 @@ class PairPanel(QWidget, InferenceView):
     Signals
     -------
     pairChanged() : the pair changed; :attr:`pair_image` and :attr:`setup` describe it.
-    scanRequested(int) : *Next wrong pair* asks the window to scan the fixed test pairs from
-        this index (:meth:`scan_wrong`, on a worker thread).
+    scanRequested(int, str) : *Next wrong pair* (``wrong``) or *Next routing change*
+        (``routing``) asks the window to scan the fixed test pairs from this index for the
+        next such pair (:meth:`scan_wrong`, on a worker thread).
 
     :meth:`show_inference` draws an :class:`~capsviz.model.inference.Inference` whose
     ``reading`` is the pair's :class:`~capsviz.model.pairs.PairReading`.
     """
 
     pairChanged = Signal()
-    scanRequested = Signal(int)
+    scanRequested = Signal(int, str)
 
     def __init__(
         self, digits: MnistSplit, full_test_split: bool = True, iteration=lambda: 1, seed: int = 0, parent=None
@@ -191,15 +193,22 @@ class PairPanel(QWidget, InferenceView):
             "a pair of the fixed MultiMNIST test set (capsviz.data.multimnist.fixed_test_pairs): its digits and shifts"
         )
         self.show_test_pair = QPushButton("Show test pair")
-        self.next_wrong = QPushButton("Next wrong pair")
+        self.next_wrong = QPushButton(SCAN_BUTTONS["wrong"])
         self.next_wrong.setToolTip(
             "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
             "(click again to cancel)"
         )
+        self.next_changed = QPushButton(SCAN_BUTTONS["routing"])
+        self.next_changed.setToolTip(
+            "scan the test pairs after this one for the next whose two longest capsules after one routing "
+            "iteration are other digits than after R (the Routing dock's R; click again to cancel)"
+        )
+        self._scans = {"wrong": self.next_wrong, "routing": self.next_changed}
+        self.finding = "wrong"  # what the scan running (or the last one) looks for
         self.browse_status = QLabel("")
         self._browsed: tuple | None = None  # setup() of the test pair browse_status names
         if not full_test_split:  # the fixed test pairs are drawn from all 10,000 test digits
-            for widget in (self.test_pair, self.show_test_pair, self.next_wrong):
+            for widget in (self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed):
                 widget.setEnabled(False)
             self.browse_status.setText("the test pairs need the MNIST test files (see README: MNIST)")
 
@@ -232,7 +241,7 @@ class PairPanel(QWidget, InferenceView):
         options.addWidget(self.scale_label, 0, 2)
         options.setColumnStretch(2, 1)
         browse = QHBoxLayout()
-        for widget in (QLabel("test pair"), self.test_pair, self.show_test_pair, self.next_wrong):
+        for widget in (QLabel("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed):
             browse.addWidget(widget)
         browse.addStretch(1)
         options.addLayout(browse, 1, 0, 1, 3)
@@ -252,7 +261,8 @@ class PairPanel(QWidget, InferenceView):
             control.changed.connect(self.update_pair)
             control.random.clicked.connect(lambda _=False, k=k: self.pick_random(k))
         self.show_test_pair.clicked.connect(lambda: self.select_test_pair(self.test_pair.value()))
-        self.next_wrong.clicked.connect(lambda: self.scanRequested.emit(self.test_pair.value() + 1))
+        for find, button in self._scans.items():
+            button.clicked.connect(lambda _=False, find=find: self.scanRequested.emit(self.test_pair.value() + 1, find))
         self._blocks: dict[int, object] = {}  # block b of the fixed test pairs, once built
         self.absent.currentIndexChanged.connect(lambda _index: self.redraws.request("reading"))
         self.pair_image = np.zeros((side, side), np.float32)
@@ -337,15 +347,17 @@ class PairPanel(QWidget, InferenceView):
         if emit:
             self.pairChanged.emit()
 
-    def scan_wrong(self, model, start: int):
+    def scan_wrong(self, model, start: int, find: str = "wrong", iterations: int = 3):
         """:func:`capsviz.model.pairs.scan_test_pairs` of ``model`` over the fixed test pairs
-        from ``start`` (a generator for a worker thread)."""
+        from ``start`` for a pair that is ``find`` (a generator for a worker thread)."""
         lower_thread_priority()
-        yield from scan_test_pairs(model, self.test_block, start)
+        yield from scan_test_pairs(model, self.test_block, start, find=find, iterations=iterations)
 
-    def scanning(self, running: bool) -> None:
-        """Show whether a scan runs: *Next wrong pair* then reads *Cancel scan*."""
-        self.next_wrong.setText("Cancel scan" if running else "Next wrong pair")
+    def scanning(self, running: bool, find: str = "wrong") -> None:
+        """Show whether a scan for ``find`` runs: its button then reads *Cancel scan*."""
+        self.finding = find
+        for name, button in self._scans.items():
+            button.setText("Cancel scan" if running and name == find else SCAN_BUTTONS[name])
 
     def scan_event(self, ev) -> None:
         """Show an event of :meth:`scan_wrong` (on the GUI thread)."""
@@ -354,7 +366,8 @@ class PairPanel(QWidget, InferenceView):
         elif ev[0] == "found":
             self.select_test_pair(ev[1])
         else:
-            self.browse_status.setText(f"no wrong pair after test pair {ev[1] - 1}")
+            what = "wrong pair" if self.finding == "wrong" else "pair where routing changes the answer"
+            self.browse_status.setText(f"no {what} after test pair {ev[1] - 1}")
 
     # -- the reading ------------------------------------------------------------------
     def show_iteration(self) -> None:
@@ -377,7 +390,7 @@ class PairPanel(QWidget, InferenceView):
         labels = reading.labels
         there = absent in labels or (None in labels and absent in reading.top2)
         self.absent_panel.set_title(f"(*) {absent}" + ("" if there else " absent"))
-        self.verdict.setText(reading.verdict)
+        self.verdict.setText(f"{reading.verdict}\n{reading.routing}")
         r = min(max(self.iteration(), 1), inf.iterations) - 1
         if reading.shares is None:
             self.segment_panel.set_image(None)

@@ -190,11 +190,8 @@ class PoseView(QWidget, InferenceView):
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        return {
-            "pose_input": self.input_panel,
-            "pose_reconstruction": self.recon_panel,
-            "pose_difference": self.diff_panel,
-        }
+        names = ("pose_input", "pose_reconstruction", "pose_difference")
+        return dict(zip(names, (self.input_panel, self.recon_panel, self.diff_panel)))
 
     def selected_digit(self) -> int | None:
         d = self.digit.currentData()

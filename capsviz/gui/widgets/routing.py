@@ -327,13 +327,8 @@ class RoutingView(QWidget):
     # -- data -------------------------------------------------------------------------
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        return {
-            "routing_class_maps": self.graphics,
-            "routing_mosaic": self.detail,
-            "routed_mass": self.mass_plot,
-            "routing_entropy": self.entropy_plot,
-            "routing_overlay": self.overlay_panel,
-        }
+        names = ("routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay")
+        return dict(zip(names, (self.graphics, self.detail, self.mass_plot, self.entropy_plot, self.overlay_panel)))
 
     def _lay_out_grid(self, grid: int) -> None:
         """Fit the class maps' titles and the views' ranges to a G x G PrimaryCaps grid."""

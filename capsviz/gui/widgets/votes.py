@@ -11,6 +11,7 @@ from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     VIRIDIS,
     ImagePanel,
+    InferenceView,
     KeyEntry,
     SeriesKey,
     fit_iterations,
@@ -110,7 +111,7 @@ class VotePanel(QWidget):
         self.selected = np.zeros(0, bool)  # (I,) votes inside the rectangle
 
 
-class VotesView(QWidget):
+class VotesView(QWidget, InferenceView):
     """The votes u_hat_{j|i} of every primary capsule for one digit capsule (two side by side
     with ``panels=2``, the overlapping-digits window's two longest), per routing iteration.
 
@@ -144,7 +145,6 @@ class VotesView(QWidget):
         layout.addLayout(controls)
         layout.addLayout(row, 1)
         layout.addWidget(self.readout)
-        self.inference = None
         self._brushes = [pg.mkBrush(VIRIDIS.map(k / (LEVELS - 1), mode="qcolor")) for k in range(LEVELS)]
         self.redraws = Redraws("votes", {"votes": self._draw})
         self._projected: dict[int, tuple] = {}  # digit j -> (mean, axes, points, centres) for this input
@@ -178,10 +178,8 @@ class VotesView(QWidget):
         return {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}
 
     def show_inference(self, inference) -> None:
-        """Show an inference's votes (None clears), through :attr:`redraws`."""
-        self.inference = inference
-        self._projected = {}
-        self.redraws.request()
+        self._projected = {}  # the projections of another input
+        super().show_inference(inference)
 
     def digit_of(self, panel: VotePanel) -> int | None:
         """The digit capsule ``panel`` shows: its choice, else the rank-th longest capsule."""
