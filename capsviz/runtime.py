@@ -3,6 +3,8 @@ worker thread.
 
 - :func:`select_device` turns a device name (``auto``, ``cpu``, ``cuda``, ``cuda:N``,
   ``mps``) into a ``torch.device`` that works here; :func:`available_devices` lists them.
+- :func:`cpu_bf16_units` names the CPU's bfloat16 units; :func:`bf16_inference` says
+  whether the explorer's few-image passes compute PrimaryCaps' product on them.
 - :func:`tune_process` (``"app"``, ``"train"``, ``"eval"``) sets glibc's malloc for the
   process: ``train`` and ``eval`` keep freed memory (:func:`retain_freed_memory`), the
   long-running app gives it back (:func:`release_freed_memory`).
@@ -51,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import gc
 import os
 import platform
@@ -71,6 +74,32 @@ BACKGROUND_NICENESS = 10
 INFERENCE_NICENESS = 5
 WORKER_NICENESS = {"background": BACKGROUND_NICENESS, "inference": INFERENCE_NICENESS}
 PROCESS_KINDS = ("app", "train", "eval")
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo flags of CPUs with bfloat16 units
+INFERENCE_PRECISION_VARIABLE = "CAPSVIZ_INFERENCE"  # fp32: keep the few-image passes in float32
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_bf16_units() -> tuple[str, ...]:
+    """The CPU's bfloat16 instruction sets among ``CPU_BF16_FLAGS`` (Linux: from /proc/cpuinfo;
+    elsewhere none are reported)."""
+    if not sys.platform.startswith("linux"):
+        return ()
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return ()
+    return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
+
+
+def bf16_inference() -> bool:
+    """Whether the explorer's passes for a few images without gradients (the current input,
+    the pose view's decoder aside) compute PrimaryCaps' matrix product in bfloat16 (float32
+    sums out): on a CPU with bfloat16 units (:func:`cpu_bf16_units`), unless the
+    environment variable ``CAPSVIZ_INFERENCE`` is ``fp32``. On the 10,000 MNIST test digits
+    the predictions are the same as in float32 (``tests/unit/test_model.py``); on a CPU
+    without those units a bfloat16 product would be slower, and it stays float32."""
+    return os.environ.get(INFERENCE_PRECISION_VARIABLE, "").strip().lower() != "fp32" and bool(cpu_bf16_units())
 
 
 def _mps_available(torch) -> bool:

@@ -17,8 +17,17 @@ import torch
 from torch import Tensor, nn
 
 from capsviz.model.config import CapsNetConfig
-from capsviz.model.conv import IM2COL_MAX_BATCH, im2col_conv2d, patch_weight, spectral_conv2d, use_spectral
+from capsviz.model.conv import (
+    IM2COL_MAX_BATCH,
+    im2col_conv2d,
+    im2col_conv2d_bf16,
+    patch_weight,
+    patch_weight_bf16,
+    spectral_conv2d,
+    use_spectral,
+)
 from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash
+from capsviz.runtime import bf16_inference
 
 
 class _InferenceLayout:
@@ -65,14 +74,17 @@ class PrimaryCaps(nn.Module):
             stride=cfg.primary_stride,
         )
         self._patch_weight = _InferenceLayout(patch_weight)
+        self._patch_weight_bf16 = _InferenceLayout(patch_weight_bf16)
 
     def forward(self, x: Tensor) -> Tensor:
         """x : (B, 256, F, F) Conv1 features -> u : (B, I, 8), squashed (I = 32 G^2)."""
         cfg = self.cfg
         g = cfg.grid_size
         w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
-        if _fast_inference(x):
-            out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)  # (B, G, G, 256)
+        if _fast_inference(x) and bf16_inference():  # a CPU with bfloat16 units
+            out = im2col_conv2d_bf16(x, self._patch_weight_bf16(w), bias, k, stride)  # (B, G, G, 256)
+        elif _fast_inference(x):
+            out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)
         elif use_spectral(x):
             out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)
         else:

@@ -211,6 +211,13 @@ def patch_weight(weight: Tensor) -> Tensor:
     return weight.permute(0, 2, 3, 1).reshape(weight.shape[0], -1).contiguous()
 
 
+def _patch_columns(x: Tensor, kernel: int, stride: int) -> tuple[Tensor, int, int]:
+    """The channels-last patches of ``x`` (B, C_in, H, W) as rows: ((B*h*w, k*k*C_in), h, w)."""
+    patches = x.permute(0, 2, 3, 1).unfold(1, kernel, stride).unfold(2, kernel, stride)  # (B, h, w, C, k, k)
+    out_h, out_w = patches.shape[1], patches.shape[2]
+    return patches.permute(0, 1, 2, 4, 5, 3).reshape(x.shape[0] * out_h * out_w, -1), out_h, out_w
+
+
 def im2col_conv2d(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: int, stride: int) -> Tensor:
     """Convolution as one matrix product over channels-last patches (no padding, no dilation).
 
@@ -218,9 +225,23 @@ def im2col_conv2d(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: int, s
     (C_out, C_in, k, k) weight; bias : (C_out,) or None.
     Returns (B, H_out, W_out, C_out), channels last (note: not NCHW).
     """
-    batch = x.shape[0]
-    patches = x.permute(0, 2, 3, 1).unfold(1, kernel, stride).unfold(2, kernel, stride)  # (B, h, w, C, k, k)
-    out_h, out_w = patches.shape[1], patches.shape[2]
-    cols = patches.permute(0, 1, 2, 4, 5, 3).reshape(batch * out_h * out_w, -1)  # (B*h*w, k*k*C)
+    cols, out_h, out_w = _patch_columns(x, kernel, stride)
     out = torch.addmm(bias, cols, packed.t()) if bias is not None else cols @ packed.t()
-    return out.reshape(batch, out_h, out_w, -1)
+    return out.reshape(x.shape[0], out_h, out_w, -1)
+
+
+def patch_weight_bf16(weight: Tensor) -> Tensor:
+    """(C_out, C_in, k, k) -> (k*k*C_in, C_out) bfloat16, rows ordered (ky, kx, c_in), contiguous:
+    the layout oneDNN's bfloat16 product (AMX, AVX-512 BF16) reads fastest."""
+    return patch_weight(weight).t().contiguous().to(torch.bfloat16)
+
+
+def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: int, stride: int) -> Tensor:
+    """:func:`im2col_conv2d` with the product in bfloat16 (8-bit mantissas in, float32 sums,
+    the result rounded to bfloat16 and returned as float32 with ``bias`` added in float32):
+    ``packed`` is :func:`patch_weight_bf16` of the weight. For CPUs with bfloat16 units."""
+    cols, out_h, out_w = _patch_columns(x, kernel, stride)
+    out = (cols.to(torch.bfloat16) @ packed).float()
+    if bias is not None:
+        out += bias
+    return out.reshape(x.shape[0], out_h, out_w, -1)

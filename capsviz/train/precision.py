@@ -16,29 +16,13 @@ and runs slower than float32.
 from __future__ import annotations
 
 import contextlib
-import sys
-from functools import lru_cache
 
 import torch
 
+from capsviz.runtime import CPU_BF16_FLAGS, cpu_bf16_units  # noqa: F401 (CPU_BF16_FLAGS: part of this API)
 from capsviz.train.config import check_precision
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
-
-
-@lru_cache(maxsize=1)
-def cpu_bf16_units() -> tuple[str, ...]:
-    """The CPU's bfloat16 instruction sets among ``CPU_BF16_FLAGS`` (Linux: from /proc/cpuinfo;
-    elsewhere none are reported)."""
-    if not sys.platform.startswith("linux"):
-        return ()
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return ()
-    return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:

@@ -17,6 +17,8 @@ from capsviz.model import (
     total_loss,
 )
 
+from ..conftest import SHIPPED, mnist_root
+
 
 @pytest.fixture(scope="module")
 def model() -> CapsNet:
@@ -265,6 +267,57 @@ def test_primary_caps_paths_agree():
         assert use_spectral(x) and not use_spectral(x[:12])
         for n in (24, 12, 2):
             torch.testing.assert_close(caps(x[:n]), ref[:n], rtol=1e-4, atol=1e-5)
+
+
+def test_on_bfloat16_units_the_few_image_pass_rounds_only_primarycaps_product(monkeypatch):
+    """With bfloat16 units (here pretended) the explorer's im2col product runs in bfloat16:
+    within its rounding of conv2d's numbers, not equal to them, following weight updates;
+    CAPSVIZ_INFERENCE=fp32 keeps float32."""
+    import capsviz.runtime as runtime
+    from capsviz.model.capsnet import PrimaryCaps
+    from capsviz.model.config import CapsNetConfig
+
+    monkeypatch.setattr(runtime, "cpu_bf16_units", lambda: ("amx_bf16",))
+    monkeypatch.setenv("CAPSVIZ_INFERENCE", "auto")
+    assert runtime.bf16_inference()
+    torch.manual_seed(3)
+    caps = PrimaryCaps(CapsNetConfig())
+    x = torch.relu(torch.randn(3, 256, 20, 20))
+    with torch.no_grad():
+        fast = caps(x)
+    reference = caps(x).detach()  # with gradients: float32 oneDNN convolution
+    error = (fast - reference).abs().max()
+    assert 1e-6 < error < 2e-2 and fast.dtype == torch.float32  # bfloat16 rounding, no more
+    with torch.no_grad():
+        caps.conv.weight.mul_(-0.5)
+        moved = caps(x)
+    assert (moved - caps(x).detach()).abs().max() < 2e-2 and (moved - fast).abs().max() > 1e-2
+    monkeypatch.setenv("CAPSVIZ_INFERENCE", "fp32")
+    assert not runtime.bf16_inference()
+    with torch.no_grad():
+        fp32 = caps(x)
+    torch.testing.assert_close(fp32, caps(x).detach(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_the_bfloat16_pass_predicts_every_mnist_test_digit_as_float32(monkeypatch):
+    """On a CPU with bfloat16 units, the explorer's few-image pass (batches of 8) names the
+    same class as float32 for each of the 10,000 MNIST test digits (where it is used at all)."""
+    from capsviz.data.mnist import load_mnist
+    from capsviz.runtime import cpu_bf16_units
+    from capsviz.train.checkpoint import load_checkpoint
+
+    if not cpu_bf16_units():
+        pytest.skip("no bfloat16 units: the few-image pass stays float32 here")
+    model = load_checkpoint(SHIPPED)[0].eval()
+    images = torch.from_numpy(load_mnist(train=False, data_root=mnist_root()).images.astype(np.float32) / 255)
+    predictions = {}
+    for precision in ("auto", "fp32"):
+        monkeypatch.setenv("CAPSVIZ_INFERENCE", precision)
+        with torch.no_grad():
+            batches = [model(x[:, None], reconstruct=False).lengths.argmax(1) for x in images.split(8)]
+        predictions[precision] = torch.cat(batches)
+    assert torch.equal(predictions["auto"], predictions["fp32"])
 
 
 def test_routing_gradients_match_plain_autograd():
