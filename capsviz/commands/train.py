@@ -249,9 +249,10 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
             elif isinstance(ev, StoppedEvent):
                 stopped_early = not ev.finished
                 if lead:
-                    bar.write(
-                        f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}"
-                    )
+                    text = f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}"
+                    if not ev.finished and ev.checkpoint is not None:
+                        text += f"\ncontinue with: capsviz train --resume {ev.checkpoint}"
+                    bar.write(text)
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()

@@ -113,6 +113,7 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     reader.join(timeout=5)
     assert p.returncode == 130, "".join(err)[-2000:]
     assert "stopped at step" in stdout and "Traceback" not in "".join(err)
+    assert f"\ncontinue with: capsviz train --resume {out}\n" in stdout  # how to go on, ready to paste
     step = load_checkpoint(out)[1].step
     assert 3 <= step < 40
     r = subprocess.run([sys.executable, "-m", "capsviz", "train", "--resume", str(out)], capture_output=True, text=True)
