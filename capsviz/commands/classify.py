@@ -1,4 +1,5 @@
-"""``capsviz classify``: the predicted digit and capsule lengths of image files.
+"""``capsviz classify``: the predicted digit and capsule lengths of image files (a baseline
+CNN's checkpoint: its answer and class probabilities).
 
 Each file gives one record (:func:`reading`), written as a line of text or of JSON
 (:func:`write`); ``capsviz trace`` prints the same text for its image.
@@ -11,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from capsviz.commands.common import add_common, add_routing, load_model
+from capsviz.commands.common import CliError, add_common, add_routing, load_model
 
 INVERT = {"auto": None, "light": False, "dark": True}
 
@@ -22,7 +23,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="print the predicted digit and capsule lengths of image files",
         description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
         "fit into 20x20, centre by mass; an image of the model's input size, 28x28 or 36x36 for a "
-        "MultiMNIST model, is used as stored). A MultiMNIST model prints its two longest capsules. "
+        "MultiMNIST model, is used as stored). A MultiMNIST model prints its two longest capsules; "
+        "a baseline CNN's checkpoint prints the CNN's answer and class probabilities. "
         "One line per file; a file that cannot be "
         "read gets an error line and the others go on; the exit code is 1 if any "
         "file failed.",
@@ -32,7 +34,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} (a MultiMNIST model: '
-        '{"file", "predictions": [two digits, longest first], "lengths"}) or {"file", "error"}',
+        '{"file", "predictions": [two digits, longest first], "lengths"}; a CNN: "probabilities" in place of '
+        '"lengths" and no "recognised") or {"file", "error"}',
     )
     c.add_argument(
         "--ink",
@@ -47,14 +50,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return c
 
 
-def reading(path, lengths, two: bool) -> dict:
+def reading(path, lengths, two: bool, cnn: bool = False) -> dict:
     """The record of one classified image ``path``: ``{"file", "prediction", "recognised",
     "lengths"}`` (the longest capsule, and whether it is long enough:
     :func:`capsviz.model.inference.recognised`), or for a two-digit model (``two``)
     ``{"file", "predictions", "lengths"}`` (its two longest capsules, longest first).
-    ``lengths``: the (10,) capsule lengths in [0, 1), kept as given."""
+    ``lengths``: the (10,) capsule lengths in [0, 1), kept as given. For a baseline CNN
+    (``cnn``), ``lengths`` are its class probabilities in [0, 1] and the record holds them
+    as ``probabilities``, with the likeliest class (or two) and no ``recognised``."""
     from capsviz.model.inference import recognised, two_longest
 
+    if cnn:
+        answer = {"predictions": two_longest(lengths)} if two else {"prediction": int(lengths.argmax())}
+        return {"file": str(path), **answer, "probabilities": lengths}
     if two:
         return {"file": str(path), "predictions": two_longest(lengths), "lengths": lengths}
     top = int(lengths.argmax())
@@ -65,14 +73,16 @@ def text(record: dict) -> str:
     """A record of :func:`reading` as a line: ``FILE: 7 (0.940)  lengths ...``, ``FILE:
     nothing recognised (longest: 8, 0.310)  lengths ...`` or ``FILE: 7 (0.922) and 3 (0.871)
     lengths ...``, every length with three decimals."""
-    v = record["lengths"]
+    name = "lengths" if "lengths" in record else "probabilities"  # a CNN's record: its probabilities
+    v = record[name]
     if "predictions" in record:
         a, b = record["predictions"]
         answer = f"{a} ({v[a]:.3f}) and {b} ({v[b]:.3f})"
     else:
         k = record["prediction"]
-        answer = f"{k} ({v[k]:.3f})" if record["recognised"] else f"nothing recognised (longest: {k}, {v[k]:.3f})"
-    return f"{record['file']}: {answer}  lengths {' '.join(f'{x:.3f}' for x in v)}"
+        seen = record.get("recognised", True)
+        answer = f"{k} ({v[k]:.3f})" if seen else f"nothing recognised (longest: {k}, {v[k]:.3f})"
+    return f"{record['file']}: {answer}  {'CNN ' * (name != 'lengths')}{name} {' '.join(f'{x:.3f}' for x in v)}"
 
 
 def write(record: dict, as_json: bool) -> None:
@@ -84,7 +94,8 @@ def write(record: dict, as_json: bool) -> None:
         else:
             print(f"error: {record['error']}", file=sys.stderr, flush=True)
     elif as_json:
-        print(json.dumps({**record, "lengths": [round(float(x), 6) for x in record["lengths"]]}))
+        name = "lengths" if "lengths" in record else "probabilities"
+        print(json.dumps({**record, name: [round(float(x), 6) for x in record[name]]}))
     else:
         print(text(record))
 
@@ -93,10 +104,11 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from capsviz.data.images import ImageReadError, load_input
-    from capsviz.model.inference import capsule_lengths
+    from capsviz.evaluate import model_lengths
 
-    model, info = load_model(args)
-    size, two = model.cfg.image_size, info.dataset == "multimnist"
+    model, info = load_model(args, kind=None)
+    size, two, cnn = model.cfg.image_size, info.dataset == "multimnist", info.kind == "baseline"
+    refuse_routing_for_a_cnn(args, info)
     inputs, errors = {}, {}
     for k, path in enumerate(args.images):
         try:
@@ -104,11 +116,16 @@ def run(args: argparse.Namespace) -> int:
         except ImageReadError as exc:
             errors[k] = str(exc)
     order = sorted(inputs)
-    lengths = capsule_lengths(
-        model, np.stack([inputs[k] for k in order]) if order else np.zeros((0, size, size)), args.routing_iterations
-    )
+    images = np.stack([inputs[k] for k in order]) if order else np.zeros((0, size, size), np.float32)
+    lengths = model_lengths(model, images, args.routing_iterations) if order else np.zeros((0, 10), np.float32)
     results = dict(zip(order, lengths))
     for k, path in enumerate(args.images):
-        record = {"file": str(path), "error": errors[k]} if k in errors else reading(path, results[k], two)
+        record = {"file": str(path), "error": errors[k]} if k in errors else reading(path, results[k], two, cnn)
         write(record, args.json)
     return 1 if errors else 0
+
+
+def refuse_routing_for_a_cnn(args: argparse.Namespace, info) -> None:
+    """``CliError`` for ``--routing-iterations`` given with a baseline CNN's checkpoint (a CNN does not route)."""
+    if info.kind == "baseline" and args.routing_iterations is not None:
+        raise CliError(f"{info.path.name} is a baseline CNN: it has no routing; leave out --routing-iterations")

@@ -1,12 +1,13 @@
 """``capsviz trace``: classify one image file and save its routing trace as ``.npz``
-(:func:`capsviz.model.inference.save_trace`)."""
+(:func:`capsviz.model.inference.save_trace`); for a baseline CNN, what a CNN has: its
+input, class probabilities and answer."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from capsviz.commands.classify import reading, text
+from capsviz.commands.classify import reading, refuse_routing_for_a_cnn, text
 from capsviz.commands.common import CliError, add_common, add_routing, load_model
 
 
@@ -15,7 +16,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "trace",
         help="export the routing trace of one image as .npz",
         description="Classify one image file (preprocessed like a drawing) and save its routing "
-        "trace: u, u_lengths, u_hat (the votes), b, c, v, lengths, input, prediction.",
+        "trace: u, u_lengths, u_hat (the votes), b, c, v, lengths, input, prediction. A baseline CNN has "
+        "no capsules and no routing: its file holds input, probabilities and prediction (predictions: "
+        "the two likeliest classes, for a MultiMNIST CNN).",
     )
     tr.add_argument("image", type=Path, help="image file (PNG, JPEG, ...)")
     tr.add_argument(
@@ -39,9 +42,22 @@ def run(args: argparse.Namespace) -> int:
     for given in dict.fromkeys((args.out, out)):
         if given.is_dir():
             raise CliError(f"{given}: is a folder; give the .npz file to write, e.g. {given / 'trace.npz'}")
-    model, info = load_model(args)
+    model, info = load_model(args, kind=None)
+    refuse_routing_for_a_cnn(args, info)
     image, _ = load_input(args.image, size=model.cfg.image_size)
+    two = info.dataset == "multimnist"
+    if info.kind == "baseline":
+        import numpy as np
+
+        from capsviz.model.baseline import baseline_probabilities
+
+        record = reading(args.image, baseline_probabilities(model, image), two, cnn=True)
+        key = "predictions" if two else "prediction"
+        answer = {key: np.int64(record[key])}
+        np.savez(out, input=image.astype(np.float32), probabilities=record["probabilities"], **answer)
+        print(f"{text(record)}; a CNN has no capsules or routing: its input, probabilities and answer saved to {out}")
+        return 0
     inference = infer(model, image, args.routing_iterations)
     save_trace(inference, out)
-    print(f"{text(reading(args.image, inference.lengths[-1], info.dataset == 'multimnist'))}; trace saved to {out}")
+    print(f"{text(reading(args.image, inference.lengths[-1], two))}; trace saved to {out}")
     return 0

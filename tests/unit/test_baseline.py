@@ -109,37 +109,39 @@ def test_a_cnn_checkpoint_round_trips_and_is_refused_where_a_capsnet_is_needed(t
     assert isinstance(load_model(capsnet)[0], CapsNet)
 
 
-def test_the_commands_refuse_a_cnn_where_routing_is_needed_in_process(tmp_path, capsys):
-    """As below, through the command line's entry point in this process."""
+def test_classify_and_trace_give_a_cnns_answer_and_probabilities(tmp_path, capsys, sample):
+    """Given a baseline CNN, classify and trace answer with the CNN's class and probabilities
+    (trace saves what a CNN has, and says so); asking it to route is refused in one line."""
     from PIL import Image
 
     from capsviz.cli import main
 
-    path = save_checkpoint(tmp_path / "cnn.safetensors", tiny(), extra_metadata={"dataset": "mnist"})
-    image = tmp_path / "blank.png"
-    Image.fromarray(np.zeros((28, 28), np.uint8)).save(image)
-    for args in (("trace", str(image), "--out", str(tmp_path / "t.npz")), ("classify", str(image))):
-        assert main([*args, "--checkpoint", str(path)]) == 2
+    cnn = tiny()
+    path = save_checkpoint(tmp_path / "cnn.safetensors", cnn, extra_metadata={"dataset": "mnist"})
+    image = tmp_path / "seven.png"
+    Image.fromarray(sample.images[0]).save(image)
+    expected = forward_scores(cnn, sample.images[:1])[0]  # the file is an MNIST digit, read as stored
+    assert main(["classify", str(image), "--checkpoint", str(path), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert list(record) == ["file", "prediction", "probabilities"] and record["prediction"] == int(expected.argmax())
+    np.testing.assert_allclose(record["probabilities"], expected, atol=1e-5)
+    assert main(["classify", str(image), "--checkpoint", str(path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"{image}: {int(expected.argmax())} ({expected.max():.3f})  CNN probabilities ")
+    out = tmp_path / "t.npz"
+    assert main(["trace", str(image), "--out", str(out), "--checkpoint", str(path)]) == 0
+    assert "a CNN has no capsules or routing" in capsys.readouterr().out
+    with np.load(out) as trace:
+        assert sorted(trace) == ["input", "prediction", "probabilities"]
+        assert int(trace["prediction"]) == expected.argmax() and trace["input"].shape == (28, 28)
+        np.testing.assert_allclose(trace["probabilities"], expected, atol=1e-5)
+    for args in (("trace", str(image), "--out", str(tmp_path / "r.npz")), ("classify", str(image))):
+        assert main([*args, "--checkpoint", str(path), "--routing-iterations", "2"]) == 2
         err = capsys.readouterr().err.strip()
-        assert err == f"error: {path}: a baseline CNN, not a CapsNet; capsule views, routing and traces need a CapsNet"
+        assert err == "error: cnn.safetensors is a baseline CNN: it has no routing; leave out --routing-iterations"
     assert main(["eval", "--checkpoint", str(path), "--per-iteration", "3"]) == 2
     assert "a baseline CNN has no routing" in capsys.readouterr().err
-    assert not (tmp_path / "t.npz").exists()
-
-
-@pytest.mark.slow
-def test_the_commands_refuse_a_cnn_where_routing_is_needed_in_one_line(tmp_path):
-    path = save_checkpoint(tmp_path / "cnn.safetensors", tiny(), extra_metadata={"dataset": "mnist"})
-    image = tmp_path / "blank.png"
-    from PIL import Image
-
-    Image.fromarray(np.zeros((28, 28), np.uint8)).save(image)
-    for args in (("trace", str(image), "--out", str(tmp_path / "t.npz")), ("classify", str(image))):
-        r = capsviz(*args, "--checkpoint", str(path))
-        assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, r.stderr
-        assert "a baseline CNN, not a CapsNet" in r.stderr
-    r = capsviz("eval", "--checkpoint", str(path), "--per-iteration", "3")
-    assert r.returncode == 2 and "a baseline CNN has no routing" in r.stderr
+    assert not (tmp_path / "r.npz").exists()
 
 
 def test_a_cnn_trains_resumes_exactly_and_evaluates_like_a_capsnet(sample, tmp_path):
