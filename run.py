@@ -137,7 +137,9 @@ def command(argv: list[str]) -> list[str]:
         fast = ["-m", "not slow"] if len(args) < len(argv) - 1 else []
         named = any(not arg.startswith("-") and Path(arg).exists() for arg in args)
         return [str(PYTHON), "-m", "pytest", *([] if named else [str(ROOT / "tests")]), *fast, *args]
-    return [str(PYTHON), "-m", "capsviz", *argv]
+    # -P (Python 3.11+): the working folder stays off sys.path, so a folder named capsviz there
+    # (the checkout, seen from the folder that holds it) cannot shadow the installed package
+    return [str(PYTHON), *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "capsviz", *argv]
 
 
 def main(argv: list[str]) -> int:
