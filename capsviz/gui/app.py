@@ -21,9 +21,21 @@ def run_app(checkpoint: Path | None = None, data_root: Path | None = None, devic
 
     window = MainWindow(checkpoint=checkpoint, data_root=data_root, device=device)
     install_excepthook(window)
+    close_on_sigint(window)
     window.show()
     after_startup()
     return app.exec()
+
+
+def close_on_sigint(window) -> None:
+    """Ctrl+C in the terminal (SIGINT) closes ``window`` as File → Quit does (asking while a run
+    trains); a timer lets Python, which handles signals between bytecodes, in while Qt waits."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    QTimer(window, interval=200, timeout=lambda: None).start()
 
 
 def install_excepthook(window) -> None:

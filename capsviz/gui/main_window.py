@@ -135,15 +135,9 @@ class MainWindow(QMainWindow):
             self, lambda: about_report(core.device, self.model_label.text().removeprefix("model: "))
         )
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
-        self.robustness = RobustnessMeasurer(
-            core, self.robustness_view, lambda title, exc: self.errors.show_exception(title, exc)
-        )
-        self.browser_evaluator = BrowserEvaluator(
-            core,
-            self.browser,
-            lambda: self.dock_shown("browser"),
-            lambda title, exc: self.errors.show_exception(title, exc),
-        )
+        self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)
+        shown = lambda: self.dock_shown("browser")  # noqa: E731
+        self.browser_evaluator = BrowserEvaluator(core, self.browser, shown, self.errors.show_exception)
         self.actions = build_menus(
             self,
             {
@@ -442,12 +436,8 @@ class MainWindow(QMainWindow):
 
     # -- settings -----------------------------------------------------------------
     def _settings_views(self) -> dict:
-        return {
-            "input": self.input_panel,
-            "routing": self.routing_view,
-            "pose": self.pose_view,
-            "transforms": self.transform_view,
-        }
+        views = (self.input_panel, self.routing_view, self.pose_view, self.transform_view)
+        return dict(zip(("input", "routing", "pose", "transforms"), views))
 
     def _apply_view_settings(self, values: dict) -> None:
         for prefix, view in self._settings_views().items():

@@ -109,6 +109,24 @@ def test_closing_while_training_asks_then_stops_and_saves(window, qtbot):
     assert info.step >= 2 and "rng.torch" in state
 
 
+def test_ctrl_c_in_the_terminal_closes_the_window_as_quit_does(window, qtbot):
+    import os
+    import signal
+
+    from capsviz.gui.app import close_on_sigint
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        close_on_sigint(window)
+        asked = []
+        window.confirm_close = lambda: asked.append(1) or True
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C, while Qt's event loop waits
+        qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+        assert asked == [] and window.core.closing  # closed as File → Quit closes it
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_a_missing_shipped_model_is_said_plainly(qtbot, tmp_path, monkeypatch):
     from capsviz.gui import core, main_window
     from capsviz.gui.app import configure_pyqtgraph

@@ -247,10 +247,7 @@ class TrainingPanel(QWidget):
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        return {
-            "training_loss": self.loss_plot,
-            "training_accuracy": self.acc_plot,
-        }
+        return {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}
 
     def _show_focused_field(self, _old, new) -> None:
         """Scroll the form so that the whole field with the focus shows (QScrollArea alone,
