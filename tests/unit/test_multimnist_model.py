@@ -248,3 +248,18 @@ def test_the_shipped_multimnist_model_finds_both_digits_of_most_pairs():
     hits = two_digit_hits(torch.from_numpy(model_lengths(model, pairs.images)), torch.from_numpy(pairs.labels))
     assert abs(int((hits == 2).sum()) - SHIPPED_PAIRS_RIGHT) <= 2  # float rounding may flip a near tie
     assert float((hits >= 1).float().mean()) > 0.98  # 99.6 %: at least one digit is almost always found
+
+
+@pytest.mark.slow
+def test_routing_changes_names_the_pairs_whose_two_longest_capsules_routing_changes():
+    from capsviz.model.pairs import routing_changes
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    model = load_checkpoint(shipped_multimnist_checkpoint())[0]
+    pairs = draw_pairs(SAMPLE, 200, np.random.default_rng(5))
+    # from the network's own forward pass: the two longest capsules after 1 and after 3 iterations
+    first, third = (np.sort(np.argsort(-forward_scores(model, pairs.images, r), 1)[:, :2], 1) for r in (1, 3))
+    expected = (first != third).any(1)
+    changed = routing_changes(model, pairs.images, 3)
+    assert changed.dtype == bool and 0 < expected.sum() < 50  # routing changes a few answers, not most
+    assert int((changed != expected).sum()) <= 1  # float rounding may flip a near tie
