@@ -69,11 +69,16 @@ def reading(path, lengths, two: bool, cnn: bool = False) -> dict:
     return {"file": str(path), "prediction": top, "recognised": recognised(lengths), "lengths": lengths}
 
 
+def scores_name(record: dict) -> str:
+    """The key of a :func:`reading` record's ten scores: ``lengths``, or a CNN's ``probabilities``."""
+    return "lengths" if "lengths" in record else "probabilities"
+
+
 def text(record: dict) -> str:
     """A record of :func:`reading` as a line: ``FILE: 7 (0.940)  lengths ...``, ``FILE:
     nothing recognised (longest: 8, 0.310)  lengths ...`` or ``FILE: 7 (0.922) and 3 (0.871)
     lengths ...``, every length with three decimals."""
-    name = "lengths" if "lengths" in record else "probabilities"  # a CNN's record: its probabilities
+    name = scores_name(record)
     v = record[name]
     if "predictions" in record:
         a, b = record["predictions"]
@@ -94,7 +99,7 @@ def write(record: dict, as_json: bool) -> None:
         else:
             print(f"error: {record['error']}", file=sys.stderr, flush=True)
     elif as_json:
-        name = "lengths" if "lengths" in record else "probabilities"
+        name = scores_name(record)
         print(json.dumps({**record, name: [round(float(x), 6) for x in record[name]]}))
     else:
         print(text(record))
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             errors[k] = str(exc)
     order = sorted(inputs)
     images = np.stack([inputs[k] for k in order]) if order else np.zeros((0, size, size), np.float32)
-    lengths = model_lengths(model, images, args.routing_iterations) if order else np.zeros((0, 10), np.float32)
+    lengths = model_lengths(model, images, args.routing_iterations)
     results = dict(zip(order, lengths))
     for k, path in enumerate(args.images):
         record = {"file": str(path), "error": errors[k]} if k in errors else reading(path, results[k], two, cnn)

@@ -188,7 +188,10 @@ def routing_comparison(first, last, iterations: int, labels) -> str:
 
 def routing_changes(model, images: np.ndarray, iterations: int = 3, batch_size: int = SCAN_CHUNK) -> np.ndarray:
     """(N,) bool: for each of ``images`` ((N, 36, 36) float32 in [0, 1], or uint8), whether the
-    two longest capsules after ``iterations`` routing iterations are other digits than after one."""
+    two longest capsules after ``iterations`` routing iterations are other digits than after one
+    (with ``iterations`` 1, none: no pass is run)."""
+    if iterations == 1:
+        return np.zeros(len(images), bool)
     one, many = (top_two(torch.from_numpy(model_lengths(model, images, r, batch_size))) for r in (1, iterations))
     return (one.sort(1).values != many.sort(1).values).any(1).numpy()
 
