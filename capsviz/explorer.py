@@ -27,7 +27,7 @@ from capsviz.model.baseline import BaselineCNN, baseline_probabilities
 from capsviz.model.inference import Inference, digit_capsules, infer
 from capsviz.runtime import worker_thread
 from capsviz.train.checkpoint import CheckpointInfo, check_dataset_of, load_baseline, load_checkpoint
-from capsviz.train.events import BatchEvent, EpochEvent
+from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent
 
 # While training, the views show the model's weights as of at most this long ago: each
 # snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
@@ -209,7 +209,8 @@ class WeightsSnapshot:
 def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None, read=None):
     """Generator run by the training worker: build the trainer, then relay its events and,
     at most every ``SNAPSHOT_INTERVAL_S`` and once at the end (unless ``holder["closing"]``),
-    a :class:`WeightsSnapshot`. ``current_input()`` returns the :class:`ExplorerInput` of the
+    a :class:`WeightsSnapshot` (and at once when the run pauses: the views show the paused
+    weights). ``current_input()`` returns the :class:`ExplorerInput` of the
     moment, ``current_baseline()`` the CNN compared with the capsules (or None): a CapsNet
     snapshot's inference is the :class:`InferenceRequest` of that input (with ``read``)
     run in this thread, and carries that CNN's probabilities for it.
@@ -235,7 +236,8 @@ def training_events(trainer_factory, holder: dict, current_input, current_baseli
         for ev in trainer.run():
             yield ev
             now = time.monotonic()
-            if isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S:
+            due = isinstance(ev, (BatchEvent, EpochEvent)) and now - last > SNAPSHOT_INTERVAL_S
+            if due or isinstance(ev, PausedEvent):
                 last = now
                 yield snapshot()
         if not holder.get("closing"):  # the window is going away: no views to update

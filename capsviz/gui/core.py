@@ -117,7 +117,7 @@ class ExplorerCore(QObject):
     baselineChanged() : another CNN to compare with (or none); ``baseline``,
         ``baseline_info`` describe it.
     trainingStarted(object) : the checkpoint path the run saves to.
-    trainingEvent(object) : a ``BatchEvent``, ``EpochEvent`` or ``StoppedEvent`` of the run.
+    trainingEvent(object) : a ``BatchEvent``, ``EpochEvent``, ``PausedEvent`` or ``StoppedEvent`` of the run.
     trainingFinished() : the run's thread ended (stopped, finished or failed).
     error(str, str, str) : ``(title, message, details)`` for the user (details may be "").
     resultHandled() : a result of the inference thread was used (after ``inferenceReady``,
@@ -170,6 +170,7 @@ class ExplorerCore(QObject):
         self._thread.finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
         self._worker = None
         self._stop_event: threading.Event | None = None
+        self._pause_event: threading.Event | None = None
         self._holder: dict = {}
         self.train_config: TrainConfig | None = None
         self.closing = False
@@ -499,14 +500,14 @@ class ExplorerCore(QObject):
             init_model = copy.deepcopy(current).cpu()
         name = "gui-baseline.safetensors" if cnn else "gui-training.safetensors"
         ckpt = fresh_path(user_checkpoint_dir() / name)  # never an earlier run's file
-        stop = threading.Event()
+        stop, pause = threading.Event(), threading.Event()
 
         def factory() -> Trainer:
             train = load_mnist(train=True, data_root=data_root)
             test, _ = load_test_or_sample(data_root)
-            return Trainer(config, train, test, model=init_model, checkpoint_path=ckpt, stop_event=stop)
+            return Trainer(config, train, test, init_model, ckpt, stop_event=stop, pause_event=pause)
 
-        self._stop_event = stop
+        self._stop_event, self._pause_event = stop, pause
         self._holder = {}
         self._worker = create_worker(
             training_events,
@@ -537,9 +538,24 @@ class ExplorerCore(QObject):
         return ckpt
 
     def stop_training(self) -> None:
-        """Ask the run to stop (it autosaves and ends within about a second)."""
+        """Ask the run to stop (it autosaves and ends within about a second), paused or not."""
         if self._stop_event is not None:
             self._stop_event.set()
+
+    @property
+    def is_paused(self) -> bool:
+        """Whether the run is asked to pause (it pauses after the step under way)."""
+        return self._pause_event is not None and self._pause_event.is_set()
+
+    def pause_training(self, paused: bool = True) -> None:
+        """Pause the run after the step under way (``paused``), or let a paused run go on. A
+        paused run keeps its optimizer state, learning-rate schedule and place in the epoch;
+        it sends a ``PausedEvent`` and a snapshot of its weights, which the views then show."""
+        if self._pause_event is not None:
+            if paused:
+                self._pause_event.set()
+            else:
+                self._pause_event.clear()
 
     def _on_training_event(self, ev) -> None:
         if self.closing:  # delivered after close: nothing to update
@@ -587,7 +603,7 @@ class ExplorerCore(QObject):
 
     def _on_training_finished(self) -> None:
         self._worker = None
-        self._stop_event = None
+        self._stop_event = self._pause_event = None
         if not self.closing and (self.train_config is None or self.train_config.model == "capsnet"):
             self.modelChanged.emit()
         self.trainingFinished.emit()

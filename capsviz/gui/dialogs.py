@@ -89,9 +89,11 @@ def ask_checkpoint_to_save(window: QMainWindow) -> Path | None:
     return Path(path) if path else None
 
 
-def confirm_stop_training(window: QMainWindow) -> bool:
-    """Ask whether to stop the training run (it autosaves) and quit."""
+def confirm_stop_training(window: QMainWindow, paused: bool = False) -> bool:
+    """Ask whether to stop the training run (running or ``paused``; it autosaves) and quit."""
     answer = QMessageBox.question(
-        window, "Training is running", "Stop training, save the autosave checkpoint and quit?"
+        window,
+        "Training is paused" if paused else "Training is running",
+        "Stop training, save the autosave checkpoint and quit?",
     )
     return answer == QMessageBox.StandardButton.Yes

@@ -522,7 +522,7 @@ class MainWindow(QMainWindow):
 
     def confirm_close(self) -> bool:
         """Whether to close while training runs (asks the user)."""
-        return dialogs.confirm_stop_training(self)
+        return dialogs.confirm_stop_training(self, self.core.is_paused)
 
     def closeEvent(self, event) -> None:
         if self.core.is_training and not self.confirm_close():

@@ -38,6 +38,16 @@ class EpochEvent:
 
 
 @dataclass
+class PausedEvent:
+    """The run paused between two steps (``Trainer.pause_event`` set): ``step`` steps taken,
+    in epoch ``epoch`` (from 0). It waits, holding its optimizer state and its place in the
+    epoch, until the event is cleared (it goes on) or a stop is requested."""
+
+    epoch: int
+    step: int
+
+
+@dataclass
 class StoppedEvent:
     """Training ended (finished, or stopped on request); ``checkpoint`` is the autosave."""
 
@@ -47,7 +57,7 @@ class StoppedEvent:
     checkpoint: Path | None
 
 
-TrainEvent = BatchEvent | EpochEvent | StoppedEvent
+TrainEvent = BatchEvent | EpochEvent | PausedEvent | StoppedEvent
 
 
 class TrainingDiverged(RuntimeError):

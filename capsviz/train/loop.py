@@ -33,9 +33,11 @@ from capsviz.train.checkpoint import (
     save_checkpoint,
 )
 from capsviz.train.config import TrainConfig
-from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent, TrainEvent, TrainingDiverged
+from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainEvent, TrainingDiverged
 from capsviz.train.precision import allow_tf32, autocast, grad_scaler, resolve_precision
 from capsviz.train.tasks import Batch, task_for
+
+PAUSE_POLL_S = 0.05  # how often a paused run looks whether to go on or stop
 
 
 class _StopRequested(Exception):
@@ -78,7 +80,9 @@ class Trainer:
     """Owns the model, optimizer and position of one training run.
 
     Use :meth:`run` to iterate over events; :meth:`request_stop` (thread-safe) ends the
-    run within about a second, discarding the unfinished step, and autosaves.
+    run within about a second, discarding the unfinished step, and autosaves. Setting
+    ``pause_event`` (thread-safe) pauses a single-process run after the step under way
+    (:class:`PausedEvent`); clearing it goes on with the same run, as if never paused.
 
     Raises ``OSError`` (naming the file) when ``checkpoint_path`` cannot be written, before
     any step is taken (see :func:`~capsviz.train.checkpoint.check_destination`).
@@ -91,6 +95,7 @@ class Trainer:
     checkpoint_path: Path | None = None
     model_config: CapsNetConfig | BaselineConfig | None = None  # default: default_model_config(config)
     stop_event: threading.Event = field(default_factory=threading.Event)
+    pause_event: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         size = self.config.image_size
@@ -398,6 +403,10 @@ class Trainer:
                     # this rank's share of the global batch (all of it in a single process)
                     start = batch * cfg.batch_size * self.world + self.rank * cfg.batch_size
                     idx = examples.order[start : start + cfg.batch_size]
+                    if self.pause_event.is_set() and self.world == 1 and not self._stop.is_set():
+                        yield PausedEvent(self.epoch, self.step)
+                        while self.pause_event.is_set() and not self._stop.is_set():
+                            time.sleep(PAUSE_POLL_S)
                     if self._agreed(self._stop.is_set()):
                         raise _StopRequested
                     t0 = time.perf_counter()

@@ -118,6 +118,89 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
     assert "stopped" in panel.status.text()
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_pause_shows_the_paused_weights_and_resume_ends_as_an_unpaused_run(window, qtbot, monkeypatch):
+    import torch
+
+    from capsviz.data.mnist import load_mnist, load_test_or_sample
+    from capsviz.runtime import worker_thread
+    from capsviz.train.loop import Trainer, fresh_model
+
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(96)  # 6 steps an epoch
+    panel.test_subset.setValue(100)
+    panel.epochs.setValue(2)
+    panel.precision.setCurrentText("fp32")
+    assert not panel.pause_button.isEnabled()
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=lambda ev: type(ev).__name__ == "PausedEvent"):
+        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    trainer = window.core._holder["trainer"]
+    paused_at = trainer.step
+    assert 2 <= paused_at < 12 and panel.pause_button.text() == "Resume" and "paused at step" in panel.status.text()
+
+    # the views show the paused weights: the snapshot sent on pausing is the model, and a new input is read with it
+    def shows_paused_weights() -> bool:
+        shown, paused = window.core.model.state_dict(), trainer.snapshot_state_dict()
+        return all(torch.equal(shown[k], paused[k]) for k in paused)
+
+    qtbot.waitUntil(shows_paused_weights, timeout=10000)
+    window.sources.show_sample(7)
+    settle(qtbot, window)
+    expected = window.core.model(torch.from_numpy(window.sources.sample.images[7] / np.float32(255))[None, None])
+    np.testing.assert_allclose(window.core.inference.lengths[-1], expected.lengths[0].detach().numpy(), atol=1e-5)
+    assert trainer.step == paused_at and window.core.is_training  # no step taken while paused
+    with qtbot.waitSignal(window.core.trainingFinished, timeout=120000):
+        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)  # Resume
+    assert trainer.step == 12 and "finished" in panel.status.text() and panel.pause_button.text() == "Pause"
+
+    # the same run without a pause, in a thread set up as the app's training thread is
+    config = window.core.train_config
+    reference = {}
+
+    def train() -> None:
+        with worker_thread("background"):
+            test, _ = load_test_or_sample(window.core.data_root)
+            t = Trainer(config, load_mnist(True, window.core.data_root), test, fresh_model(config, trainer.model.cfg))
+            list(t.run())
+            reference.update(t.model.state_dict())
+
+    thread = threading.Thread(target=train)
+    thread.start()
+    thread.join(120)
+    assert reference
+    for key, value in trainer.model.state_dict().items():
+        torch.testing.assert_close(value, reference[key], rtol=0, atol=1e-6, msg=key)
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from capsviz.gui import dialogs
+    from capsviz.train.checkpoint import read_info
+
+    asked = []
+    monkeypatch.setattr(
+        dialogs.QMessageBox, "question", lambda *a: asked.append(a[1]) or QMessageBox.StandardButton.Yes
+    )
+    monkeypatch.setattr(window, "confirm_close", type(window).confirm_close.__get__(window))  # the real question
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(320)
+    with qtbot.waitSignal(window.core.trainingStarted) as started:
+        qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 1, timeout=60000)
+    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=lambda ev: type(ev).__name__ == "PausedEvent"):
+        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    paused_at = window.core._holder["trainer"].step
+    window.close()
+    assert asked == ["Training is paused"]
+    assert read_info(started.args[0]).step == paused_at
+
+
 def test_hovering_the_mosaic_reads_the_trace_values(window, qtbot):
     view = window.routing_view
     inf = window.core.inference

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from capsviz.data.mnist import MNIST_FILES, MnistNotFoundError, load_mnist, load_sample, prepare_mnist
-from capsviz.data.preprocess import preprocess_ink
+from capsviz.data.preprocess import STROKE_WIDTH, preprocess_ink, preprocess_strokes
 
 from ..conftest import mnist_root
 
@@ -90,6 +90,45 @@ def test_preprocess_rejects_bad_shapes():
         preprocess_ink(np.zeros((3, 3, 3)))
     with pytest.raises(ValueError):
         preprocess_ink(np.zeros((0, 5)))
+
+
+def test_a_straight_stroke_is_drawn_at_mnists_width_filling_the_box():
+    out = preprocess_strokes([[(10, 50), (250, 50)]])
+    assert out.shape == (28, 28) and out.dtype == np.float32
+    assert 0 <= out.min() and out.max() <= 1
+    cols = np.flatnonzero(out.any(0))
+    assert cols[-1] - cols[0] + 1 == 20  # the longer side, caps included, fills the 20 px box
+    # ink mass = the area of the pen's path: a w x (20 - w) band and two half-disc caps
+    w = STROKE_WIDTH
+    assert out.sum() == pytest.approx(w * (20 - w) + np.pi * w**2 / 4, rel=0.03)
+    ys, xs = np.mgrid[:28, :28]
+    cy, cx = (out * ys).sum() / out.sum(), (out * xs).sum() / out.sum()
+    assert abs(cy - 14) <= 0.5 and abs(cx - 14) <= 0.5
+    assert out[round(cy), 10] == pytest.approx(1.0, abs=0.02)  # the stroke's core is full ink
+
+
+def test_strokes_give_the_same_input_at_any_scale_and_place():
+    seven = np.array([(40.0, 30.0), (200.0, 30.0), (120.0, 250.0)])
+    bar = np.array([(90.0, 140.0), (170.0, 140.0)])
+    out = preprocess_strokes([seven, bar])
+    moved = preprocess_strokes([seven * 0.5 + 7, bar * 0.5 + 7])
+    np.testing.assert_allclose(moved, out, atol=1e-6)
+    assert preprocess_strokes([seven, bar], width=4.0).sum() > out.sum() * 1.4
+
+
+def test_a_dot_is_one_pen_disc_and_no_stroke_is_none():
+    dot = preprocess_strokes([[(5.0, 5.0)]])
+    assert dot.sum() == pytest.approx(np.pi * STROKE_WIDTH**2 / 4, rel=0.1)
+    assert preprocess_strokes([]) is None
+
+
+def test_preprocess_strokes_refuses_bad_strokes_and_widths():
+    with pytest.raises(ValueError, match="at least one finite"):
+        preprocess_strokes([np.zeros((0, 2))])
+    with pytest.raises(ValueError, match="at least one finite"):
+        preprocess_strokes([[(0.0, 0.0), (np.nan, 3.0)]])
+    with pytest.raises(ValueError, match="width must be between"):
+        preprocess_strokes([[(0, 0), (5, 5)]], width=25)
 
 
 def test_truncated_archive_is_named_and_leaves_no_file(tmp_path):

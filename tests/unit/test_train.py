@@ -11,7 +11,7 @@ from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.model import CapsNetConfig
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.config import TrainConfig
-from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent, TrainingDiverged
+from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingDiverged
 from capsviz.train.loop import Trainer
 
 
@@ -64,6 +64,43 @@ def test_resume_is_exact(sample, tmp_path):
     assert [e.step for e in events] == [4, 5, 6, 7, 8]
     for (k, a), (_, b) in zip(full.model.state_dict().items(), resumed.model.state_dict().items()):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=k)
+
+
+def test_a_paused_run_waits_then_ends_with_the_weights_of_an_unpaused_one(sample):
+    full = Trainer(small(), sample, model_config=NET)
+    list(full.run())
+    paused = Trainer(small(), sample, model_config=NET)
+    run = paused.run()
+    steps = []
+    for ev in run:
+        if isinstance(ev, BatchEvent):
+            steps.append(ev.step)
+            if ev.step == 3:  # mid-epoch (4 steps an epoch)
+                paused.pause_event.set()
+        if isinstance(ev, PausedEvent):
+            break
+    assert (ev.epoch, ev.step, paused.batch_in_epoch) == (0, 3, 3)
+    waiter = threading.Thread(target=lambda: steps.append(next(run).step))
+    waiter.start()
+    waiter.join(0.3)
+    assert waiter.is_alive() and paused.step == 3  # it waits: no step while paused
+    paused.pause_event.clear()
+    waiter.join(5)
+    steps += [e.step for e in run if isinstance(e, BatchEvent)]
+    assert steps == list(range(1, 9))
+    for (k, a), (_, b) in zip(full.model.state_dict().items(), paused.model.state_dict().items(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=k)
+
+
+def test_a_paused_run_stops_when_asked(sample, tmp_path):
+    t = Trainer(small(), sample, checkpoint_path=tmp_path / "p.safetensors", model_config=NET)
+    t.pause_event.set()
+    run = t.run()
+    assert isinstance(next(run), PausedEvent)
+    t.request_stop()
+    last = list(run)[-1]
+    assert isinstance(last, StoppedEvent) and not last.finished and last.step == 0
+    assert load_checkpoint(tmp_path / "p.safetensors")[1].step == 0
 
 
 def test_a_stop_mid_step_ends_the_run_without_another_step(sample, tmp_path):

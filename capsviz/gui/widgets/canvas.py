@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcu
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 from superqt.utils import qthrottled
 
-from capsviz.data.preprocess import preprocess_ink
+from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView
 from capsviz.model.losses import RECOGNITION_THRESHOLD
@@ -18,7 +18,8 @@ DEFAULT_BRUSH = 22
 
 
 class DrawingCanvas(QWidget):
-    """A square ink canvas. ``ink()`` returns (H, W) float32 in [0, 1].
+    """A square ink canvas. ``ink()`` returns (H, W) float32 in [0, 1]; ``strokes()`` the
+    pen paths when the drawing is made of strokes alone; ``model_input()`` the 28x28 input.
 
     Signals
     -------
@@ -34,8 +35,10 @@ class DrawingCanvas(QWidget):
         self.setToolTip("Draw a digit with the mouse or a pen. Ctrl+Z undo, Ctrl+Shift+Z redo, Del clear.")
         self._image = QImage(size, size, QImage.Format.Format_Grayscale8)
         self._image.fill(0)
-        self._undo: list[QImage] = []
-        self._redo: list[QImage] = []
+        # each undo / redo entry: the image and its strokes (None once an image was set)
+        self._undo: list[tuple[QImage, list | None]] = []
+        self._redo: list[tuple[QImage, list | None]] = []
+        self._strokes: list[list[tuple[float, float]]] | None = []
         self._last: QPointF | None = None
         self.brush_width = DEFAULT_BRUSH
         self._emit_throttled = qthrottled(self.inkChanged.emit, timeout=30, parent=self)  # dies with the canvas
@@ -48,6 +51,22 @@ class DrawingCanvas(QWidget):
         arr = np.frombuffer(ptr, dtype=np.uint8).reshape(img.height(), img.bytesPerLine())[:, : img.width()]
         return arr.astype(np.float32) / 255.0
 
+    def strokes(self) -> list[np.ndarray] | None:
+        """The pen paths of the drawing: one (K, 2) float64 array of canvas positions (x, y)
+        per stroke, in drawing order; None when the canvas holds an image put there by
+        :meth:`set_ink` (its ink is then only an image)."""
+        if self._strokes is None:
+            return None
+        return [np.array(stroke, dtype=np.float64) for stroke in self._strokes]
+
+    def model_input(self) -> np.ndarray | None:
+        """The (28, 28) float32 model input of what is on the canvas, or None when empty: a
+        drawing of strokes drawn again at MNIST's stroke width, whatever the brush
+        (:func:`~capsviz.data.preprocess.preprocess_strokes`), anything else preprocessed as
+        an image (:func:`~capsviz.data.preprocess.preprocess_ink`)."""
+        strokes = self.strokes()
+        return preprocess_ink(self.ink()) if strokes is None else preprocess_strokes(strokes)
+
     def is_empty(self) -> bool:
         return not bool(self.ink().any())
 
@@ -56,6 +75,7 @@ class DrawingCanvas(QWidget):
         centred, keeping its aspect ratio; undoable. ``emit=False`` skips ``inkChanged``
         (when the caller sets the model input itself)."""
         self._push_undo()
+        self._strokes = None
         a = np.ascontiguousarray(
             (np.clip(np.nan_to_num(np.asarray(ink, dtype=np.float32)), 0, 1) * 255).astype(np.uint8)
         )
@@ -77,25 +97,30 @@ class DrawingCanvas(QWidget):
             return
         self._push_undo()
         self._image.fill(0)
+        self._strokes = []
         self.update()
         self.inkChanged.emit()
 
     def undo(self) -> None:
         if self._undo:
-            self._redo.append(self._image.copy())
-            self._image = self._undo.pop()
+            self._redo.append(self._state())
+            self._image, self._strokes = self._undo.pop()
             self.update()
             self.inkChanged.emit()
 
     def redo(self) -> None:
         if self._redo:
-            self._undo.append(self._image.copy())
-            self._image = self._redo.pop()
+            self._undo.append(self._state())
+            self._image, self._strokes = self._redo.pop()
             self.update()
             self.inkChanged.emit()
 
+    def _state(self) -> tuple[QImage, list | None]:
+        strokes = None if self._strokes is None else [list(stroke) for stroke in self._strokes]
+        return self._image.copy(), strokes
+
     def _push_undo(self) -> None:
-        self._undo.append(self._image.copy())
+        self._undo.append(self._state())
         del self._undo[:-50]
         self._redo.clear()
 
@@ -116,6 +141,10 @@ class DrawingCanvas(QWidget):
         else:
             p.drawLine(self._last, pos)
         p.end()
+        if self._strokes is not None and self._last is None:
+            self._strokes.append([(pos.x(), pos.y())])
+        elif self._strokes is not None and self._last != pos:
+            self._strokes[-1].append((pos.x(), pos.y()))
         self._last = pos
         self.update()
 
@@ -173,7 +202,10 @@ class InputPanel(QWidget, InferenceView):
         self.brush.setRange(4, 60)
         self.brush.setValue(DEFAULT_BRUSH)
         self.brush.setSuffix(" px")
-        self.brush.setToolTip("Brush width on the 280 px canvas (about 2 px at 28×28, like MNIST strokes)")
+        self.brush.setToolTip(
+            "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width "
+            "whatever the brush"
+        )
         self.brush.valueChanged.connect(lambda w: setattr(self.canvas, "brush_width", w))
         self.clear_button = QPushButton("Clear")
         self.undo_button = QPushButton("Undo")
@@ -226,7 +258,7 @@ class InputPanel(QWidget, InferenceView):
         self.hint.setToolTip(self.canvas.toolTip())
         self.preview.setToolTip(
             "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
-            "its centre of mass, as MNIST was made"
+            "its centre of mass, as MNIST was made; a drawing's strokes drawn at MNIST's stroke width"
         )
         self.prediction.setToolTip("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
         line = QHBoxLayout()
@@ -280,7 +312,7 @@ class InputPanel(QWidget, InferenceView):
 
     def _on_ink(self) -> None:
         self._show_source("")
-        self.current = preprocess_ink(self.canvas.ink())
+        self.current = self.canvas.model_input()
         self.preview.set_image(self.current)
         if self.current is None:
             self.prediction.setText("no digit")

@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_BLOCK, TEST_PAIRS, compose, fixed_test_block, place
-from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, InferenceView
@@ -116,11 +115,11 @@ class DigitControls(QGroupBox):
 
     def digit_image(self, digits: MnistSplit) -> np.ndarray:
         """The digit as a 28 x 28 uint8 image: the test digit, or the drawing preprocessed as the
-        explorer does (:func:`capsviz.data.preprocess.preprocess_ink`; blank when empty) and
+        explorer does (:meth:`DrawingCanvas.model_input`; blank when empty) and
         rounded to 8 bits like a stored MNIST digit."""
         if not self.drawn:
             return digits.images[self.index.value()]
-        image = preprocess_ink(self.canvas.ink())
+        image = self.canvas.model_input()
         if image is None:
             return np.zeros((28, 28), np.uint8)
         return np.round(image * 255.0).astype(np.uint8)

@@ -29,7 +29,7 @@ from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.runtime import available_devices
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
-from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
+from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent
 
 INFO = (
     "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
@@ -75,7 +75,7 @@ class FormScrollArea(QScrollArea):
 
 
 class TrainingPanel(QWidget):
-    """Settings, Start/Stop, progress bar, and curves of loss and accuracy, for training on
+    """Settings, Start/Pause/Stop, progress bar, and curves of loss and accuracy, for training on
     ``dataset`` (``mnist``, or ``multimnist``: fresh pairs every epoch, test accuracy = both
     digits right on the fixed test pairs).
 
@@ -83,10 +83,12 @@ class TrainingPanel(QWidget):
     -------
     startRequested(object, bool) : a TrainConfig, and whether to start from fresh weights.
     stopRequested()
+    pauseRequested(bool) : pause the run (True) or let it go on (False).
     """
 
     startRequested = Signal(object, bool)
     stopRequested = Signal()
+    pauseRequested = Signal(bool)
 
     def __init__(self, dataset: str = "mnist", parent=None) -> None:
         super().__init__(parent)
@@ -192,13 +194,18 @@ class TrainingPanel(QWidget):
         QApplication.instance().focusChanged.connect(self._show_focused_field)
         self._inputs = (*(widget for _, widget, _ in rows), self.from_scratch)  # the fields in the form, in order
         self.start_button = QPushButton("Start")
+        self.pause_button = QPushButton("Pause")
+        self.pause_button.setCheckable(True)
+        self.pause_button.setToolTip("Pause the run after this step; the views show its weights. Again: go on")
         self.stop_button = QPushButton("Stop")
-        self.stop_button.setEnabled(False)
         self.start_button.clicked.connect(self._start)
         self.stop_button.clicked.connect(self.stopRequested)
+        self.pause_button.toggled.connect(self.pauseRequested)
+        self.pause_button.toggled.connect(lambda on: self.pause_button.setText("Resume" if on else "Pause"))
         buttons = QHBoxLayout()
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.stop_button)
+        for button in (self.start_button, self.pause_button, self.stop_button):
+            button.setEnabled(button is self.start_button)
+            buttons.addWidget(button)
         self.progress = QProgressBar()
         self.progress.setVisible(False)  # shown while training runs: idle, it would be an empty box
         self.status = QLabel("idle")
@@ -293,6 +300,9 @@ class TrainingPanel(QWidget):
     def set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
+        self.pause_button.setEnabled(running)
+        if not running:
+            self.pause_button.setChecked(False)
         self.progress.setVisible(running)
         if running:
             self.progress.setRange(0, 0)  # busy until the first batch gives the number of steps
@@ -300,7 +310,7 @@ class TrainingPanel(QWidget):
             w.setEnabled(not running and not (w is self.max_shift and self.dataset == "multimnist"))
 
     def follow(self, core) -> None:
-        """Drive ``core`` (an :class:`~capsviz.gui.core.ExplorerCore`) from Start and Stop,
+        """Drive ``core`` (an :class:`~capsviz.gui.core.ExplorerCore`) from Start, Pause and Stop,
         and show its run: curves, progress and status."""
         self.startRequested.connect(core.start_training)
         self._model_info = lambda: core.info if self.network.currentData() == "capsnet" else core.baseline_info
@@ -310,7 +320,12 @@ class TrainingPanel(QWidget):
 
         def stop() -> None:
             core.stop_training()
+            self.pause_button.setEnabled(False)
             self.status.setText("stopping…")
+
+        def pause(paused: bool) -> None:
+            core.pause_training(paused)
+            self.status.setText("pausing after this step…" if paused else "going on…")
 
         def started(checkpoint) -> None:
             if core.train_config.dataset != self.dataset:  # a run of the window's other kind of model
@@ -326,11 +341,14 @@ class TrainingPanel(QWidget):
                 self.add_batch(ev, core.train_config.reconstruction_weight)
             elif isinstance(ev, EpochEvent):
                 self.add_epoch(ev)
+            elif isinstance(ev, PausedEvent):
+                self.status.setText(f"paused at step {ev.step}; the views show these weights. Resume goes on")
             elif isinstance(ev, StoppedEvent):
                 word = "finished" if ev.finished else "stopped"
                 self.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
 
         self.stopRequested.connect(stop)
+        self.pauseRequested.connect(pause)
         core.trainingStarted.connect(started)
         core.trainingEvent.connect(event)
         core.trainingFinished.connect(lambda: self.set_running(False))
