@@ -5,6 +5,7 @@ Imports no torch at module level."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from capsviz.paths import shipped_checkpoint
@@ -51,6 +52,13 @@ def add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, d
             metavar="DIR",
             help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)",
         )
+        p.add_argument(
+            "--download",
+            action="store_true",
+            dest="download_sub",
+            help="download MNIST from torchvision's mirrors when the data folder lacks it (on a terminal, "
+            "capsviz asks)",
+        )
     p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=DEVICE_HELP)
     if checkpoint_help:
         p.add_argument(
@@ -96,3 +104,36 @@ def load_model(args: argparse.Namespace, kind: str | None = "capsnet"):
     device = select_device(resolve(args, "device"))
     model, info, _ = load(resolve(args, "checkpoint") or shipped_checkpoint(), device=device, kind=kind)
     return model, info
+
+
+def ensure_mnist(args: argparse.Namespace, train: bool | None, ask: bool = True) -> None:
+    """Download the MNIST archives the data folder lacks (split ``train``: True, False or
+    None for both) from torchvision's mirrors, with a progress bar on stderr: at once with
+    ``--download``, after a yes on a terminal when ``ask``, else not (loading then says where
+    to put which files). Raises :class:`~capsviz.data.download.MnistDownloadError` when
+    every mirror fails."""
+    from tqdm import tqdm
+
+    from capsviz.data.download import download_mnist, missing_archives
+    from capsviz.data.mnist import resolve_data_root
+
+    root = resolve(args, "data_root")
+    missing = missing_archives(root, train)
+    if not missing:
+        return
+    if not resolve(args, "download"):
+        if not (ask and sys.stdin.isatty() and sys.stderr.isatty()):
+            return
+        folder = resolve_data_root(root) / "MNIST" / "raw"
+        print(f"MNIST is not in {folder}: missing {', '.join(missing)}.", file=sys.stderr)
+        if input("Download it from torchvision's mirrors (up to 11 MB)? [y/N] ").strip().lower() not in ("y", "yes"):
+            return
+    with tqdm(total=None, unit="B", unit_scale=True, desc="MNIST", file=sys.stderr) as bar:
+
+        def progress(name: str, done: int, total: int) -> None:
+            if bar.desc != name:  # the next archive
+                bar.reset(total=total or None)
+                bar.set_description(name)
+            bar.update(done - bar.n)
+
+        download_mnist(root, train, progress)

@@ -10,7 +10,16 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from capsviz.commands.common import CliError, add_batch_size, add_common, add_routing, checked, load_model, resolve
+from capsviz.commands.common import (
+    CliError,
+    add_batch_size,
+    add_common,
+    add_routing,
+    checked,
+    ensure_mnist,
+    load_model,
+    resolve,
+)
 from capsviz.paths import shipped_checkpoint
 
 
@@ -110,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"{path}: a baseline CNN has no routing; --per-iteration and --routing-iterations are for CapsNets"
         )
+    ensure_mnist(args, False)
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
     iterations = 0 if info.kind == "baseline" else args.routing_iterations or info.model_config.routing_iterations
     report = REPORTS[info.dataset]

@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from capsviz.commands.common import CliError, add_batch_size, add_common, add_routing, check_routing, checked, resolve
+from capsviz.commands.common import (
+    CliError,
+    add_batch_size,
+    add_common,
+    add_routing,
+    check_routing,
+    checked,
+    ensure_mnist,
+    resolve,
+)
 from capsviz.paths import shipped_checkpoint
 from capsviz.train.sweeps import KINDS
 
@@ -87,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         while name in models:
             name += "'"
         models[name] = model
+    ensure_mnist(args, False)
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
     if args.test_subset:
         test = MnistSplit(test.images[: args.test_subset], test.labels[: args.test_subset])

@@ -8,7 +8,7 @@ import dataclasses
 import signal
 from pathlib import Path
 
-from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, resolve
+from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, ensure_mnist, resolve
 from capsviz.paths import user_checkpoint_dir
 
 TRAIN_HELP = {
@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         device = distributed.start(device)
     lead = distributed.rank() == 0
     out = _destination(args) if lead else None
+    ensure_mnist(args, None, ask=not parallel)  # each process checks its own; only a lone one asks
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
     overrides = {

@@ -171,6 +171,7 @@ class ExplorerCore(QObject):
         self._worker = None
         self._stop_event: threading.Event | None = None
         self._pause_event: threading.Event | None = None
+        self.data_ready = lambda: True  # before a run: whether MNIST is there (the window offers a download)
         self._holder: dict = {}
         self.train_config: TrainConfig | None = None
         self.closing = False
@@ -478,13 +479,14 @@ class ExplorerCore(QObject):
     def start_training(self, config: TrainConfig, from_scratch: bool = True) -> Path | None:
         """Train in a background thread: a new model (``from_scratch``) or the current one
         further, on MNIST, saving to a new file in the user's checkpoint folder (returned;
-        None when a run is going already). ``trainingEvent`` follows the run and weight
-        snapshots replace ``model`` about every ``SNAPSHOT_INTERVAL_S``. A run of a baseline
-        CNN (``config.model`` not ``capsnet``) trains the CNN compared with the capsules
-        instead: its snapshots replace ``baseline``, and the CapsNet stays."""
+        None when a run is going already, or when ``data_ready()`` says MNIST is not there).
+        ``trainingEvent`` follows the run and weight snapshots replace ``model`` about every
+        ``SNAPSHOT_INTERVAL_S``. A run of a baseline CNN (``config.model`` not ``capsnet``)
+        trains the CNN compared with the capsules instead: its snapshots replace
+        ``baseline``, and the CapsNet stays."""
         from superqt.utils import create_worker
 
-        if self.is_training or self.closing:
+        if self.is_training or self.closing or not self.data_ready():
             return None
         if config.device == "auto":
             config.device = self.device_name

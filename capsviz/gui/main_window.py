@@ -18,10 +18,12 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QStackedWidget, QWidget
 
+from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.gui import dialogs
 from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.core import ExplorerCore
+from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
@@ -148,6 +150,7 @@ class MainWindow(QMainWindow):
                 "save": self._save_checkpoint,
                 "export_figures": lambda: export_figures_dialog(self, self.figures()),
                 "export_trace": lambda: export_trace_dialog(self, core.inference),
+                "download": self.download_mnist,
                 "quit": self.close,
                 "about": self.errors.show_about,
                 "digits": lambda: self.show_kind("mnist"),
@@ -197,6 +200,7 @@ class MainWindow(QMainWindow):
         self.routing_view.iterationsChanged.connect(lambda n: self._input_changed(core.set_iterations, n))
         for training_panel in self.training_panels.values():
             training_panel.follow(core)
+        core.data_ready = lambda: offer_mnist(self, core.data_root, "Training needs the 60,000 MNIST training digits.")
         core.inferenceReady.connect(self._show_inference)
         core.sweepReady.connect(self._show_sweep)
         core.baselineChanged.connect(self.update_sweep)  # the sweep shows the CNN's probabilities too
@@ -275,6 +279,16 @@ class MainWindow(QMainWindow):
         self.docks["browser"].visibilityChanged.connect(lambda visible: visible and self.browser_evaluator.evaluate())
         # a saved layout may bring them to the front: check once the tabs have settled
         QTimer.singleShot(0, self, self._start_visible_docks)
+
+    def download_mnist(self) -> None:
+        """File → Download MNIST…: fetch what the data folder lacks; the browser then lists all
+        10,000 test digits, and training and robustness read them."""
+        if not missing_archives(self.core.data_root):
+            self.statusBar().showMessage("MNIST is in its folder already", 5000)
+        elif fetch_mnist(self, self.core.data_root) and self.browser_evaluator.worker is None:
+            self.browser.data = None
+            if self.dock_shown("browser"):
+                self.browser_evaluator.evaluate()
 
     def _start_visible_docks(self) -> None:
         self.update_sweep()

@@ -17,6 +17,7 @@ FILE_ACTIONS = (
     ("save", "&Save checkpoint as…", QKeySequence.StandardKey.SaveAs),
     ("export_figures", "Export &figures (PNG + SVG)…", None),
     ("export_trace", "Export routing &trace (.npz)…", None),
+    ("download", "&Download MNIST…", None),
     ("quit", "&Quit", QKeySequence.StandardKey.Quit),
 )
 

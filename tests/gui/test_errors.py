@@ -17,6 +17,7 @@ def test_a_training_thread_error_reaches_a_dialog_with_copyable_details_and_the_
 
     setup_logging()
     window.core.data_root = tmp_path  # no MNIST here: the worker thread raises
+    window.core.data_ready = lambda: True  # (not the download offer: the run starts and fails)
     qtbot.mouseClick(window.training_panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.errors.error_box is not None and window.errors.error_box.isVisible(), timeout=20000)
     qtbot.waitUntil(lambda: not window.core.is_training, timeout=10000)

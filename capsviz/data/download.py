@@ -1,0 +1,147 @@
+"""Fetch the MNIST archives from torchvision's mirrors, checked against its checksums.
+
+The mirrors and each archive's MD5 are torchvision's own (``torchvision.datasets.MNIST``
+``.mirrors`` and ``.resources``), and the check is its ``check_integrity``. Each archive is
+streamed into a temporary file beside its destination and renamed into
+``<root>/MNIST/raw/`` only once its checksum is right, so a failed, truncated or cancelled
+download leaves no file that a later run could take as good. A mirror that refuses the
+connection, answers with an error or serves a file with the wrong checksum is passed over
+for the next one.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import tempfile
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from capsviz.data.mnist import MnistNotFoundError, resolve_data_root, split_files
+
+CHUNK = 1 << 16  # bytes read between progress reports and cancel checks
+TIMEOUT_S = 30  # per connection attempt and per read
+
+
+class DownloadCancelled(Exception):
+    """The download was cancelled; nothing of it was kept."""
+
+
+class MnistDownloadError(MnistNotFoundError):
+    """No mirror gave an archive with the right checksum; the message names each attempt,
+    where to put the files by hand, and which files."""
+
+
+def mnist_sources() -> tuple[list[str], dict[str, str]]:
+    """torchvision's MNIST mirrors (base URLs, tried in order) and {archive name: MD5}."""
+    from torchvision.datasets import MNIST
+
+    return list(MNIST.mirrors), dict(MNIST.resources)
+
+
+def missing_archives(data_root: str | os.PathLike | None = None, train: bool | None = None) -> list[str]:
+    """The ``.gz`` archive names of the split (``train`` True / False, None: both) that the
+    data root has neither extracted nor as an archive."""
+    raw = resolve_data_root(data_root) / "MNIST" / "raw"
+    return [
+        name + ".gz"
+        for name, (_, size) in split_files(train).items()
+        if not ((raw / name).is_file() and (raw / name).stat().st_size == size) and not (raw / (name + ".gz")).is_file()
+    ]
+
+
+def download_mnist(
+    data_root: str | os.PathLike | None = None,
+    train: bool | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    mirrors: list[str] | None = None,
+    checksums: dict[str, str] | None = None,
+) -> list[Path]:
+    """Download the MNIST archives the data root lacks into ``<root>/MNIST/raw/``.
+
+    Parameters
+    ----------
+    data_root : the folder to fill (default: :func:`~capsviz.data.mnist.resolve_data_root`).
+    train : True for the training split's two archives, False for the test split's, None for all four.
+    progress : called as ``progress(name, done, total)`` as an archive's data arrives: its
+        name and its bytes so far and in all (total 0 when the mirror does not say).
+    cancelled : polled between chunks; when it returns True the download stops.
+    mirrors, checksums : base URLs and {archive name: MD5} (default: :func:`mnist_sources`).
+
+    Returns
+    -------
+    The archives written, in order (empty when nothing was missing).
+
+    Raises
+    ------
+    DownloadCancelled
+        When ``cancelled()`` turned True; the archive being fetched is removed.
+    MnistDownloadError
+        When every mirror failed for an archive (its message gives each mirror's fault and
+        where to put the files by hand); archives already complete are kept.
+    OSError
+        When the data folder cannot be written.
+    """
+    default_mirrors, default_checksums = mnist_sources()
+    mirrors = mirrors or default_mirrors
+    checksums = checksums or default_checksums
+    raw = resolve_data_root(data_root) / "MNIST" / "raw"
+    names = missing_archives(data_root, train)
+    if not names:
+        return []
+    raw.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in names:
+        faults = []
+        for mirror in mirrors:
+            url = mirror.rstrip("/") + "/" + name
+
+            def report(done: int, total: int, name=name) -> None:
+                if progress is not None:
+                    progress(name, done, total)
+
+            try:
+                written.append(_fetch(url, raw / name, checksums[name], report, cancelled))
+                break
+            except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError is an OSError
+                if isinstance(exc, PermissionError):
+                    raise
+                faults.append(f"{url}: {getattr(exc, 'reason', None) or exc}")
+        else:
+            raise MnistDownloadError(
+                f"cannot download {name} ({'; '.join(faults)}). Put the MNIST files in {raw} by hand "
+                f"(train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, "
+                "or their .gz archives), or point --data-root / CAPSVIZ_DATA at a folder that contains MNIST/raw/."
+            )
+    return written
+
+
+def _fetch(url: str, dest: Path, md5: str, report, cancelled) -> Path:
+    """Stream ``url`` into a temporary file beside ``dest``; rename it to ``dest`` when its
+    MD5 is ``md5``. Raises ``ValueError`` for a wrong checksum or a short body, the
+    ``urllib`` errors for a failed connection, ``DownloadCancelled`` when cancelled."""
+    from torchvision.datasets.utils import check_integrity
+
+    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+    try:
+        request = urllib.request.Request(url, headers={"User-Agent": "capsviz"})
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            total = int(response.headers.get("Content-Length") or 0)
+            done = 0
+            report(0, total)
+            while chunk := response.read(CHUNK):
+                if cancelled is not None and cancelled():
+                    raise DownloadCancelled(f"download of {dest.name} cancelled")
+                out.write(chunk)
+                done += len(chunk)
+                report(done, total)
+        if total and done != total:
+            raise ValueError(f"the connection closed after {done:,} of {total:,} bytes")
+        if not check_integrity(tmp, md5):
+            raise ValueError(f"wrong checksum (MD5 is not {md5}): a damaged or different file")
+        os.replace(tmp, dest)
+        return dest
+    finally:
+        Path(tmp).unlink(missing_ok=True)
