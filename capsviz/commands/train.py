@@ -193,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool) -> int:
     """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only);
-    the first Ctrl+C stops it cleanly with an autosave. Returns the exit code."""
+    the first Ctrl+C stops it cleanly with an autosave. Returns the exit code: 0, or 130
+    after a stop in a single process."""
     from tqdm import tqdm
 
     from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
@@ -257,4 +258,6 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()
-    return 130 if stopped_early else 0
+    # a stop asked for and saved is a clean end: under torchrun an exit code of 0, so that its
+    # agent reports no failed worker; alone, 130 like any interrupted command
+    return 130 if stopped_early and trainer.world == 1 else 0

@@ -99,3 +99,32 @@ def test_a_data_parallel_run_of_one_rank_trains_as_a_single_process(monkeypatch)
     assert distributed.rank() == 0 and ranked.step == plain.step == 3
     for (name, a), b in zip(plain.model.state_dict().items(), ranked.model.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=name)
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_workers_stopped_with_ctrl_c_save_and_torchrun_ends_quietly(tmp_path):
+    """SIGINT to the workers (README: how to stop a torchrun run quietly): each stops after
+    its step, rank 0 saves, they exit 0, and torchrun ends with 0 and no traceback."""
+    import re
+    import signal
+    import time
+
+    out = tmp_path / "run.safetensors"
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29518"]
+    command = [*launcher, "-m", "capsviz", "train", *RECIPE, "--pairs-per-epoch", "100000", "--batch-size", "4"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    log = tmp_path / "log.txt"
+    with open(log, "w") as sink:
+        agent = subprocess.Popen([*command, "--out", str(out)], stdout=sink, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 300
+        while not re.search(r"\| *[1-9]\d*/\d+ \[", log.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.5)  # until the progress bar shows a step taken
+        workers = subprocess.run(["pgrep", "-P", str(agent.pid)], capture_output=True, text=True).stdout.split()
+        assert len(workers) == 2
+        for pid in workers:
+            os.kill(int(pid), signal.SIGINT)
+        code = agent.wait(timeout=120)
+    text = log.read_text()
+    assert code == 0, text[-3000:]
+    assert "stopped at step" in text and "Traceback" not in text and "continue with: capsviz train --resume" in text
+    assert load_checkpoint(out)[1].step >= 1
