@@ -8,7 +8,8 @@ side by side on the same pairs: the pairs only A gets both right and only B does
 exact two-sided McNemar p-value of that split (a binomial test with p = 1/2 on the
 discordant pairs): whether the difference is larger than chance on these pairs, which the
 two intervals alone overstate (the pairs are shared, so the counts are correlated).
-Without B, the second side is A itself at ``--iterations-b`` routing iterations.
+Without B, the second side is A itself at ``--iterations-b`` routing iterations. Either side
+may be a baseline CNN (read by its two most probable classes, no routing).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from capsviz.data.mnist import load_mnist
 from capsviz.data.multimnist import fixed_test_pairs
 from capsviz.evaluate import pair_hits
+from capsviz.model.baseline import BaselineCNN
 from capsviz.train.checkpoint import load_model
 
 
@@ -58,9 +60,9 @@ def main() -> None:
         right.append(hits == 2)
         k, n = int(right[-1].sum()), len(pairs.labels)
         low, high = wilson(k, n)
-        r = iterations or model.cfg.routing_iterations
+        reading = "a CNN" if isinstance(model, BaselineCNN) else f"r = {iterations or model.cfg.routing_iterations}"
         interval = f"95 % CI {100 * low:.2f}-{100 * high:.2f}"
-        print(f"{path.name}, r = {r}: both right {k:,} / {n:,} = {100 * k / n:.2f} % ({interval})")
+        print(f"{path.name}, {reading}: both right {k:,} / {n:,} = {100 * k / n:.2f} % ({interval})")
     only_a, only_b = int((right[0] & ~right[1]).sum()), int((right[1] & ~right[0]).sum())
     print(f"only A both right: {only_a:,}; only B: {only_b:,}; McNemar exact p = {mcnemar_p(only_a, only_b):.3g}")
 

@@ -292,6 +292,20 @@ def test_a_scan_can_be_cancelled(qtbot, window, pair_checkpoint, monkeypatch):
     assert panel.next_wrong.text() == "Next wrong pair" and panel.browse_status.text().startswith("scanning")
 
 
+def test_the_pair_mode_opens_the_shipped_multimnist_model_and_an_mnist_model_switches_back(
+    qtbot, window, shipped_checkpoint
+):
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    window.actions["pairs"].trigger()  # View → Overlapping digits, with no MultiMNIST file given
+    wait_for_pairs(qtbot, window)
+    assert window.core.model_summary.startswith(shipped_multimnist_checkpoint().name)
+    assert window.core.model.cfg.image_size == 36 and window.errors.error_box is None
+    assert window.open_checkpoint(shipped_checkpoint)  # an MNIST model: back to single digits, no refusal
+    qtbot.waitUntil(lambda: window.core.dataset == "mnist" and window.actions["digits"].isChecked(), timeout=10000)
+    assert window.errors.error_box is None
+
+
 def test_opening_a_multimnist_checkpoint_switches_the_window_and_back(qtbot, window, pair_checkpoint):
     before = window.core.model
     window.input_panel.canvas.clear()
