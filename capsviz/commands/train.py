@@ -198,6 +198,7 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     from tqdm import tqdm
 
     from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
+    from capsviz.train.precision import why_precision
 
     def say(text: str) -> None:
         if lead:
@@ -219,7 +220,9 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
         )
     cfg = trainer.config
     ranks = f" x {trainer.world} processes (torch.distributed)" if trainer.world > 1 else ""
-    say(f"training on {trainer.device}{ranks} in {trainer.precision}: {dataclasses.asdict(cfg)}")
+    why = why_precision(cfg.precision, trainer.device)
+    precision = f"{trainer.precision} ({why})" if why else trainer.precision
+    say(f"training on {trainer.device}{ranks} in {precision}: {dataclasses.asdict(cfg)}")
     say(f"checkpoint: {trainer.checkpoint_path}")
     # the steps already taken (at the batch size they were taken with) and those of the epochs to come
     total = trainer.step + (cfg.epochs - trainer.epoch) * trainer.batches_per_epoch - trainer.batch_in_epoch

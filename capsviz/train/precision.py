@@ -49,6 +49,21 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
+def why_precision(precision: str, device: torch.device) -> str:
+    """Why ``auto`` picks the precision it does on ``device`` (one phrase, for a run's first
+    line); empty for a precision given by name."""
+    if precision != "auto":
+        return ""
+    if device.type == "cuda":
+        return "auto: the GPU " + ("has bfloat16" if torch.cuda.is_bf16_supported() else "has no bfloat16")
+    units = cpu_bf16_units()
+    if device.type == "cpu" and units:
+        return f"auto: this CPU has bfloat16 units ({', '.join(units)})"
+    if device.type == "cpu":
+        return "auto: this CPU has no bfloat16 units (AMX or AVX-512 BF16), where bfloat16 would be slower"
+    return f"auto: bfloat16 is not used on {device.type}"
+
+
 def autocast(precision: str, device: torch.device):
     """The context to run the network's forward pass in: ``torch.autocast`` for ``bf16`` and
     ``fp16`` (a resolved precision), nothing for ``fp32``."""

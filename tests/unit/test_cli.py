@@ -113,6 +113,15 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     reader.join(timeout=5)
     assert p.returncode == 130, "".join(err)[-2000:]
     assert "stopped at step" in stdout and "Traceback" not in "".join(err)
+    from capsviz.runtime import cpu_bf16_units
+
+    units = cpu_bf16_units()  # the first line says what auto picked, and why
+    expected = (
+        f"in bf16 (auto: this CPU has bfloat16 units ({', '.join(units)}))"
+        if units
+        else "in fp32 (auto: this CPU has no"
+    )
+    assert stdout.startswith(f"training on cpu {expected}"), stdout[:300]
     assert f"\ncontinue with: capsviz train --resume {out}\n" in stdout  # how to go on, ready to paste
     step = load_checkpoint(out)[1].step
     assert 3 <= step < 40

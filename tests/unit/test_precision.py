@@ -25,8 +25,11 @@ def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
 def test_auto_is_bf16_only_where_the_hardware_has_it(monkeypatch):
     monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ())
     assert precision.resolve_precision("auto", CPU) == "fp32"
+    assert "no bfloat16 units" in precision.why_precision("auto", CPU)
     monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ("amx_bf16",))
     assert precision.resolve_precision("auto", CPU) == "bf16"
+    assert precision.why_precision("auto", CPU) == "auto: this CPU has bfloat16 units (amx_bf16)"
+    assert precision.why_precision("fp32", CPU) == ""
     assert precision.resolve_precision("fp32", CPU) == "fp32" and precision.resolve_precision("bf16", CPU) == "bf16"
     with pytest.raises(ValueError, match="fp16 needs a CUDA GPU"):
         precision.resolve_precision("fp16", CPU)
