@@ -111,10 +111,10 @@ def preprocess_strokes(strokes, width: float = STROKE_WIDTH) -> np.ndarray | Non
     canvas = Image.new("L", (side, side), 0)
     draw = ImageDraw.Draw(canvas)
     for line in lines:
-        xy = [(float(x), float(y)) for x, y in (line - low) * scale + pen / 2]
+        xy = [(float(x), float(y)) for x, y in _thinned((line - low) * scale + pen / 2, SUPERSAMPLE / 4)]
         if len(xy) > 1:
-            draw.line(xy, fill=255, width=round(pen), joint="curve")
-        for x, y in (xy[0], xy[-1]):  # round caps
+            draw.line(xy, fill=255, width=round(pen))
+        for x, y in xy:  # round caps and joins: a disc of the pen at every position
             draw.ellipse((x - pen / 2, y - pen / 2, x + pen / 2, y + pen / 2), fill=255)
     big = np.asarray(canvas, dtype=np.float32) / 255.0
     rows, cols = np.flatnonzero(big.any(axis=1)), np.flatnonzero(big.any(axis=0))
@@ -122,6 +122,17 @@ def preprocess_strokes(strokes, width: float = STROKE_WIDTH) -> np.ndarray | Non
     w = -(-(cols[-1] + 1) // SUPERSAMPLE)
     small = big[: h * SUPERSAMPLE, : w * SUPERSAMPLE].reshape(h, SUPERSAMPLE, w, SUPERSAMPLE).mean(axis=(1, 3))
     return _place_by_mass(small)
+
+
+def _thinned(points: np.ndarray, spacing: float) -> np.ndarray:
+    """``points`` (K, 2), keeping about one per ``spacing`` of path length (city-block), the
+    first and the last always: a mouse reports a position every pixel or so, far finer than
+    a quarter of a model pixel, and each position costs a disc in the drawing."""
+    if len(points) < 3:
+        return points
+    travelled = np.cumsum(np.abs(np.diff(points, axis=0)).sum(axis=1))
+    _, first = np.unique(np.floor(travelled / spacing), return_index=True)
+    return points[np.unique(np.r_[0, first + 1, len(points) - 1])]
 
 
 def _place_by_mass(small: np.ndarray) -> np.ndarray | None:
