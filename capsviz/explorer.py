@@ -2,7 +2,8 @@
 (:class:`capsviz.gui.core.ExplorerCore`) holds and hands to its threads.
 
 - :class:`ExplorerInput`: the input of the moment, an immutable value;
-- :class:`InferenceRequest`, :class:`BaselineRequest`, :class:`SweepRequest`: the passes the inference thread runs
+- :class:`InferenceRequest`, :class:`ReadingRequest`, :class:`BaselineRequest`,
+  :class:`SweepRequest`: the passes the inference thread runs
   (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
 - :func:`training_events`: the training worker's generator, the run's events and
   :class:`WeightsSnapshot` copies of the weights for the views;
@@ -107,6 +108,23 @@ class InferenceRequest:
 
 
 @dataclass(frozen=True, eq=False)
+class ReadingRequest:
+    """What the window's kind of input reads from an inference already shown (a pair's
+    :class:`~capsviz.model.pairs.PairReading`: its decoded digits and segmentation), asked
+    for after the :class:`InferenceRequest` of the same input (the same ``serial``), so the
+    capsule lengths do not wait for it. :meth:`run` returns ``read(model, inference, setup)``."""
+
+    serial: int
+    model: CapsNet
+    inference: Inference
+    setup: object
+    read: Callable
+
+    def run(self):
+        return self.read(self.model, self.inference, self.setup)
+
+
+@dataclass(frozen=True, eq=False)
 class BaselineRequest:
     """The compared CNN's class probabilities for one input, asked for after the
     :class:`InferenceRequest` of the same input (the same ``serial``), so the capsules'
@@ -154,7 +172,7 @@ class SweepRequest:
 
 
 # the kinds of request, in the order the inference thread serves them
-REQUESTS = (InferenceRequest, BaselineRequest, SweepRequest)
+REQUESTS = (InferenceRequest, ReadingRequest, BaselineRequest, SweepRequest)
 
 
 class Serials:

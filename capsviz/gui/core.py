@@ -25,6 +25,7 @@ from capsviz.data.transforms import InputTransform
 from capsviz.explorer import (
     BaselineRequest,
     ExplorerInput,
+    ReadingRequest,
     Serials,
     SweepRequest,
     WeightsSnapshot,
@@ -96,7 +97,7 @@ class ExplorerCore(QObject):
     reads : dict, optional
         Dataset -> ``read(model, inference, setup)``, what that kind of input reads from a
         trace (:attr:`~capsviz.model.inference.Inference.reading`) given the input's
-        ``setup``; run with every pass, on the thread that runs the pass.
+        ``setup``; run on the inference thread after each pass (``readingReady``).
 
     The core shows the models of one dataset at a time, :attr:`dataset`: ``mnist`` (single
     digits, first) or ``multimnist`` (pairs of overlapping digits). :meth:`load_model`
@@ -111,6 +112,8 @@ class ExplorerCore(QObject):
         input (or of one it replaced, under a stream of inputs), or None for no input.
     cnnReady() : the compared CNN's probabilities for the inference shown are in its
         ``baseline`` (they follow its capsules: the CNN runs after them).
+    readingReady() : the input's reading for the inference shown is in its ``reading``
+        (it follows the capsules, before the CNN).
     sweepReady(object, object, object) : ``(request, v, p)``: a :class:`SweepRequest`, the
         digit capsules along it, (K, classes, pose dims) float32, and the compared CNN's
         class probabilities along it, (K, classes) float32 (None without a CNN).
@@ -127,6 +130,7 @@ class ExplorerCore(QObject):
     modelChanged = Signal()
     inferenceReady = Signal(object)
     cnnReady = Signal()
+    readingReady = Signal()
     sweepReady = Signal(object, object, object)
     baselineChanged = Signal()
     trainingStarted = Signal(object)
@@ -160,6 +164,7 @@ class ExplorerCore(QObject):
         self.inference: Inference | None = None  # the newest result shown
         self._serials = Serials()
         self._cnn_serial: int | None = None  # of the CNN's probabilities still to come, else None
+        self._reading_serial: int | None = None  # of the input's reading still to come, else None
         self._sweep_serials = Serials()
         self._next_sweep: tuple | None = None  # (serial, name, values, transforms) of the sweep to start
         self._sweep_since = QElapsedTimer()  # since the last sweep started
@@ -373,7 +378,8 @@ class ExplorerCore(QObject):
             self.inference = None
             self.inferenceReady.emit(None)
             return
-        self._thread.submit(request_for(serial, self.model, self.input, None, self.read))
+        self._thread.submit(request_for(serial, self.model, self.input))
+        self._reading_serial = None if self.read is None or self.input.setup is None else serial
         self._cnn_serial = None if self.baseline is None else serial
         if self.baseline is not None:  # after the capsules, so their answer does not wait for it
             self._thread.submit(BaselineRequest(serial, self.baseline, self.input.model_image))
@@ -424,7 +430,8 @@ class ExplorerCore(QObject):
     @property
     def pending(self) -> bool:
         """A model, an inference (with its CNN probabilities) or a sweep is still to come."""
-        coming = self._serials.pending or self._cnn_serial is not None or self._sweep_serials.pending
+        coming = self._serials.pending or self._sweep_serials.pending
+        coming = coming or self._cnn_serial is not None or self._reading_serial is not None
         return (self.loading or coming) and not self.closing
 
     def _on_finished(self, request, result) -> None:
@@ -442,8 +449,8 @@ class ExplorerCore(QObject):
                 self.sweepReady.emit(request, result.v, result.baseline)
             self.resultHandled.emit()
             return
-        if isinstance(request, BaselineRequest):
-            self._cnn_result(request, result)
+        if isinstance(request, (BaselineRequest, ReadingRequest)):
+            self._late_result(request, result)
             return
         if request.model is not self.model or not self._serials.take(request.serial):
             return  # another model came (its own request follows), or something newer is shown
@@ -455,20 +462,30 @@ class ExplorerCore(QObject):
             return
         self._last_error = ""
         self.inference = result
+        if request.serial == self._reading_serial:  # after the capsules, so their lengths do not wait for it
+            self._thread.submit(ReadingRequest(request.serial, request.model, result, self.input.setup, self.read))
         self.inferenceReady.emit(result)
         self.resultHandled.emit()
 
-    def _cnn_result(self, request: BaselineRequest, result) -> None:
-        if request.serial == self._cnn_serial:
+    def _late_result(self, request: BaselineRequest | ReadingRequest, result) -> None:
+        """The CNN's probabilities or the input's reading, for the inference shown (``cnnReady``,
+        ``readingReady``) unless another CNN or model came, or newer capsules are shown."""
+        cnn = isinstance(request, BaselineRequest)
+        if cnn and request.serial == self._cnn_serial:
             self._cnn_serial = None
+        if not cnn and request.serial == self._reading_serial:
+            self._reading_serial = None
         inference = self.inference
-        # used unless another CNN came or the capsules of its input are not the ones shown
-        if request.baseline is self.baseline and request.serial == self._serials.shown and inference is not None:
+        same = request.baseline is self.baseline if cnn else request.inference is inference
+        if same and request.serial == self._serials.shown and inference is not None:
             if isinstance(result, BaseException):
-                self._exception("Cannot run the CNN on the input", result)
-            else:
+                self._exception("Cannot run the CNN on the input" if cnn else "Cannot read the input", result)
+            elif cnn:
                 inference.baseline = result
                 self.cnnReady.emit()
+            else:
+                inference.reading = result
+                self.readingReady.emit()
         self.resultHandled.emit()
 
     # -- training -----------------------------------------------------------------------------

@@ -209,6 +209,7 @@ class MainWindow(QMainWindow):
         core.modelChanged.connect(self._show_model)
         core.baselineChanged.connect(self._show_baseline_summary)
         core.cnnReady.connect(lambda: self.lengths_view.redraws.request("cnn"))
+        core.readingReady.connect(self._show_reading)
         core.trainingStarted.connect(lambda checkpoint: self._title(training=Path(checkpoint)))
         core.trainingFinished.connect(self._title)
 
@@ -405,6 +406,11 @@ class MainWindow(QMainWindow):
         if self.kind == "multimnist":
             self.statusBar().clearMessage()
             self.core.set_image(self.pair_panel.pair_image, self.pair_panel.setup)
+
+    def _show_reading(self) -> None:
+        """The pair's reading came after its capsules: the pair panel and the pose view's edit."""
+        self.pair_panel.redraws.request()
+        self.pose_view.redraws.request()
 
     def _compose_pose(self, digit: int, reconstruction):
         """The pose view's edit of a pair's capsule, over the other longest one as inferred."""

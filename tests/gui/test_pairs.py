@@ -148,6 +148,28 @@ def test_lengths_fig5_and_segmentation_come_from_the_models_trace(qtbot, pairs):
     assert reading.contrast > 0  # later iterations do
 
 
+def test_the_capsule_lengths_come_before_the_pairs_reading(qtbot, pairs):
+    """A new pair: the lengths are shown first (the reading not yet in), the reading follows
+    for the same inference, and until then the pair panel keeps its last reading drawn."""
+    core, panel = pairs.core, pairs.pair_panel
+    events = []
+    core.inferenceReady.connect(lambda inf: events.append(("capsules", inf, inf.reading)))
+    core.readingReady.connect(lambda: events.append(("reading", core.inference, core.inference.reading)))
+    panel.set_pair(7, 12, (0, 0), (1, 1))
+    wait_for_pairs(qtbot, pairs)
+    assert [e[0] for e in events] == ["capsules", "reading"]
+    assert events[0][2] is None and events[1][1] is events[0][1]  # the reading of the capsules shown
+    reading = events[1][2]
+    verdict, fig5 = panel.verdict.text(), panel.fig5_panel.image.copy()
+    core.inference.reading = None  # as between the capsules and their reading: the last one stays drawn
+    panel._draw_reading()
+    assert panel.verdict.text() == verdict and np.array_equal(panel.fig5_panel.image, fig5)
+    core.inference.reading = reading
+    expected = pairs.core.reads["multimnist"](core.model, events[0][1], panel.setup)
+    np.testing.assert_allclose(reading.reconstructions, expected.reconstructions, atol=1e-6)
+    assert reading.verdict == expected.verdict and panel.verdict.text().startswith(reading.verdict)
+
+
 def test_the_absent_digit_reconstruction_uses_the_capsule_picked(qtbot, pairs):
     panel = pairs.pair_panel
     a, b = (int(panel.digits.labels[k]) for k in (3, 40))

@@ -376,6 +376,8 @@ class PairPanel(QWidget, InferenceView):
     def _draw_reading(self) -> None:
         inf = self.inference
         reading = None if inf is None else inf.reading
+        if inf is not None and reading is None:
+            return  # its reading follows the capsules (readingReady): the last one stays until then
         if reading is None:
             for panel in (self.fig5_panel, self.absent_panel, self.segment_panel):
                 panel.set_image(None)
