@@ -202,7 +202,11 @@ def main() -> None:
 
     from capsviz.gui.main_window import MainWindow
     from capsviz.model.inference import infer
+    from capsviz.runtime import machine_summary
 
+    machine = machine_summary()
+    units = ", ".join(machine["cpu_bf16_units"]) or "none"
+    print(f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}")
     settings = QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat)  # defaults, not the user's
     window = MainWindow(device="cpu", data_root=args.data_root, settings=settings)
     window.show()
@@ -336,6 +340,7 @@ def main() -> None:
                 "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
                 "device": "cpu",
                 "threads": torch.get_num_threads(),
+                **machine,
             }
         )
     )

@@ -49,8 +49,8 @@ from torch import nn
 
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
 from capsviz.model.losses import two_digit_loss
-from capsviz.runtime import retain_freed_memory, select_device
-from capsviz.train.precision import DTYPES, allow_tf32, autocast, cpu_bf16_units, grad_scaler, resolve_precision
+from capsviz.runtime import machine_summary, retain_freed_memory, select_device
+from capsviz.train.precision import DTYPES, allow_tf32, autocast, grad_scaler, resolve_precision
 
 GFLOP_PER_TRAIN_IMAGE = 1.214
 
@@ -148,6 +148,9 @@ def main() -> None:
     retained = False if args.default_allocator else retain_freed_memory()
     device = select_device(args.device)
     precision = resolve_precision(args.precision, device)
+    machine = machine_summary()
+    units = ", ".join(machine["cpu_bf16_units"]) or "none"
+    print(f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}")
     allow_tf32(device)
     sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
     torch.manual_seed(0)
@@ -221,10 +224,9 @@ def main() -> None:
         "executed_fraction_of_peak": (
             round(ips * executed_gflop_per_train_image(B) / peak, 3) if device.type == "cpu" and mnist else None
         ),
-        "cpu_bf16_units": list(cpu_bf16_units()),
+        **machine,
         "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
         "batch_size": B,
-        "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "allocator": "freed memory retained" if retained else "default",
     }

@@ -92,6 +92,36 @@ def cpu_bf16_units() -> tuple[str, ...]:
     return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
 
 
+@functools.lru_cache(maxsize=1)
+def cpu_model() -> str:
+    """The CPU's name (Linux: ``model name`` of /proc/cpuinfo, with its family and model
+    numbers; elsewhere :func:`platform.processor`, or ``unknown CPU``)."""
+    fields = {}
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if not line.strip():
+                    break  # the first processor is enough
+                fields.setdefault(key.strip(), value.strip())
+    if "model name" in fields:
+        return f"{fields['model name']} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')})"
+    return platform.processor() or "unknown CPU"
+
+
+def machine_summary() -> dict:
+    """What a benchmark's figures were measured on: the CPU (:func:`cpu_model`), its
+    bfloat16 units (:func:`cpu_bf16_units`), the cores torch uses, and the torch version."""
+    import torch
+
+    return {
+        "cpu": cpu_model(),
+        "cpu_bf16_units": list(cpu_bf16_units()),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+    }
+
+
 def bf16_inference() -> bool:
     """Whether the explorer's passes for a few images without gradients (the current input,
     the pose view's decoder aside) compute PrimaryCaps' matrix product in bfloat16 (float32

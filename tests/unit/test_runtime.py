@@ -149,3 +149,17 @@ def test_unknown_kinds_are_refused():
     with pytest.raises(ValueError, match="unknown worker kind 'training'"):
         with worker_thread("training"):
             pass
+
+
+def test_the_machine_is_named_for_the_benchmarks():
+    import torch
+
+    from capsviz.runtime import cpu_bf16_units, cpu_model, machine_summary
+
+    summary = machine_summary()
+    assert summary["cpu"] == cpu_model() and summary["cpu"]
+    assert summary["cpu_bf16_units"] == list(cpu_bf16_units()) and summary["torch"] == torch.__version__
+    if sys.platform.startswith("linux"):
+        with open("/proc/cpuinfo") as f:
+            name = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+        assert summary["cpu"].startswith(name) and "family" in summary["cpu"]
