@@ -164,7 +164,7 @@ class ExplorerCore(QObject):
         self.inference: Inference | None = None  # the newest result shown
         self._serials = Serials()
         self._cnn_serial: int | None = None  # of the CNN's probabilities still to come, else None
-        self._reading_serial: int | None = None  # of the input's reading still to come, else None
+        self._reading_serial: int | None = None  # of the reading asked for and still to come, else None
         self._sweep_serials = Serials()
         self._next_sweep: tuple | None = None  # (serial, name, values, transforms) of the sweep to start
         self._sweep_since = QElapsedTimer()  # since the last sweep started
@@ -379,7 +379,6 @@ class ExplorerCore(QObject):
             self.inferenceReady.emit(None)
             return
         self._thread.submit(request_for(serial, self.model, self.input))
-        self._reading_serial = None if self.read is None or self.input.setup is None else serial
         self._cnn_serial = None if self.baseline is None else serial
         if self.baseline is not None:  # after the capsules, so their answer does not wait for it
             self._thread.submit(BaselineRequest(serial, self.baseline, self.input.model_image))
@@ -462,8 +461,9 @@ class ExplorerCore(QObject):
             return
         self._last_error = ""
         self.inference = result
-        if request.serial == self._reading_serial:  # after the capsules, so their lengths do not wait for it
-            self._thread.submit(ReadingRequest(request.serial, request.model, result, self.input.setup, self.read))
+        if self.read is not None and request.setup is not None:  # after the capsules: their lengths do not wait
+            self._reading_serial = request.serial
+            self._thread.submit(ReadingRequest(request.serial, request.model, result, request.setup, self.read))
         self.inferenceReady.emit(result)
         self.resultHandled.emit()
 

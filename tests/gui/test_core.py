@@ -127,6 +127,34 @@ def test_a_failed_pass_is_reported_once_and_ends_the_wait(core, qtbot, monkeypat
     assert not core.pending
 
 
+def test_a_reading_that_will_not_come_ends_the_wait(core, qtbot, monkeypatch):
+    """An input with a reading to follow (``reads`` and a setup): when its pass fails, or a
+    training snapshot brings a newer inference with its reading, no reading is awaited."""
+    from PySide6.QtWidgets import QApplication
+
+    import capsviz.explorer as explorer
+    from capsviz.explorer import WeightsSnapshot
+
+    core.reads["mnist"] = lambda model, inference, setup: ("read", setup)
+    with qtbot.waitSignal(core.readingReady, timeout=5000):
+        core.set_image(digit(0), setup="first")
+    qtbot.waitUntil(lambda: not core.pending, timeout=5000)
+    assert core.inference.reading == ("read", "first")
+
+    inference = infer(core.model, digit(1))
+    inference.reading = ("read", "snapshot")
+    monkeypatch.setattr(explorer, "infer", lambda *args: (_ for _ in ()).throw(RuntimeError("no pass")))
+    core.set_image(digit(1), setup="second")  # its pass fails
+    qtbot.waitUntil(lambda: not core.inference_pending, timeout=5000)
+    assert not core.pending
+    monkeypatch.undo()
+    core.set_image(digit(1), setup="third")  # the snapshot below replaces what this pass would show
+    core.apply_snapshot(WeightsSnapshot(core.model, inference, core.input))
+    qtbot.waitUntil(lambda: not core.computing, timeout=5000)
+    QApplication.processEvents()  # the dropped pass's result, posted as the thread went idle
+    assert core.inference is inference and not core.pending
+
+
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_a_training_session_reports_its_run_and_replaces_the_model(core, qtbot):
     core.data_root = mnist_root()
