@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from capsviz.data.mnist import MnistNotFoundError, resolve_data_root, split_files
+from capsviz.data.mnist import ELSEWHERE, MNIST_FILES, MnistNotFoundError, is_complete, resolve_data_root, split_files
 
 CHUNK = 1 << 16  # bytes read between progress reports and cancel checks
 TIMEOUT_S = 30  # per connection attempt and per read
@@ -47,7 +47,7 @@ def missing_archives(data_root: str | os.PathLike | None = None, train: bool | N
     return [
         name + ".gz"
         for name, (_, size) in split_files(train).items()
-        if not ((raw / name).is_file() and (raw / name).stat().st_size == size) and not (raw / (name + ".gz")).is_file()
+        if not is_complete(raw / name, size) and not (raw / (name + ".gz")).is_file()
     ]
 
 
@@ -112,8 +112,7 @@ def download_mnist(
         else:
             raise MnistDownloadError(
                 f"cannot download {name} ({'; '.join(faults)}). Put the MNIST files in {raw} by hand "
-                f"(train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, "
-                "or their .gz archives), or point --data-root / CAPSVIZ_DATA at a folder that contains MNIST/raw/."
+                f"({', '.join(MNIST_FILES)}, or their .gz archives), {ELSEWHERE}"
             )
     return written
 

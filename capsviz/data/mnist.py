@@ -129,6 +129,15 @@ def check_idx(path: Path, count: int) -> None:
         )
 
 
+# the way out, when the files are not where capsviz looks (the end of its messages)
+ELSEWHERE = "or point --data-root / CAPSVIZ_DATA at a folder that contains MNIST/raw/."
+
+
+def is_complete(plain: Path, size: int) -> bool:
+    """Whether the extracted MNIST file ``plain`` is there at its full ``size`` in bytes."""
+    return plain.is_file() and plain.stat().st_size == size
+
+
 def _writable(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK)
 
@@ -168,7 +177,7 @@ def prepare_mnist(data_root: str | os.PathLike | None = None, train: bool | None
     files = split_files(train)
     for name, (count, size) in files.items():
         plain, archive = raw / name, raw / (name + ".gz")
-        if plain.is_file() and plain.stat().st_size == size:
+        if is_complete(plain, size):
             continue
         if not archive.is_file():
             if plain.is_file():
@@ -182,18 +191,17 @@ def prepare_mnist(data_root: str | os.PathLike | None = None, train: bool | None
     if missing:
         raise MnistNotFoundError(
             f"MNIST not found in {raw}: missing {', '.join(missing)} (or the .gz archives). "
-            f"Put the MNIST files there, or point --data-root / CAPSVIZ_DATA at a folder "
-            f"that contains MNIST/raw/."
+            f"Put the MNIST files there, {ELSEWHERE}"
         )
     if not use_cache:
         return root
     # A read-only folder with archives: give torchvision an extracted copy in the cache.
     for name, (_, size) in files.items():
         cached = cache_raw / name
-        if cached.is_file() and cached.stat().st_size == size:
+        if is_complete(cached, size):
             continue
         plain = raw / name
-        if plain.is_file() and plain.stat().st_size == size:
+        if is_complete(plain, size):
             _atomic_write(cached, lambda out, src=plain: out.write(src.read_bytes()), size, plain)
         else:
             _extract(raw / (name + ".gz"), cached, size)
