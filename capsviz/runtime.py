@@ -79,31 +79,32 @@ INFERENCE_PRECISION_VARIABLE = "CAPSVIZ_INFERENCE"  # fp32: keep the few-image p
 
 
 @functools.lru_cache(maxsize=1)
+def _cpuinfo() -> dict[str, str]:
+    """The fields of the first processor in /proc/cpuinfo (empty off Linux or unreadable)."""
+    fields: dict[str, str] = {}
+    if not sys.platform.startswith("linux"):
+        return fields
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if not line.strip():
+                break  # the first processor is enough
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+@functools.lru_cache(maxsize=1)  # asked on every few-image pass (bf16_inference)
 def cpu_bf16_units() -> tuple[str, ...]:
     """The CPU's bfloat16 instruction sets among ``CPU_BF16_FLAGS`` (Linux: from /proc/cpuinfo;
     elsewhere none are reported)."""
-    if not sys.platform.startswith("linux"):
-        return ()
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return ()
+    flags = _cpuinfo().get("flags", "").split()
     return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
 
 
-@functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
     """The CPU's name (Linux: ``model name`` of /proc/cpuinfo, with its family and model
     numbers; elsewhere :func:`platform.processor`, or ``unknown CPU``)."""
-    fields = {}
-    with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if not line.strip():
-                    break  # the first processor is enough
-                fields.setdefault(key.strip(), value.strip())
+    fields = _cpuinfo()
     if "model name" in fields:
         return f"{fields['model name']} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')})"
     return platform.processor() or "unknown CPU"
@@ -111,7 +112,7 @@ def cpu_model() -> str:
 
 def machine_summary() -> dict:
     """What a benchmark's figures were measured on: the CPU (:func:`cpu_model`), its
-    bfloat16 units (:func:`cpu_bf16_units`), the cores torch uses, and the torch version."""
+    bfloat16 units (:func:`cpu_bf16_units`), the machine's logical cores, and the torch version."""
     import torch
 
     return {
