@@ -12,17 +12,16 @@ from capsviz.data.download import DownloadCancelled, download_mnist, missing_arc
 from capsviz.data.mnist import resolve_data_root
 
 
-def offer_mnist(parent: QWidget, data_root, why: str, ask: bool = True) -> bool:
+def offer_mnist(parent: QWidget, data_root, why: str) -> bool:
     """Whether MNIST is in ``data_root`` (``None``: the default place), downloading it when it
-    is not and the user says yes (``ask``), or at once (``ask=False``). ``why``: a sentence
-    saying what needs it."""
+    is not and the user says yes. ``why``: a sentence saying what needs it."""
     missing = missing_archives(data_root)
     if not missing:
         return True
     folder = resolve_data_root(data_root) / "MNIST" / "raw"
     text = f"{why} MNIST is not in {folder} (missing {', '.join(missing)}).\n\n"
     text += "Download it from torchvision's mirrors (up to 11 MB)?"
-    if ask and QMessageBox.question(parent, "MNIST is missing", text) != QMessageBox.StandardButton.Yes:
+    if QMessageBox.question(parent, "MNIST is missing", text) != QMessageBox.StandardButton.Yes:
         return False
     return fetch_mnist(parent, data_root)
 
