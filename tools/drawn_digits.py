@@ -11,6 +11,7 @@ every 3 or every 15 canvas px along the stroke). The model reads what the panel 
 
 Usage: QT_QPA_PLATFORM=offscreen python tools/drawn_digits.py [--count 1000] [--first 0]
            [--checkpoint FILE] [--data-root DIR] [--brushes 4 22 60] [--steps 3 15] [--raster]
+       python tools/drawn_digits.py --stroke-width [--data-root DIR]
 Last line: JSON with the accuracy of the MNIST images and of each (brush, step) drawing.
 """
 
@@ -107,6 +108,17 @@ def trace_strokes(image: np.ndarray, scale: int = SCALE) -> list[np.ndarray]:
     return [np.array([(x + 0.5, y + 0.5) for y, x in path], dtype=np.float64) for path in kept]
 
 
+def stroke_width(images: np.ndarray) -> float:
+    """MNIST's stroke width in 28x28 pixels: the median over ``images`` ((N, 28, 28) uint8) of
+    each digit's ink mass over the length of its traced centre line (:func:`trace_strokes`)."""
+    widths = []
+    for image in images:
+        ink = image.astype(np.float32) / 255.0
+        length = sum(np.linalg.norm(np.diff(s, axis=0), axis=1).sum() for s in trace_strokes(ink)) / SCALE
+        widths.append(ink.sum() / max(length, 1.0))
+    return float(np.median(widths))
+
+
 def replay(panel, strokes: list[np.ndarray], brush: int, step: int, raster: bool = False) -> np.ndarray | None:
     """Clear ``panel``'s canvas and draw ``strokes`` on it with real mouse events: a press
     at each stroke's start, a move every ``step`` canvas px of its path, a release at its
@@ -170,7 +182,20 @@ def main() -> None:
     parser.add_argument("--brushes", type=int, nargs="+", default=None, help="brush widths (default: 4 22 60)")
     parser.add_argument("--steps", type=int, nargs="+", default=list(STEPS), help="canvas px between mouse events")
     parser.add_argument("--raster", action="store_true", help="read the canvas's pixels as an image file is read")
+    parser.add_argument(
+        "--stroke-width",
+        action="store_true",
+        help="only measure MNIST's stroke width (capsviz.data.preprocess.STROKE_WIDTH) on 2,000 training digits",
+    )
     args = parser.parse_args()
+    if args.stroke_width:
+        from capsviz.data.mnist import load_mnist
+
+        train = load_mnist(train=True, data_root=args.data_root)
+        pick = np.random.default_rng(0).choice(len(train), 2000, replace=False)
+        width = stroke_width(train.images[pick])
+        print(f"MNIST stroke width (median of 2,000 training digits, seed 0): {width:.3f} px")
+        return
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from capsviz.data.mnist import load_test_or_sample
     from capsviz.gui.widgets.canvas import DEFAULT_BRUSH

@@ -20,7 +20,7 @@ BOX = 20
 CENTER = 14
 INK_THRESHOLD = 0.05
 # MNIST's stroke width in 28x28 pixels: the median of ink mass over centre-line length of
-# 2,000 training digits (tools/drawn_digits.py --stroke-width measures it: 2.35)
+# 2,000 training digits (`python tools/drawn_digits.py --stroke-width` measures it: 2.347)
 STROKE_WIDTH = 2.35
 SUPERSAMPLE = 8  # strokes are drawn at 8x the model's scale, then box-averaged: anti-aliasing
 
