@@ -173,12 +173,15 @@ class Score:
     right : int, single digits: predicted right; pairs: both digits right (Sec. 6)
     at_least_one : int, pairs: at least one digit right; None for single digits
     confusion : (10, 10) int64, single digits: rows true label, columns prediction; None for pairs
+    answers : the answer for each example (:func:`answers_of`): (N,) int64 digits, or (N, 2)
+        sorted pairs of digits
     """
 
     examples: int
     right: int
     at_least_one: int | None = None
     confusion: np.ndarray | None = None
+    answers: np.ndarray | None = None
 
     @property
     def accuracy(self) -> float:
@@ -205,9 +208,42 @@ def score(
     if labels.ndim not in (1, 2) or len(labels) != len(images) or labels.shape[1:] not in ((), (2,)):
         raise ValueError(f"expected labels of shape ({len(images)},) or ({len(images)}, 2); got {labels.shape}")
     lengths = model_lengths(model, images, routing_iterations, batch_size, device, before_batch, after_batch)
+    answers = answers_of(lengths, labels.ndim)
     if labels.ndim == 1:
-        predictions = lengths.argmax(1)
-        cm = confusion_matrix(labels, predictions, lengths.shape[1])
-        return Score(len(labels), int((predictions == labels).sum()), confusion=cm)
+        cm = confusion_matrix(labels, answers, lengths.shape[1])
+        return Score(len(labels), int((answers == labels).sum()), confusion=cm, answers=answers)
     hits = two_digit_hits(lengths, labels)
-    return Score(len(labels), int((hits == 2).sum()), at_least_one=int((hits >= 1).sum()))
+    return Score(len(labels), int((hits == 2).sum()), at_least_one=int((hits >= 1).sum()), answers=answers)
+
+
+def answers_of(lengths: np.ndarray, answers: int = 1) -> np.ndarray:
+    """The model's answer for each row of ``lengths`` (..., C): the longest capsule (a CNN: the
+    most probable class), (...) int64 (``answers`` 1), or the two longest as a sorted pair
+    (..., 2) (``answers`` 2, MultiMNIST's top-2 rule, Sec. 6). Raises ``ValueError`` for another
+    ``answers``."""
+    if answers not in (1, 2):
+        raise ValueError(f"answers must be 1 or 2, not {answers}")
+    lengths = np.asarray(lengths)
+    if answers == 1:
+        return lengths.argmax(axis=-1).astype(np.int64)
+    flat = torch.from_numpy(np.ascontiguousarray(lengths.reshape(-1, lengths.shape[-1]), dtype=np.float32))
+    return np.sort(top_two(flat).numpy(), axis=1).reshape(*lengths.shape[:-1], 2)
+
+
+def answers_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether two sets of :func:`answers_of` differ, example by example: (N,) bool."""
+    a, b = np.asarray(a), np.asarray(b)
+    return (a != b).any(axis=-1) if a.ndim == 2 else a != b
+
+
+def test_examples(dataset: str, test, pairs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(images, labels) a model of ``dataset`` is scored on: the images and labels of ``test``
+    (an MNIST test split, :class:`~capsviz.data.mnist.MnistSplit`) for ``mnist``; for
+    ``multimnist`` the first ``pairs`` (default 10,000) fixed MultiMNIST test pairs drawn from
+    it, (N, 36, 36) uint8 with labels (N, 2)."""
+    if dataset != "multimnist":
+        return test.images, test.labels
+    from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
+
+    chosen = fixed_test_pairs(test, pairs or TEST_PAIRS)
+    return chosen.images, chosen.labels

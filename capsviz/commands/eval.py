@@ -29,8 +29,8 @@ class Report:
 
     unit : what the progress bar counts; header : a line about the test set ({n}: its size),
     or None; measure : the name of the paper's measure; columns : the header of the table
-    per routing iteration (routing iterations, right, error, then the at-least-one column
-    where the score has one).
+    per routing iteration (routing iterations, right, error, the at-least-one column where
+    the score has one, then how many answers differ from those at the model's R).
     """
 
     unit: str
@@ -40,12 +40,14 @@ class Report:
 
 
 REPORTS = {
-    "mnist": Report("image", None, "test accuracy", "routing iterations | correct | test error"),
+    "mnist": Report(
+        "image", None, "test accuracy", "routing iterations | correct | test error | answers other than at r = {R}"
+    ),
     "multimnist": Report(
         "pair",
         "MultiMNIST test pairs: {n:,} (capsviz.data.multimnist.fixed_test_pairs)",
         "both digits right",
-        "routing iterations | both right | error | at least one right",
+        "routing iterations | both right | error | at least one right | answers other than at r = {R}",
     ),
 }
 
@@ -64,7 +66,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         type=checked("routing_iterations"),
         default=None,
         metavar="N",
-        help="also print a table of the accuracy with 1, 2, ..., N routing iterations",
+        help="also print a table of the accuracy with 1, 2, ..., N routing iterations and how many "
+        "answers each changes against the model's own number (kept per model file for the app's Routing view)",
     )
     e.add_argument(
         "--test-pairs",
@@ -88,17 +91,6 @@ def model_line(info, iterations: int) -> str:
     return f"model: baseline CNN, convolutions {'-'.join(map(str, cfg.channels))}, {scoring} (no routing)"
 
 
-def _test_set(dataset: str, test, pairs: int | None):
-    """(images, labels) to score a model of ``dataset`` on: the MNIST test split, or the first
-    ``pairs`` (default 10,000) fixed MultiMNIST test pairs drawn from it."""
-    if dataset != "multimnist":
-        return test.images, test.labels
-    from capsviz.data.multimnist import TEST_PAIRS, fixed_test_pairs
-
-    chosen = fixed_test_pairs(test, pairs or TEST_PAIRS)
-    return chosen.images, chosen.labels
-
-
 def _percent(k: int, n: int) -> str:
     return f"{100 * k / n:.2f}"
 
@@ -107,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capsviz.data.mnist import load_mnist
-    from capsviz.evaluate import score
+    from capsviz.evaluate import answers_differ, score, test_examples
+    from capsviz.model.routing_effect import RoutingCheck, cached_routing_check
+    from capsviz.paths import user_cache_dir
     from capsviz.runtime import tune_process
 
     tune_process("eval")
@@ -123,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
     iterations = 0 if info.kind == "baseline" else args.routing_iterations or info.model_config.routing_iterations
     report = REPORTS[info.dataset]
-    images, labels = _test_set(info.dataset, test, args.test_pairs)
+    images, labels = test_examples(info.dataset, test, args.test_pairs)
     n = len(images)
 
     def scored(n_iterations: int):
@@ -140,13 +134,17 @@ def run(args: argparse.Namespace) -> int:
     if first.at_least_one is not None:
         print(f"at least one digit right: {_percent(first.at_least_one, n)} % ({first.at_least_one:,} / {n:,})")
     if args.per_iteration:
-        print(report.columns)
+        print(report.columns.format(R=iterations))
         for r in range(1, args.per_iteration + 1):
             s = first if r == iterations else scored(r)
             row = f"{r:>18} | {s.right:,} / {n:,} | {_percent(n - s.right, n)} %"
             if s.at_least_one is not None:
                 row += f" | {_percent(s.at_least_one, n)} %"
-            print(row, flush=True)
+            differ = int(answers_differ(s.answers, first.answers).sum())
+            print(f"{row} | {differ:,}", flush=True)
+            if r == 1:
+                check = RoutingCheck(n, iterations, differ, s.right, right)
+                cached_routing_check(user_cache_dir(), path, iterations, n, lambda check=check: check)
     if first.confusion is not None:
         cm = first.confusion
         print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(len(cm))))

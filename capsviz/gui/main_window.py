@@ -10,7 +10,6 @@ are kept for the way back.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
 from capsviz.gui.redraw import Redraws, RedrawScheduler
 from capsviz.gui.robustness_worker import RobustnessMeasurer
+from capsviz.gui.routing_checker import RoutingChecker
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
@@ -45,7 +45,7 @@ from capsviz.logs import about_report
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.model.pairs import read_pair
-from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, read_info
+from capsviz.train.checkpoint import header_of
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,6 @@ KINDS = {
     "mnist": Kind("mnist", "Capsule Network explorer", ALL_DOCKS, 1),
     "multimnist": Kind("multimnist", "overlapping digits (MultiMNIST)", ALL_DOCKS[:5], 2),
 }
-
-
-def header_of(path: Path | None) -> CheckpointInfo | None:
-    """The header of checkpoint ``path`` (its ``kind`` and ``dataset``); None for no file or
-    one that cannot be read (loading it then says why)."""
-    with contextlib.suppress(CheckpointError):
-        return read_info(path) if path is not None else None
 
 
 class MainWindow(QMainWindow):
@@ -138,6 +131,7 @@ class MainWindow(QMainWindow):
         )
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)
+        self.routing_checker = RoutingChecker(core, self.routing_view, self.errors.show_exception)
         shown = lambda: self.dock_shown("browser")  # noqa: E731
         self.browser_evaluator = BrowserEvaluator(core, self.browser, shown, self.errors.show_exception)
         self.actions = build_menus(
@@ -358,7 +352,7 @@ class MainWindow(QMainWindow):
         kind = KINDS[self.kind]
         pairs = kind.dataset == "multimnist"
         self.redraws.request()
-        self.lengths_view.answers = kind.answers
+        self.lengths_view.answers = self.routing_view.answers = kind.answers
         self.votes_view.set_answers(kind.answers)
         self.pose_view.compose = self._compose_pose if pairs else None
         for name in ("open_image", "paste"):
@@ -551,6 +545,7 @@ class MainWindow(QMainWindow):
         self.routing_view.play_button.setChecked(False)
         self.browser_evaluator.quit()  # stops between chunks of 250 digits
         self.robustness.quit()  # stops before its next batch
+        self.routing_checker.quit()  # stops before its next batch
         if self.scan is not None:
             self.scan.quit()  # stops between batches of test pairs
         self.scheduler.stop()

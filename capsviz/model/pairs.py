@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
-from capsviz.evaluate import model_lengths, pair_hits, top_two
+from capsviz.evaluate import answers_differ, answers_of, model_lengths, pair_hits
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
 
@@ -192,8 +192,8 @@ def routing_changes(model, images: np.ndarray, iterations: int = 3, batch_size: 
     (with ``iterations`` 1, none: no pass is run)."""
     if iterations == 1:
         return np.zeros(len(images), bool)
-    one, many = (top_two(torch.from_numpy(model_lengths(model, images, r, batch_size))) for r in (1, iterations))
-    return (one.sort(1).values != many.sort(1).values).any(1).numpy()
+    one, many = (answers_of(model_lengths(model, images, r, batch_size), 2) for r in (1, iterations))
+    return answers_differ(one, many)
 
 
 @torch.inference_mode()

@@ -31,6 +31,7 @@ from capsviz.gui.widgets.common import (
     sparse_ticks,
 )
 from capsviz.model.analysis import (
+    RF_SIZE,
     class_cell,
     class_grid,
     class_grid_shape,
@@ -44,6 +45,7 @@ from capsviz.model.analysis import (
     routed_mass,
     type_mosaic,
 )
+from capsviz.model.routing_effect import marked_capsules, routing_effect
 
 INFO = (
     "Routing by agreement (Procedure 1 of the paper). Each primary capsule i (1152 on the "
@@ -60,6 +62,14 @@ INFO = (
     "‖u_i‖·c_ij spread over the input pixels each capsule sees. Hover over a map to read "
     "exact values."
 )
+EFFECT_INFO = (
+    "What routing did for this input: the primary capsules whose coupling c_ij to some digit ends more "
+    "than half an even share (0.05) away from 0.1 route decisively; the rest keep nearly the even split "
+    "they start with. Their share of Σ‖u_i‖ says how much of the primary output they carry; the mean "
+    "entropy of c_i falls from ln 10 = 2.3026 nats (even split) as routing decides; r = 1 routes with the "
+    "even split alone, so its answer is what the network gives without routing by agreement."
+)
+MARKED = 12  # the decisive capsules mark decisive rings, at most
 ITERATION_MS = 700
 AXIS_WIDTH = 48  # pixels for the y tick labels of the mass and entropy plots ("2.3026", "100")
 UNIFORM_ENTROPY = float(np.log(10))  # nats: the entropy of c_i when a capsule splits its vote evenly
@@ -102,14 +112,18 @@ class RoutingView(QWidget):
     Signals
     -------
     iterationsChanged(int) : the number of routing iterations to run at inference (1..7).
+    checkRequested() : count, over the test set, the answers one iteration changes (the
+        window answers with :meth:`show_check`).
 
-    ``two_rows``: the controls in two rows (the iteration; R, digit and colour scale), for a
-    dock that shares a window with a wide central view.
+    :attr:`effect` is what routing did for the input shown
+    (:func:`~capsviz.model.routing_effect.routing_effect`), stated under the maps; *mark
+    decisive* rings those capsules on the mosaic and their receptive fields on the input.
     """
 
     iterationsChanged = Signal(int)
+    checkRequested = Signal()
 
-    def __init__(self, two_rows: bool = False, parent=None) -> None:
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip(INFO)
         # -- controls ------------------------------------------------------------
@@ -145,16 +159,10 @@ class RoutingView(QWidget):
             "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
             "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
         )
-        controls = QVBoxLayout() if two_rows else QHBoxLayout()
-        rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [controls, controls]
+        controls = QHBoxLayout()
         stepping = (QLabel("iteration"), self.prev_button, self.iteration, self.next_button, self.iteration_label)
-        for w in (*stepping, self.play_button):
-            rows[0].addWidget(w, 1 if w is self.iteration else 0)
-        for w in (QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
-            rows[1].addWidget(w, 1 if two_rows and w is self.scale else 0)
-        if two_rows:
-            for row in rows:
-                controls.addLayout(row)
+        for w in (*stepping, self.play_button, QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
+            controls.addWidget(w, 1 if w is self.iteration else 0)
 
         # -- maps -------------------------------------------------------------------
         # One image holds the ten 6x6 class maps (two rows of five, each under its title),
@@ -213,6 +221,13 @@ class RoutingView(QWidget):
         self.overlay.setColorMap(pg.colormap.get("inferno"))
         self.overlay.setOpacity(0.55)
         self.overlay_view.addItem(self.overlay)
+        # the decisive capsules, ringed (mark decisive): on the mosaic, and their fields on the input
+        ring = pg.mkPen((255, 255, 255), width=1.5)
+        self.mosaic_marks = pg.ScatterPlotItem(pxMode=False, size=1.0, symbol="s", pen=ring, brush=None)
+        self.mosaic_view.addItem(self.mosaic_marks)
+        field = pg.mkPen((250, 180, 40), width=1)  # thinner: twelve 17-pixel fields overlap on the input
+        self.field_marks = pg.ScatterPlotItem(pxMode=False, size=RF_SIZE, symbol="s", pen=field, brush=None)
+        self.overlay_view.addItem(self.field_marks)
 
         self.mass_plot = pg.PlotWidget()
         self.mass_key = SeriesKey(self.mass_plot, lead="digit j:&nbsp;", sep="&nbsp;")
@@ -281,25 +296,40 @@ class RoutingView(QWidget):
         plots.setSpacing(SPACING)
         plots.addWidget(self.mass_plot, 1)
         plots.addWidget(self.entropy_plot, 1)
-        if two_rows:
-            grid.addWidget(self.graphics, 0, 0)
-            grid.addLayout(selected, 1, 0)
-            grid.addLayout(plots, 2, 0)
-            for row, stretch in enumerate((5, 4, 4)):
-                grid.setRowStretch(row, stretch)
-        else:
-            # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
-            self.detail.setMinimumHeight(self.mosaic_min_height(6))
-            grid.addWidget(self.graphics, 0, 0, 2, 1)
-            grid.addLayout(selected, 0, 1)
-            grid.addLayout(plots, 1, 1)
-            grid.setColumnStretch(0, 5)
-            grid.setColumnStretch(1, 6)
+        # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
+        self.detail.setMinimumHeight(self.mosaic_min_height(6))
+        grid.addWidget(self.graphics, 0, 0, 2, 1)
+        grid.addLayout(selected, 0, 1)
+        grid.addLayout(plots, 1, 1)
+        grid.setColumnStretch(0, 5)
+        grid.setColumnStretch(1, 6)
+        # what routing does here: the figures of the input shown, and of the test set
+        self.effect_label = QLabel("")
+        self.effect_label.setWordWrap(True)
+        self.effect_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.effect_label.setToolTip(EFFECT_INFO)
+        self.mark_button = QPushButton("mark decisive")
+        self.mark_button.setCheckable(True)
+        self.mark_button.setToolTip(
+            f"Ring the {MARKED} capsules that route most decisively on the mosaic, "
+            "and their receptive fields on the input"
+        )
+        self.check_button = QPushButton("count on the test set")
+        self.check_button.setToolTip("How often one routing iteration (the even split) answers other than R")
+        self.check_button.clicked.connect(self.checkRequested)
+        effect = QHBoxLayout()
+        effect.addWidget(self.effect_label, 1)
+        effect.addWidget(self.mark_button)
+        effect.addWidget(self.check_button)
+        self.effect = None  # RoutingEffect of the input shown
+        self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
+        self.check_text = ""  # the test-set sentence (show_check)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(SPACING)
         layout.addLayout(controls)
         layout.addLayout(grid, 1)
+        layout.addLayout(effect)
         layout.addWidget(self.readout)
 
         self.inference = None
@@ -314,6 +344,7 @@ class RoutingView(QWidget):
         self.iteration.valueChanged.connect(self._redraw)
         self.digit.currentIndexChanged.connect(self._redraw)
         self.scale.currentIndexChanged.connect(self._redraw)
+        self.mark_button.toggled.connect(self._redraw)
         self.graphics.scene().sigMouseMoved.connect(self._hover_maps)
         self.detail.scene().sigMouseMoved.connect(self._hover_mosaic)
         self.graphics.scene().sigMouseClicked.connect(self._click_maps)
@@ -359,8 +390,9 @@ class RoutingView(QWidget):
             self._departures = np.stack([class_maps(inference.u_lengths, c - uniform) for c in inference.c])
             self._uniform = np.array([np.allclose(c, uniform, rtol=0, atol=1e-7) for c in inference.c])  # (R,)
             self.digit.setItemText(0, f"predicted ({inference.prediction})")
+            self.effect = routing_effect(inference.u_lengths, inference.c, inference.lengths, self.answers)
         else:
-            self.shown = self.mass = self.entropy = None
+            self.shown = self.mass = self.entropy = self.effect = None
             self.digit.setItemText(0, "predicted")
         self.redraws.request()
 
@@ -449,8 +481,35 @@ class RoutingView(QWidget):
             set_label(title, f"{j}: {self.mass[r, j]:.1f}", color=PREDICTED if j == inf.prediction else TITLE)
         self.colorbar.setLevels(levels)
 
+    def effect_text(self) -> str:
+        """What routing did for the input shown (:attr:`effect`), then over the test set."""
+        e = self.effect
+        if e is None:
+            return "what routing does here: no input"
+        answer = ", ".join(map(str, e.last))
+        kept = f"answer {answer} at r = 1 and at r = {e.iterations}: routing keeps it"
+        if e.changed:
+            kept = f"answer {', '.join(map(str, e.first))} at r = 1, {answer} at r = {e.iterations}: routing changes it"
+        text = (
+            f"<b>what routing does here</b>: {len(e.decisive):,} of {e.primary:,} primary capsules route "
+            f"decisively (some |c_ij − 0.1| > {e.threshold:.2f} at r = {e.iterations}), carrying "
+            f"{100 * e.mass_share:.1f} % of Σ‖u_i‖; mean entropy of c_i {e.entropy[0]:.4f} → {e.entropy[-1]:.4f} "
+            f"nats; {kept}."
+        )
+        return text + (f" {self.check_text}" if self.check_text else "")
+
+    def show_check(self, text: str) -> None:
+        """The test-set sentence: how often r = 1 answers other than R (or the count's progress)."""
+        self.check_text = text
+        self.effect_label.setText(self.effect_text())
+
     def _draw_detail(self) -> None:
         inf = self.inference
+        self.effect_label.setText(self.effect_text())
+        marked = self.effect.decisive[:MARKED] if inf is not None and self.mark_button.isChecked() else []
+        mosaic, field = marked_capsules(marked, len(inf.u_lengths)) if len(marked) else ([], [])
+        self.mosaic_marks.setData(pos=mosaic)
+        self.field_marks.setData(pos=field)
         if inf is None:
             side = field_side(self.grid)
             self.mosaic.setImage(np.zeros(mosaic_shape(self.grid), np.float32), autoLevels=False, levels=(0, 1))

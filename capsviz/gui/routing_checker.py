@@ -1,0 +1,111 @@
+"""The Routing view's count over the test set: how often one routing iteration answers other
+than R (:func:`capsviz.model.routing_effect.routing_check`), kept per model file."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QObject, Signal
+
+from capsviz.data.mnist import load_test_or_sample
+from capsviz.evaluate import test_examples
+from capsviz.gui.core import ExplorerCore
+from capsviz.gui.widgets.routing import RoutingView
+from capsviz.model.routing_effect import cached_routing_check, routing_check
+from capsviz.paths import user_cache_dir
+from capsviz.runtime import worker_thread
+
+
+def check_sentence(check) -> str:
+    """The test-set sentence of a :class:`~capsviz.model.routing_effect.RoutingCheck`."""
+    return (
+        f"Test set: r = 1 and r = {check.iterations} answer differently on {check.differ:,} of "
+        f"{check.examples:,} ({check.right_first:,} right at r = 1, {check.right_last:,} at r = {check.iterations})."
+    )
+
+
+class RoutingChecker(QObject):
+    """Counts for ``core``'s model file, on a worker thread, when ``view`` asks; a new model
+    shows the count kept for its file, if there is one. ``show_exception(title, exc)`` reports
+    a failure."""
+
+    progressed = Signal(str)  # the count's progress, from the worker thread
+
+    def __init__(self, core: ExplorerCore, view: RoutingView, show_exception) -> None:
+        super().__init__(core)
+        self._core, self.view, self._show_exception = core, view, show_exception
+        self.worker = None
+        self._stop = threading.Event()
+        view.checkRequested.connect(self.start)
+        self.progressed.connect(view.show_check)
+        core.modelChanged.connect(self.show_kept)
+        view.iterationsChanged.connect(self.show_kept)
+
+    def _key(self):
+        """(file, R, test set) the count is kept under, or None while training or loading."""
+        core = self._core
+        if core.is_training or core.loading or not core.model_file.is_file():
+            return None
+        return core.model_file, self.view.iterations.value()
+
+    def show_kept(self) -> None:
+        key = self._key()
+        kept = None if key is None else cached_routing_check(user_cache_dir(), *key, 10_000)
+        self.view.check_button.setEnabled(key is not None and self.worker is None)
+        self.view.show_check("" if kept is None else check_sentence(kept))
+
+    def start(self) -> None:
+        """Count on the test set (the MNIST test split or its pairs; the shipped sample without MNIST)."""
+        from superqt.utils import create_worker
+
+        key = self._key()
+        if key is None or self.worker is not None:
+            return
+        core, (path, iterations) = self._core, key
+        model, dataset, data_root = core.model, core.dataset, core.data_root
+        stop = self._stop = threading.Event()
+
+        def before_batch() -> None:
+            if stop.is_set():
+                raise InterruptedError("the count was stopped")
+
+        def count():
+            with worker_thread("background"):
+                test, _ = load_test_or_sample(data_root)
+                images, labels = test_examples(dataset, test)
+                done = [0]
+
+                def progress(n: int) -> None:
+                    done[0] += n
+                    self.progressed.emit(f"Test set: counting… {done[0] // 2:,} / {len(images):,}")
+
+                return cached_routing_check(
+                    user_cache_dir(),
+                    path,
+                    iterations,
+                    len(images),
+                    lambda: routing_check(model, images, labels, iterations, 500, progress, before_batch),
+                )
+
+        def finished() -> None:
+            self.worker = None
+            if model is not core.model or iterations != self.view.iterations.value():
+                self.show_kept()  # counted for a model or an R no longer shown
+            self.view.check_button.setEnabled(True)
+
+        self.worker = create_worker(
+            count,
+            _start_thread=False,
+            _connect={
+                "returned": lambda check: self.view.show_check(check_sentence(check)),
+                "finished": finished,
+                "errored": lambda exc: stop.is_set() or self._show_exception("Cannot count on the test set", exc),
+            },
+        )
+        self.view.check_button.setEnabled(False)
+        self.view.show_check("Test set: counting…")
+        self.worker.start()
+
+    def quit(self) -> None:
+        """Stop a running count before its next batch."""
+        self._stop.set()
