@@ -5,14 +5,19 @@
 - :class:`InferenceRequest`, :class:`ReadingRequest`, :class:`BaselineRequest`,
   :class:`SweepRequest`: the passes the inference thread runs
   (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
+- :func:`initial_model`, :class:`TrainingRun`: what a training run starts from, the file it
+  writes and the trainer it builds;
 - :func:`training_events`: the training worker's generator, the run's events and
   :class:`WeightsSnapshot` copies of the weights for the views;
-- :func:`read_model`, :func:`read_cnn`: a checkpoint read for the models of one dataset.
+- :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
+  of one dataset; :func:`untrained_model`, what is shown when none reads.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,13 +27,17 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from capsviz.data.mnist import load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
 from capsviz.model import CapsNet
-from capsviz.model.baseline import BaselineCNN, baseline_probabilities
+from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference, digit_capsules, infer
+from capsviz.paths import user_checkpoint_dir
 from capsviz.runtime import worker_thread
-from capsviz.train.checkpoint import CheckpointInfo, check_dataset_of, load_baseline, load_checkpoint
+from capsviz.train.checkpoint import CheckpointInfo, check_dataset_of, fresh_path, load_baseline, load_checkpoint
+from capsviz.train.config import TrainConfig
 from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent
+from capsviz.train.loop import Trainer, default_model_config, fresh_model
 
 # While training, the views show the model's weights as of at most this long ago: each
 # snapshot swaps the model and redraws every view, so it is the GUI's largest recurring cost.
@@ -223,6 +232,59 @@ class WeightsSnapshot:
         self.source = source
         self.baseline = baseline
 
+    def compare_with(self, baseline: BaselineCNN | None) -> None:
+        """Make the inference's CNN probabilities those of ``baseline``, the CNN compared with
+        the capsules now (None: none), when the snapshot was made with another one."""
+        if self.inference is not None and baseline is not self.baseline:
+            image = self.inference.input
+            self.inference.baseline = None if baseline is None else baseline_probabilities(baseline, image)
+
+
+def initial_model(config: TrainConfig, model: CapsNet, baseline: BaselineCNN | None, from_scratch: bool):
+    """The network a run of ``config`` starts from, on the CPU.
+
+    A CapsNet run (``config.model`` ``capsnet``) trains a CapsNet of ``model``'s config, any
+    other run the baseline CNN preset ``config.model`` for ``config``'s image size. Fresh
+    weights (:func:`~capsviz.train.loop.fresh_model`, drawn from ``config.seed``) when
+    ``from_scratch`` or when ``baseline`` is not that preset; else a copy of ``model`` (a
+    CNN run: of ``baseline``) to train further. ``model`` and ``baseline`` are left as they are.
+    """
+    if config.model == "capsnet":
+        current, cfg = model, model.cfg
+    else:
+        cfg = preset(config.model, config.image_size)
+        current = baseline if baseline is not None and baseline.cfg == cfg else None
+    return fresh_model(config, cfg) if from_scratch or current is None else copy.deepcopy(current).cpu()
+
+
+class TrainingRun:
+    """One training run the explorer starts: ``config`` from ``init_model``, on MNIST in
+    ``data_root`` (None: the default places).
+
+    ``checkpoint`` is the file it writes, a new one in the user's checkpoint folder
+    (``gui-training.safetensors``, a CNN run ``gui-baseline.safetensors``, numbered past an
+    earlier run's files, which are never replaced); ``stop`` and ``pause`` are the
+    ``threading.Event`` objects its trainer watches (see :class:`~capsviz.train.loop.Trainer`).
+    """
+
+    def __init__(self, config: TrainConfig, init_model, data_root: Path | None = None) -> None:
+        self.config, self.init_model, self.data_root = config, init_model, data_root
+        name = "gui-training.safetensors" if config.model == "capsnet" else "gui-baseline.safetensors"
+        self.checkpoint = fresh_path(user_checkpoint_dir() / name)
+        self.stop, self.pause = threading.Event(), threading.Event()
+
+    def trainer(self) -> Trainer:
+        """The run's :class:`~capsviz.train.loop.Trainer`, reading the MNIST training digits
+        and the test digits (the shipped sample where the test split is missing); what the
+        training thread does first (:func:`training_events`). Raises ``MnistNotFoundError``
+        or ``MnistDataError`` (:func:`~capsviz.data.mnist.load_mnist`) for missing or broken
+        MNIST files, ``OSError`` when ``checkpoint`` cannot be written."""
+        train = load_mnist(train=True, data_root=self.data_root)
+        test, _ = load_test_or_sample(self.data_root)
+        return Trainer(
+            self.config, train, test, self.init_model, self.checkpoint, stop_event=self.stop, pause_event=self.pause
+        )
+
 
 def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None, read=None):
     """Generator run by the training worker: build the trainer, then relay its events and,
@@ -275,6 +337,25 @@ def read_cnn(path: Path, dataset: str, device) -> tuple[BaselineCNN, CheckpointI
     cnn, info, _ = load_baseline(path, device=device)
     check_dataset_of(info, dataset, "the comparison CNN here")
     return cnn, info
+
+
+def read_models(path: Path, cnn_path: Path, dataset: str, device, cnn_required: bool = False) -> tuple[tuple, tuple]:
+    """The CapsNet of ``path`` and the CNN of ``cnn_path`` for ``dataset``, read at a
+    background worker's priority (:func:`capsviz.runtime.worker_thread`): ``((model, info),
+    (cnn, cnn_info))``, as :func:`read_model` and :func:`read_cnn` give them. Without a file
+    at ``cnn_path`` the CNN is ``(None, None)``, unless ``cnn_required`` (a file the user
+    named): then, as for any file that does not read, ``CheckpointError``."""
+    with worker_thread("background"):
+        model = read_model(path, dataset, device)
+        cnn = read_cnn(cnn_path, dataset, device) if cnn_required or cnn_path.is_file() else (None, None)
+        return model, cnn
+
+
+def untrained_model(dataset: str) -> CapsNet:
+    """The paper's CapsNet for ``dataset`` (``mnist`` or ``multimnist``), freshly initialised
+    from the default seed: what the explorer shows when no model reads."""
+    config = TrainConfig(dataset=dataset)
+    return fresh_model(config, default_model_config(config))
 
 
 def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.evaluate import evaluate_model
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
 
@@ -58,8 +58,6 @@ class BrowserEvaluator(QObject):
     def evaluate(self) -> None:
         """Load the test split into the browser and classify all of it in a background
         thread, unless that is done or running."""
-        from superqt.utils import create_worker
-
         core, browser = self._core, self.browser
         if self.worker is not None or (browser.data is not None and browser.predictions is not None):
             return
@@ -105,18 +103,13 @@ class BrowserEvaluator(QObject):
             if browser.predictions is None and self._shown():
                 self.evaluate()  # the model changed meanwhile
 
-        # errors go to a dialog (given as _connect, superqt does not also re-raise them)
-        worker = create_worker(
+        # errors go to a dialog (with a slot for them, superqt does not also re-raise them)
+        self.worker = start_worker(
             work,
-            _start_thread=False,
-            _connect={
-                "yielded": on_event,
-                "finished": on_finished,
-                "errored": lambda exc: self._show_exception("Cannot browse MNIST", exc),
-            },
+            yielded=on_event,
+            finished=on_finished,
+            errored=lambda exc: self._show_exception("Cannot browse MNIST", exc),
         )
-        self.worker = worker
-        worker.start()
 
     def model_changed(self) -> None:
         """Predictions in the browser belong to the previous model: drop them, redo if shown."""

@@ -20,7 +20,6 @@ import numpy as np
 import torch
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QThreadPool, QTimer, Signal
 
-from capsviz.data.mnist import load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform
 from capsviz.explorer import (
     BaselineRequest,
@@ -28,22 +27,25 @@ from capsviz.explorer import (
     ReadingRequest,
     Serials,
     SweepRequest,
+    TrainingRun,
     WeightsSnapshot,
+    initial_model,
     read_cnn,
     read_model,
+    read_models,
     request_for,
     training_events,
+    untrained_model,
 )
 from capsviz.gui.inference_thread import InferenceThread
 from capsviz.logs import exception_report
-from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
+from capsviz.model.baseline import BaselineCNN
 from capsviz.model.inference import Inference
-from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint, user_checkpoint_dir
-from capsviz.runtime import select_device, worker_thread
-from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, fresh_path, read_info, save_checkpoint
+from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint
+from capsviz.runtime import select_device
+from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, header_of, save_checkpoint, training_record
 from capsviz.train.config import TrainConfig
 from capsviz.train.events import StoppedEvent
-from capsviz.train.loop import Trainer, default_model_config, fresh_model
 
 # Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
 SWEEP_INTERVAL_MS = 120
@@ -80,6 +82,20 @@ def collect_garbage_on_gui_thread(interval_ms: int = 500) -> None:
     _collector = QTimer()
     _collector.timeout.connect(collect)
     _collector.start(interval_ms)
+
+
+def start_worker(function, *args, start: bool = True, **slots):
+    """A superqt worker running ``function(*args)`` (a plain or a generator function) on a
+    thread of Qt's global pool, its signals connected to ``slots`` (``returned``, ``yielded``,
+    ``errored``, ``finished``; an error given a slot is not raised again); started unless not
+    ``start`` (then the caller starts it). Its ``quit()`` asks a generator to stop at its
+    next ``yield``. superqt is imported on the first call: the core itself needs no widgets."""
+    from superqt.utils import create_worker
+
+    worker = create_worker(function, *args, _start_thread=False, _connect=slots)
+    if start:
+        worker.start()
+    return worker
 
 
 class ExplorerCore(QObject):
@@ -265,17 +281,9 @@ class ExplorerCore(QObject):
         return True
 
     def _load_in_background(self, path: Path | None, baseline: Path | None) -> None:
-        from superqt.utils import create_worker
-
-        dataset, device = self.dataset, self.device
+        dataset = self.dataset
         target = Path(path) if path else SHIPPED[dataset]()
         cnn_file = Path(baseline) if baseline else shipped_baseline(dataset)
-
-        def load():
-            with worker_thread("background"):
-                model = read_model(target, dataset, device)
-                given = baseline is not None or cnn_file.is_file()
-                return model, read_cnn(cnn_file, dataset, device) if given else (None, None)
 
         def loaded(result) -> None:
             (model, info), (cnn, cnn_info) = result
@@ -290,8 +298,7 @@ class ExplorerCore(QObject):
         def failed(exc) -> None:
             if self.closing or dataset != self.dataset:
                 return
-            self.model = fresh_model(TrainConfig(dataset=dataset), default_model_config(TrainConfig(dataset=dataset)))
-            self.model.to(self.device).eval()
+            self.model = untrained_model(dataset).to(self.device).eval()
             self.info, self.checkpoint_path, self.baseline, self.baseline_info = None, None, None, None
             self.model_summary = "untrained (the model cannot be loaded)"
             self.modelChanged.emit()
@@ -302,10 +309,8 @@ class ExplorerCore(QObject):
             self._loader = None
             self.infer()
 
-        self._loader = create_worker(
-            load, _start_thread=False, _connect={"returned": loaded, "errored": failed, "finished": done}
-        )
-        self._loader.start()
+        files = (target, cnn_file, dataset, self.device, baseline is not None)
+        self._loader = start_worker(read_models, *files, returned=loaded, errored=failed, finished=done)
 
     @property
     def model_file(self) -> Path:
@@ -333,17 +338,8 @@ class ExplorerCore(QObject):
     def save_model(self, path: Path) -> Path | None:
         """Save the model with its training record to ``path``; on failure emit ``error``.
         Returns the file written, or None."""
-        info = self.info
         try:
-            return save_checkpoint(
-                path,
-                self.model,
-                train_config=info.train_config if info else {},
-                epoch=info.epoch if info else 0,
-                step=info.step if info else 0,
-                test_accuracy=info.test_accuracy if info else None,
-                test_images=info.test_images if info else None,
-            )
+            return save_checkpoint(path, self.model, **training_record(self.info))
         except OSError as exc:
             self._error("Cannot save checkpoint", str(exc))
             return None
@@ -501,46 +497,27 @@ class ExplorerCore(QObject):
         ``SNAPSHOT_INTERVAL_S``. A run of a baseline CNN (``config.model`` not ``capsnet``)
         trains the CNN compared with the capsules instead: its snapshots replace
         ``baseline``, and the CapsNet stays."""
-        from superqt.utils import create_worker
-
         if self.is_training or self.closing or not self.data_ready():
             return None
         if config.device == "auto":
             config.device = self.device_name
         self.train_config = config
-        data_root = self.data_root
         cnn = config.model != "capsnet"
-        current = self.baseline if cnn else self.model
-        if cnn and current is not None and current.cfg != preset(config.model, config.image_size):
-            current = None  # another CNN than the one asked for: start that one afresh
-        if from_scratch or current is None:
-            init_model = fresh_model(config, preset(config.model, config.image_size) if cnn else self.model.cfg)
-        else:
-            init_model = copy.deepcopy(current).cpu()
-        name = "gui-baseline.safetensors" if cnn else "gui-training.safetensors"
-        ckpt = fresh_path(user_checkpoint_dir() / name)  # never an earlier run's file
-        stop, pause = threading.Event(), threading.Event()
-
-        def factory() -> Trainer:
-            train = load_mnist(train=True, data_root=data_root)
-            test, _ = load_test_or_sample(data_root)
-            return Trainer(config, train, test, init_model, ckpt, stop_event=stop, pause_event=pause)
-
-        self._stop_event, self._pause_event = stop, pause
+        init_model = initial_model(config, self.model, self.baseline, from_scratch)
+        run = TrainingRun(config, init_model, self.data_root)
+        self._stop_event, self._pause_event = run.stop, run.pause
         self._holder = {}
-        self._worker = create_worker(
+        self._worker = start_worker(
             training_events,
-            factory,
+            run.trainer,
             self._holder,
             lambda: self.input,
             lambda: self.baseline,
             self.read,
-            _start_thread=False,
-            _connect={
-                "yielded": self._on_training_event,
-                "errored": self._on_training_error,
-                "finished": self._on_training_finished,
-            },
+            start=False,  # after the views show the run's first weights, while is_training
+            yielded=self._on_training_event,
+            errored=self._on_training_error,
+            finished=self._on_training_finished,
         )
         if cnn:
             self.baseline, self.baseline_info = copy.deepcopy(init_model).to(self.device).eval(), None
@@ -552,9 +529,9 @@ class ExplorerCore(QObject):
             self.model_summary = "training from scratch"
             self.infer()
             self.modelChanged.emit()
-        self.trainingStarted.emit(ckpt)
+        self.trainingStarted.emit(run.checkpoint)
         self._worker.start()
-        return ckpt
+        return run.checkpoint
 
     def stop_training(self) -> None:
         """Ask the run to stop (it autosaves and ends within about a second), paused or not."""
@@ -583,10 +560,7 @@ class ExplorerCore(QObject):
             self.apply_snapshot(ev)
             return
         if isinstance(ev, StoppedEvent) and ev.checkpoint is not None:
-            try:
-                info = read_info(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
-            except CheckpointError:
-                info = None
+            info = header_of(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
             if info is not None and info.kind == "baseline":
                 self.baseline_info = info
                 self.baselineChanged.emit()
@@ -605,10 +579,7 @@ class ExplorerCore(QObject):
             self.baselineChanged.emit()
             return
         self.model = snapshot.model
-        if snapshot.inference is not None and snapshot.baseline is not self.baseline:
-            # the CNN changed since the snapshot was made: its view of the same input, here
-            cnn = self.baseline
-            snapshot.inference.baseline = None if cnn is None else baseline_probabilities(cnn, snapshot.inference.input)
+        snapshot.compare_with(self.baseline)  # the CNN may have changed since the snapshot was made
         if snapshot.source is self.input and snapshot.inference is not None:
             self._serials.next()
             self._serials.show_all()  # newer than any pass still running for the old weights

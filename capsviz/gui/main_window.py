@@ -21,7 +21,7 @@ from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.gui import dialogs
 from capsviz.gui.browser_worker import BrowserEvaluator
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.input_sources import InputSources
@@ -417,8 +417,6 @@ class MainWindow(QMainWindow):
         """Scan the fixed test pairs from ``start`` for the next the model gets wrong (``find``
         ``wrong``), or whose answer routing changes (``routing``: r = 1 against the current R),
         on a worker thread (progress under the pair; asked again while it runs, it cancels)."""
-        from superqt.utils import create_worker
-
         if self.scan is not None:
             self.scan.quit()
             return
@@ -432,21 +430,17 @@ class MainWindow(QMainWindow):
             self.scan = None
             panel.scanning(False, find)
 
-        self.scan = create_worker(
+        panel.scanning(True, find)
+        self.scan = start_worker(
             panel.scan_wrong,
             model,
             start,
             find,
             self.core.input.iterations,
-            _start_thread=False,
-            _connect={
-                "yielded": event,
-                "finished": finished,
-                "errored": lambda exc: self.errors.show_exception("Cannot scan the test pairs", exc),
-            },
+            yielded=event,
+            finished=finished,
+            errored=lambda exc: self.errors.show_exception("Cannot scan the test pairs", exc),
         )
-        panel.scanning(True, find)
-        self.scan.start()
 
     # -- settings -----------------------------------------------------------------
     def _settings_views(self) -> dict:

@@ -9,7 +9,7 @@ import threading
 from PySide6.QtCore import QObject
 
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.widgets.robustness import RobustnessView
 from capsviz.runtime import worker_thread
 from capsviz.train.robustness import measure_networks
@@ -40,8 +40,6 @@ class RobustnessMeasurer(QObject):
 
     def start(self, n: int) -> None:
         """Measure on the first ``n`` test digits (the MNIST test split, else the shipped sample)."""
-        from superqt.utils import create_worker
-
         if self.worker is not None:
             return
         self.view.clear(f"measuring on {n:,} digits…")
@@ -52,20 +50,16 @@ class RobustnessMeasurer(QObject):
         if self._core.baseline is not None:
             networks["cnn"] = copy.deepcopy(self._core.baseline).cpu().eval()
         self.view.networks = len(networks)
-        self.worker = create_worker(
+        self.worker = start_worker(
             _steps,
             networks,
             self._core.data_root,
             n,
             self._stop,
-            _start_thread=False,
-            _connect={
-                "yielded": lambda step: self.view.add_point(*step),
-                "errored": lambda exc: self._show_exception("Cannot measure robustness", exc),
-                "finished": self._finished,
-            },
+            yielded=lambda step: self.view.add_point(*step),
+            errored=lambda exc: self._show_exception("Cannot measure robustness", exc),
+            finished=self._finished,
         )
-        self.worker.start()
 
     def stop(self) -> None:
         self._stop.set()

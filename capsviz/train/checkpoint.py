@@ -336,6 +336,32 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
     return info
 
 
+def header_of(path: str | os.PathLike | None) -> CheckpointInfo | None:
+    """:func:`read_info` of ``path``, or None for no path or a file whose header does not read
+    (loading that file says why)."""
+    if path is None:
+        return None
+    try:
+        return read_info(path)
+    except CheckpointError:
+        return None
+
+
+def training_record(info: CheckpointInfo | None) -> dict[str, Any]:
+    """The keyword arguments of :func:`save_checkpoint` that write ``info``'s training record
+    again (``train_config``, ``epoch``, ``step``, ``test_accuracy``, ``test_images``), for a
+    loaded model saved to another file; ``{}`` (the defaults: no record) for None."""
+    if info is None:
+        return {}
+    return {
+        "train_config": info.train_config,
+        "epoch": info.epoch,
+        "step": info.step,
+        "test_accuracy": info.test_accuracy,
+        "test_images": info.test_images,
+    }
+
+
 def check_dataset_of(info: CheckpointInfo, dataset: str, command: str) -> None:
     """Refuse, in one line, a model made for another dataset than ``dataset``.
 

@@ -11,7 +11,14 @@ import torch
 from safetensors.torch import save_file
 
 from capsviz.model import CapsNet, CapsNetConfig
-from capsviz.train.checkpoint import CheckpointError, load_checkpoint, read_info, save_checkpoint
+from capsviz.train.checkpoint import (
+    CheckpointError,
+    header_of,
+    load_checkpoint,
+    read_info,
+    save_checkpoint,
+    training_record,
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +39,31 @@ def test_roundtrip(saved):
     assert info.train_config == {"lr": 0.001}
     assert "99.12 %" in info.summary() and "10,000" in info.summary()
     assert state == {}
+
+
+def test_a_model_saved_again_keeps_its_training_record(saved, tmp_path):
+    m, path = saved
+    record = training_record(read_info(path))
+    assert record == {
+        "train_config": {"lr": 0.001},
+        "epoch": 2.0,
+        "step": 938,
+        "test_accuracy": 0.9912,
+        "test_images": 10000,
+    }
+    again = read_info(save_checkpoint(tmp_path / "again.safetensors", m, **record))
+    assert (again.train_config, again.epoch, again.step, again.test_images) == ({"lr": 0.001}, 2.0, 938, 10000)
+    assert again.test_accuracy == pytest.approx(0.9912)
+    plain = read_info(save_checkpoint(tmp_path / "plain.safetensors", m, **training_record(None)))
+    assert (plain.train_config, plain.epoch, plain.step) == ({}, 0, 0)
+    assert plain.test_accuracy is None and plain.test_images is None
+
+
+def test_header_of_is_none_for_no_file_or_one_that_does_not_read(saved, tmp_path):
+    _, path = saved
+    assert header_of(path).step == 938 and header_of(None) is None
+    (tmp_path / "bad.safetensors").write_bytes(b"not a checkpoint")
+    assert header_of(tmp_path / "bad.safetensors") is None and header_of(tmp_path / "missing.safetensors") is None
 
 
 def test_no_temporary_files_left(saved):

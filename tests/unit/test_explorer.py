@@ -1,0 +1,100 @@
+"""The explorer's Qt-free parts: what a training run starts from and writes, the models read
+for a dataset, and a weight snapshot's comparison with the CNN of the moment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from capsviz.explorer import (
+    ExplorerInput,
+    TrainingRun,
+    WeightsSnapshot,
+    initial_model,
+    read_models,
+    request_for,
+    untrained_model,
+)
+from capsviz.model import CapsNet, CapsNetConfig
+from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
+from capsviz.paths import user_checkpoint_dir
+from capsviz.train.checkpoint import CheckpointError, best_path, save_checkpoint
+from capsviz.train.config import TrainConfig
+
+NET = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))  # a small CapsNet
+
+
+def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_a_capsnet_run_starts_from_fresh_seeded_weights_or_a_copy_of_the_model():
+    torch.manual_seed(1)
+    model = CapsNet(NET)
+    fresh = initial_model(TrainConfig(seed=3), model, None, from_scratch=True)
+    assert isinstance(fresh, CapsNet) and fresh.cfg == NET and not same_weights(fresh, model)
+    assert same_weights(fresh, initial_model(TrainConfig(seed=3), model, None, from_scratch=True))  # the seed's
+    further = initial_model(TrainConfig(), model, None, from_scratch=False)
+    assert further is not model and same_weights(further, model)
+    assert next(further.parameters()).device.type == "cpu"
+
+
+def test_a_cnn_run_continues_only_the_cnn_of_its_preset():
+    config = TrainConfig(model="baseline-small", seed=0)
+    cnn = BaselineCNN(preset("baseline-small", 28))
+    further = initial_model(config, CapsNet(NET), cnn, from_scratch=False)
+    assert isinstance(further, BaselineCNN) and further is not cnn and same_weights(further, cnn)
+    other = initial_model(TrainConfig(model="baseline"), CapsNet(NET), cnn, from_scratch=False)
+    assert other.cfg == preset("baseline", 28) and not isinstance(other, CapsNet)  # another preset: fresh
+    assert initial_model(config, CapsNet(NET), None, from_scratch=False).cfg == preset("baseline-small", 28)
+
+
+def test_a_training_run_writes_a_new_file_and_builds_its_trainer(tmp_path):
+    folder = user_checkpoint_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gui-training.safetensors").write_bytes(b"an earlier run")
+    run = TrainingRun(TrainConfig(epochs=1), CapsNet(NET))
+    assert run.checkpoint == folder / "gui-training-2.safetensors" and not best_path(run.checkpoint).exists()
+    assert TrainingRun(TrainConfig(model="baseline"), None).checkpoint == folder / "gui-baseline.safetensors"
+    assert not run.stop.is_set() and not run.pause.is_set()
+    with pytest.raises(Exception, match="MNIST"):  # no MNIST in the data root: the thread's first step fails
+        TrainingRun(TrainConfig(epochs=1), CapsNet(NET), data_root=tmp_path).trainer()
+
+
+def test_read_models_reads_the_cnn_only_where_there_is_one(tmp_path):
+    capsnet = save_checkpoint(tmp_path / "caps.safetensors", CapsNet(NET))
+    cnn_file = save_checkpoint(
+        tmp_path / "cnn.safetensors", BaselineCNN(preset("baseline-small", 28)), extra_metadata={"dataset": "mnist"}
+    )
+    (model, info), (cnn, cnn_info) = read_models(capsnet, cnn_file, "mnist", "cpu")
+    assert isinstance(model, CapsNet) and model.cfg == NET and info.path == capsnet
+    assert isinstance(cnn, BaselineCNN) and cnn_info.kind == "baseline"
+    missing = tmp_path / "none.safetensors"
+    assert read_models(capsnet, missing, "mnist", "cpu")[1] == (None, None)
+    with pytest.raises(CheckpointError):
+        read_models(capsnet, missing, "mnist", "cpu", cnn_required=True)
+    with pytest.raises(CheckpointError, match="MNIST"):  # an MNIST model is no MultiMNIST one
+        read_models(capsnet, missing, "multimnist", "cpu")
+
+
+def test_the_untrained_model_is_the_papers_capsnet_from_the_default_seed():
+    mnist, pairs = untrained_model("mnist"), untrained_model("multimnist")
+    assert (mnist.cfg.image_size, pairs.cfg.image_size) == (28, 36)
+    assert mnist.cfg == CapsNetConfig(image_size=28) and same_weights(mnist, untrained_model("mnist"))
+
+
+def test_a_snapshot_takes_the_probabilities_of_the_cnn_compared_now():
+    torch.manual_seed(0)
+    model, cnn, other = CapsNet(NET).eval(), BaselineCNN(preset("baseline-small", 28)), None
+    source = ExplorerInput(np.random.default_rng(0).random((28, 28), dtype=np.float32))
+    snapshot = WeightsSnapshot(model, request_for(0, model, source, cnn).run(), source, cnn)
+    made = snapshot.inference.baseline.copy()
+    snapshot.compare_with(cnn)  # the same CNN: its probabilities stay
+    np.testing.assert_array_equal(snapshot.inference.baseline, made)
+    snapshot.compare_with(other)
+    assert snapshot.inference.baseline is None
+    snapshot = WeightsSnapshot(model, request_for(0, model, source).run(), source)
+    snapshot.compare_with(cnn)
+    np.testing.assert_allclose(snapshot.inference.baseline, baseline_probabilities(cnn, source.model_image))
+    WeightsSnapshot(model, None, source).compare_with(cnn)  # no inference: nothing to compare
