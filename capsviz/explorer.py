@@ -10,7 +10,9 @@
 - :func:`training_events`: the training worker's generator, the run's events and
   :class:`WeightsSnapshot` copies of the weights for the views;
 - :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
-  of one dataset; :func:`untrained_model`, what is shown when none reads.
+  of one dataset; :func:`untrained_model`, what is shown when none reads;
+- :func:`browsed`, :func:`step_through`: the test digits the MNIST browser's filter keeps,
+  and the next of them.
 """
 
 from __future__ import annotations
@@ -356,6 +358,46 @@ def untrained_model(dataset: str) -> CapsNet:
     from the default seed: what the explorer shows when no model reads."""
     config = TrainConfig(dataset=dataset)
     return fresh_model(config, default_model_config(config))
+
+
+def browsed(
+    labels: np.ndarray,
+    predictions: np.ndarray | None = None,
+    baseline: np.ndarray | None = None,
+    mistakes: bool = False,
+    disagreements: bool = False,
+    cell: tuple[int, int] | None = None,
+) -> np.ndarray:
+    """Indices of the test digits the MNIST browser's filter keeps, ascending, (K,) int64.
+
+    ``labels`` (N,) ints; ``predictions`` (N,) ints, the model's answers, or None (then every
+    digit is kept); ``baseline`` (N,) ints, the compared CNN's answers, or None. With
+    predictions: only the model's ``mistakes``; only the digits on which the two networks
+    answer differently (``disagreements``, with a ``baseline``); only those of confusion
+    matrix ``cell``, (true label, prediction).
+    """
+    keep = np.ones(len(labels), dtype=bool)
+    if predictions is not None:
+        if mistakes:
+            keep &= predictions != labels
+        if disagreements and baseline is not None:
+            keep &= predictions != baseline
+        if cell is not None:
+            keep &= (labels == cell[0]) & (predictions == cell[1])
+    return np.flatnonzero(keep)
+
+
+def step_through(indices: np.ndarray, index: int, direction: int) -> int | None:
+    """The first of ``indices`` (ascending ints) after ``index`` (``direction`` > 0), else the
+    last before it, going round at the ends (``index`` need not be among them); None when
+    ``indices`` is empty."""
+    if len(indices) == 0:
+        return None
+    if direction > 0:
+        later = indices[indices > index]
+        return int(later[0] if later.size else indices[0])
+    earlier = indices[indices < index]
+    return int(earlier[-1] if earlier.size else indices[-1])
 
 
 def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:

@@ -11,9 +11,11 @@ from capsviz.explorer import (
     ExplorerInput,
     TrainingRun,
     WeightsSnapshot,
+    browsed,
     initial_model,
     read_models,
     request_for,
+    step_through,
     untrained_model,
 )
 from capsviz.model import CapsNet, CapsNetConfig
@@ -98,3 +100,24 @@ def test_a_snapshot_takes_the_probabilities_of_the_cnn_compared_now():
     snapshot.compare_with(cnn)
     np.testing.assert_allclose(snapshot.inference.baseline, baseline_probabilities(cnn, source.model_image))
     WeightsSnapshot(model, None, source).compare_with(cnn)  # no inference: nothing to compare
+
+
+def test_the_browser_keeps_mistakes_disagreements_and_a_confusion_cell():
+    labels = np.array([0, 1, 2, 3, 1, 1])
+    predictions = np.array([0, 7, 2, 5, 1, 7])
+    cnn = np.array([0, 7, 3, 3, 1, 1])
+    assert browsed(labels).tolist() == [0, 1, 2, 3, 4, 5]
+    assert browsed(labels, None, cnn, mistakes=True).tolist() == [0, 1, 2, 3, 4, 5]  # no predictions: all
+    assert browsed(labels, predictions, mistakes=True).tolist() == [1, 3, 5]
+    assert browsed(labels, predictions, cnn, disagreements=True).tolist() == [2, 3, 5]
+    assert browsed(labels, predictions, None, disagreements=True).tolist() == [0, 1, 2, 3, 4, 5]
+    assert browsed(labels, predictions, cnn, True, True, None).tolist() == [3, 5]
+    assert browsed(labels, predictions, cell=(1, 7)).tolist() == [1, 5]
+    assert browsed(labels, predictions, cnn, disagreements=True, cell=(1, 7)).dtype == np.int64
+
+
+def test_stepping_goes_round_the_kept_digits():
+    kept = np.array([3, 8, 20])
+    assert [step_through(kept, i, 1) for i in (0, 3, 5, 20, 99)] == [3, 8, 8, 3, 3]
+    assert [step_through(kept, i, -1) for i in (0, 3, 9, 20, 99)] == [20, 20, 8, 8, 20]
+    assert step_through(np.zeros(0, np.int64), 4, 1) is None

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
+from capsviz.explorer import browsed, step_through
 
 INFO = (
     "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
@@ -141,7 +142,7 @@ class MnistBrowser(QWidget):
         if self.predictions is None:
             self.cell = None
             self.errors_only.setChecked(False)
-        self._fill_matrix(None if self.predictions is None else confusion_matrix(self.data.labels, self.predictions))
+        self._fill_matrix(self.confusion())
         self._update_filter_label()
         self._describe()
 
@@ -154,15 +155,8 @@ class MnistBrowser(QWidget):
         """Indices of the test images the current filter keeps, ascending."""
         if self.data is None:
             return np.zeros(0, dtype=np.int64)
-        keep = np.ones(len(self.data), dtype=bool)
-        if self.predictions is not None:
-            if self.errors_only.isChecked():
-                keep &= self.predictions != self.data.labels
-            if self.disagree_only.isChecked() and self.baseline_predictions is not None:
-                keep &= self.predictions != self.baseline_predictions
-            if self.cell is not None:
-                keep &= (self.data.labels == self.cell[0]) & (self.predictions == self.cell[1])
-        return np.flatnonzero(keep)
+        filters = (self.errors_only.isChecked(), self.disagree_only.isChecked(), self.cell)
+        return browsed(self.data.labels, self.predictions, self.baseline_predictions, *filters)
 
     # -- navigation ---------------------------------------------------------------------------
     def select(self, index: int) -> None:
@@ -186,15 +180,10 @@ class MnistBrowser(QWidget):
         self.show_index(index)
 
     def step(self, direction: int) -> None:
-        idx = self.indices()
-        if idx.size == 0:
-            return
-        if direction > 0:
-            later = idx[idx > self.index]
-            self.show_index(int(later[0] if later.size else idx[0]))
-        else:
-            earlier = idx[idx < self.index]
-            self.show_index(int(earlier[-1] if earlier.size else idx[-1]))
+        """Show the next digit the filter keeps (``direction`` > 0), else the one before."""
+        index = step_through(self.indices(), self.index, direction)
+        if index is not None:
+            self.show_index(index)
 
     def random(self) -> None:
         idx = self.indices()
