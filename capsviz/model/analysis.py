@@ -201,3 +201,53 @@ def capsule_position(i: int, n_primary: int) -> tuple[int, int, int]:
     g = grid_side(n_primary)
     t, rest = divmod(int(i), g * g)
     return (t, *divmod(rest, g))
+
+
+def projected_votes(votes: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The votes for one digit capsule in the plane of :func:`vote_projection`, and v_j's path.
+
+    votes : (I, D) u_hat_{j|i}; c : (R, I) couplings c_ij to that digit per iteration.
+    Returns (mean (D,), axes (2, D), points (I, 2), centres (R, 2)), float64: the projection,
+    the votes in it and :func:`vote_centres` in it.
+    """
+    mean, axes = vote_projection(votes)
+    centres = vote_centres(votes, c)
+    return mean, axes, project(votes, mean, axes), project(centres, mean, axes)
+
+
+def vote_extent(points: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low (2,), high (2,)): a view of the votes' plane that holds the bulk of the votes
+    ``points`` (N, 2) (their 2nd to 98th percentile on each axis; a few far ones may lie
+    outside) and the whole path ``centres`` (R, 2), with a tenth of its size around it."""
+    low, high = np.percentile(points, [2, 98], axis=0)
+    low, high = np.minimum(low, centres.min(axis=0)), np.maximum(high, centres.max(axis=0))
+    pad = 0.1 * np.maximum(high - low, 1e-6)
+    return low - pad, high + pad
+
+
+def coupling_scale(c: np.ndarray) -> tuple[float, float]:
+    """A colour scale for couplings ``c`` (any shape): from their 1st to their 99th percentile
+    (a few capsules far above the rest would darken all the others), at least 1e-6 wide."""
+    low, top = (float(q) for q in np.percentile(c, [1, 99]))
+    return low, max(top, low + 1e-6)
+
+
+def colour_steps(values: np.ndarray, low: float, top: float, steps: int) -> np.ndarray:
+    """``values`` on the colour scale ``low`` .. ``top`` (top > low) in ``steps`` steps: int
+    step indices in 0 .. steps - 1, of ``values``' shape (values off the scale: its ends)."""
+    return np.clip(((np.asarray(values) - low) / (top - low) * (steps - 1)).round(), 0, steps - 1).astype(int)
+
+
+def in_rectangle(points: np.ndarray, origin, size) -> np.ndarray:
+    """(N,) bool: which of ``points`` (N, 2) lie in the rectangle from corner ``origin``
+    (x0, y0) over ``size`` (width, height), its edges included."""
+    (x0, y0), (w, h) = origin, size
+    x, y = points[:, 0], points[:, 1]
+    return (x >= x0) & (x <= x0 + w) & (y >= y0) & (y <= y0 + h)
+
+
+def chosen_fields(u_lengths: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """||u_i|| of the ``chosen`` primary capsules ((I,) bool), summed over the types and spread
+    over the input pixels each sees (:func:`receptive_overlay`): u_lengths (I,) -> (H, H) float32."""
+    g = grid_side(len(u_lengths))
+    return receptive_overlay(np.where(chosen, u_lengths, 0.0).reshape(-1, g, g).sum(axis=0))

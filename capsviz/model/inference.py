@@ -73,6 +73,13 @@ def two_longest(lengths: np.ndarray) -> list[int]:
     return top_two(torch.tensor(np.asarray(lengths)).reshape(1, -1))[0].tolist()
 
 
+def longest(lengths: np.ndarray, n: int = 1) -> list[int]:
+    """The ``n`` digit capsules with the longest outputs (a CNN's scores: its most probable
+    classes), longest first, a tie the lower class first: lengths (J,) -> n ints (for n = 2
+    the order of :func:`two_longest`)."""
+    return [int(j) for j in np.argsort(-np.asarray(lengths), kind="stable")[:n]]
+
+
 def _device(model: CapsNet) -> torch.device:
     return next(model.parameters()).device
 

@@ -20,6 +20,7 @@ from capsviz.gui.widgets.common import (
     sparse_ticks,
 )
 from capsviz.model.analysis import grid_side, mosaic_shape, type_mosaic
+from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
 
 BAR = (90, 140, 200)
@@ -144,13 +145,9 @@ class LengthsView(QWidget, InferenceView):
             self.bars_key.setText("lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:
-            picked = self._answers(self.baseline)
+            picked = longest(self.baseline, self.answers)  # the CNN's answers (a tie: the lower class)
             brushes = [CNN_PREDICTED if k in picked else CNN_BAR for k in range(10)]
             self.cnn_bars.setOpts(height=self.baseline, brushes=brushes)
-
-    def _answers(self, values: np.ndarray) -> set[int]:
-        """The classes the model names: the ``answers`` largest of ``values`` (a tie: the lower class)."""
-        return {int(k) for k in np.argsort(-values, kind="stable")[: self.answers]}
 
     def _draw_primary(self) -> None:
         self.set_primary(None if self.inference is None else self.inference.u_lengths)
@@ -195,7 +192,7 @@ class LengthsView(QWidget, InferenceView):
             return
         final = lengths[-1]
         self.lengths = final.copy()
-        picked = self._answers(final)
+        picked = longest(final, self.answers)  # the capsules the model names
         self.bars.setOpts(height=final, brushes=[PREDICTED if k in picked else BAR for k in range(10)])
         r = np.arange(1, lengths.shape[0] + 1)
         for k, curve in enumerate(self.iter_curves):

@@ -20,12 +20,14 @@ from capsviz.gui.widgets.common import (
 )
 from capsviz.model.analysis import (
     capsule_position,
-    grid_side,
-    project,
-    receptive_overlay,
-    vote_centres,
-    vote_projection,
+    chosen_fields,
+    colour_steps,
+    coupling_scale,
+    in_rectangle,
+    projected_votes,
+    vote_extent,
 )
+from capsviz.model.inference import longest
 
 INFO = (
     "The votes of routing by agreement. Every primary capsule i predicts the pose of digit "
@@ -187,18 +189,12 @@ class VotesView(QWidget, InferenceView):
         if inf is None:
             return None
         choice = panel.digit.currentData()
-        if choice != -1:
-            return int(choice)
-        return int(np.argsort(-inf.lengths[-1], kind="stable")[panel.rank])
+        return int(choice) if choice != -1 else longest(inf.lengths[-1], panel.rank + 1)[panel.rank]
 
     def projection(self, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(mean (16,), axes (2, 16), points (I, 2), centres (R, 2)) of digit j's votes, for this input."""
         if j not in self._projected:
-            inf = self.inference
-            votes = inf.u_hat[:, j, :]
-            mean, axes = vote_projection(votes)
-            centres = vote_centres(votes, inf.c[:, :, j])
-            self._projected[j] = (mean, axes, project(votes, mean, axes), project(centres, mean, axes))
+            self._projected[j] = projected_votes(self.inference.u_hat[:, j, :], self.inference.c[:, :, j])
         return self._projected[j]
 
     def on_screen(self) -> bool:
@@ -251,10 +247,8 @@ class VotesView(QWidget, InferenceView):
         panel.box.blockSignals(False)
         # the view holds the bulk of the votes and v_j's path; a few far votes may lie outside
         # (drag or scroll the plot to reach them)
-        low, high = np.percentile(points, [2, 98], axis=0)
-        low, high = np.minimum(low, centres.min(axis=0)), np.maximum(high, centres.max(axis=0))
-        pad = 0.1 * np.maximum(high - low, 1e-6)
-        panel.plot.setRange(xRange=(low[0] - pad[0], high[0] + pad[0]), yRange=(low[1] - pad[1], high[1] + pad[1]))
+        low, high = vote_extent(points, centres)
+        panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
         self._style(panel, brushes=False)
         self._show_fields(panel)
 
@@ -264,17 +258,14 @@ class VotesView(QWidget, InferenceView):
             self._style(panel)
 
     def colour_scale(self, j: int) -> tuple[float, float]:
-        """The dots' colour scale for digit j: one for all iterations of this input, from the
-        1st to the 99th percentile of its couplings (a few capsules far above the rest would
-        darken all the others)."""
-        low, top = (float(q) for q in np.percentile(self.inference.c[:, :, j], [1, 99]))
-        return low, max(top, low + 1e-6)
+        """The dots' colour scale for digit j: one for all iterations of this input
+        (:func:`~capsviz.model.analysis.coupling_scale` of its couplings)."""
+        return coupling_scale(self.inference.c[:, :, j])
 
     def _colours(self, j: int, r: int) -> list:
         """One brush per vote: c_ij at iteration r on :meth:`colour_scale`, in LEVELS steps."""
-        low, top = self.colour_scale(j)
-        level = np.clip(((self.inference.c[r, :, j] - low) / (top - low) * (LEVELS - 1)).round(), 0, LEVELS - 1)
-        return [self._brushes[k] for k in level.astype(int)]
+        steps = colour_steps(self.inference.c[r, :, j], *self.colour_scale(j), LEVELS)
+        return [self._brushes[k] for k in steps]
 
     def _style(self, panel: VotePanel, brushes: bool = True) -> None:
         inf = self.inference
@@ -309,20 +300,14 @@ class VotesView(QWidget, InferenceView):
         """(I,) bool: the votes inside ``panel``'s rectangle."""
         if panel.points is None:
             return np.zeros(0, bool)
-        x0, y0 = panel.box.pos()
-        w, h = panel.box.size()
-        p = panel.points
-        return (p[:, 0] >= x0) & (p[:, 0] <= x0 + w) & (p[:, 1] >= y0) & (p[:, 1] <= y0 + h)
+        return in_rectangle(panel.points, panel.box.pos(), panel.box.size())
 
     def fields_map(self, panel: VotePanel) -> np.ndarray | None:
         """(H, H): Σ ‖u_i‖ over the capsules whose votes are in the rectangle, spread over the
         input pixels each sees (:func:`~capsviz.model.analysis.receptive_overlay`)."""
-        inf = self.inference
-        if inf is None or panel.points is None:
+        if self.inference is None or panel.points is None:
             return None
-        g = grid_side(len(inf.u_lengths))
-        chosen = np.where(self.selected(panel), inf.u_lengths, 0.0).reshape(-1, g, g).sum(axis=0)
-        return receptive_overlay(chosen)
+        return chosen_fields(self.inference.u_lengths, self.selected(panel))
 
     def _show_fields(self, panel: VotePanel) -> None:
         spread = self.fields_map(panel)

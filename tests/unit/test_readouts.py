@@ -1,0 +1,74 @@
+"""What the views draw, computed without Qt: the capsules a model names, the votes' plane and
+its colour scale, the capsules in a rectangle and the input pixels they see."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from capsviz.model.analysis import (
+    chosen_fields,
+    colour_steps,
+    coupling_scale,
+    in_rectangle,
+    project,
+    projected_votes,
+    receptive_overlay,
+    vote_centres,
+    vote_extent,
+    vote_projection,
+)
+from capsviz.model.inference import longest, two_longest
+
+
+def test_longest_ranks_the_capsules_the_lower_class_first_on_a_tie():
+    lengths = np.array([0.1, 0.5, 0.5, 0.9, 0.2, 0.0, 0.0, 0.3, 0.0, 0.0], np.float32)
+    assert longest(lengths) == [3] and longest(lengths, 2) == [3, 1] and longest(lengths, 4) == [3, 1, 2, 7]
+    assert longest(lengths, 2) == two_longest(lengths) and all(isinstance(j, int) for j in longest(lengths, 3))
+    assert longest(np.full(10, 0.2), 2) == [0, 1]
+
+
+def test_projected_votes_are_the_votes_and_the_path_in_the_plane_of_the_votes():
+    rng = np.random.default_rng(0)
+    votes = rng.normal(size=(40, 16)) * np.linspace(3, 0.1, 16)
+    c = rng.uniform(0.05, 0.2, size=(3, 40))
+    mean, axes, points, centres = projected_votes(votes, c)
+    np.testing.assert_allclose(mean, vote_projection(votes)[0])
+    np.testing.assert_allclose(axes, vote_projection(votes)[1])
+    np.testing.assert_allclose(points, project(votes, mean, axes))
+    np.testing.assert_allclose(centres, project(vote_centres(votes, c), mean, axes))
+    assert points.shape == (40, 2) and centres.shape == (3, 2)
+
+
+def test_the_votes_extent_holds_their_bulk_and_the_whole_path():
+    points = np.stack([np.arange(101.0), np.zeros(101)], axis=1)  # x 0..100, y 0
+    centres = np.array([[10.0, -1.0], [20.0, 4.0]])
+    low, high = vote_extent(points, centres)
+    np.testing.assert_allclose(low, [2 - 9.6, -1 - 0.5])  # x: percentiles 2..98 (span 96), y: the path's -1..4
+    np.testing.assert_allclose(high, [98 + 9.6, 4 + 0.5])
+    low, high = vote_extent(np.zeros((5, 2)), np.zeros((2, 2)))  # one spot: a tiny view around it
+    np.testing.assert_allclose(high - low, [2e-7, 2e-7])
+
+
+def test_couplings_colour_from_their_1st_to_99th_percentile_in_steps():
+    c = np.linspace(0.0, 1.0, 101)
+    assert coupling_scale(c) == pytest.approx((0.01, 0.99))
+    assert coupling_scale(np.full(7, 0.1)) == pytest.approx((0.1, 0.1 + 1e-6))
+    steps = colour_steps(np.array([-1.0, 0.0, 0.5, 0.74, 1.0, 2.0]), 0.0, 1.0, 5)
+    assert steps.tolist() == [0, 0, 2, 3, 4, 4] and steps.dtype.kind == "i"
+
+
+def test_the_capsules_in_a_rectangle_and_the_pixels_they_see():
+    points = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5], [0.5, 3.0]])
+    assert in_rectangle(points, (0.0, 0.0), (1.0, 1.0)).tolist() == [True, True, False, False]  # edges count
+    assert in_rectangle(points, (0.4, 0.4), (2.0, 3.0)).tolist() == [False, True, True, True]
+    u_lengths = np.zeros(1152, np.float32)
+    u_lengths[[0, 36, 7]] = 0.5, 0.25, 0.75  # types 0 and 1 at (0, 0); type 0 at (1, 1)
+    chosen = np.zeros(1152, bool)
+    chosen[[0, 36]] = True
+    grid = np.zeros((6, 6), np.float32)
+    grid[0, 0] = 0.75
+    spread = chosen_fields(u_lengths, chosen)
+    assert spread.shape == (28, 28) and spread.dtype == np.float32
+    np.testing.assert_allclose(spread, receptive_overlay(grid))
+    assert spread[16, 16] == pytest.approx(0.75) and spread[17, 17] == 0
