@@ -5,6 +5,7 @@
 - :class:`InferenceRequest`, :class:`ReadingRequest`, :class:`BaselineRequest`,
   :class:`SweepRequest`: the passes the inference thread runs
   (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
+- :class:`RequestThread`: that thread, newest request of each kind first;
 - :func:`initial_model`, :class:`TrainingRun`: what a training run starts from, the file it
   writes and the trainer it builds;
 - :func:`training_events`: the training worker's generator, the run's events and
@@ -184,6 +185,108 @@ class SweepRequest:
 
 # the kinds of request, in the order the inference thread serves them
 REQUESTS = (InferenceRequest, ReadingRequest, BaselineRequest, SweepRequest)
+
+
+class RequestThread:
+    """Runs requests (:data:`REQUESTS`) on a worker thread of its own, handing each result
+    to ``deliver(request, result)`` there.
+
+    While the user draws, the input changes every few tens of milliseconds and each change
+    needs a forward pass with a routing trace (:func:`capsviz.model.inference.infer`, 5-50 ms
+    on a CPU shared with training); a transform sweep needs one pass per step of the sweep.
+    Run on the GUI thread, such passes and the repaints they cause land in the same
+    event-loop turn; here they run on their own thread, newest input first, and the GUI
+    thread only draws the results (:class:`capsviz.gui.inference_thread.InferenceThread`
+    delivers them to it).
+
+    :meth:`submit` never blocks. A request that has not started yet is replaced by a newer
+    one of its kind, so under a stream of input the thread works back to back on the
+    latest input; pending requests are served in the order of :data:`REQUESTS` (a forward
+    pass before a sweep). Each request that runs ends in ``deliver(request, result)``, in
+    the order the requests ran; ``result`` is what ``request.run()`` returned, or the
+    exception it raised. ``deliver`` returning False ends the thread (its receiver is gone).
+    The thread starts with the first request.
+
+    The thread computes with one intra-op thread fewer than the default (at least one;
+    where torch's thread pool is not per thread, with the default) and at a lower CPU
+    priority than the GUI thread (:data:`capsviz.runtime.INFERENCE_NICENESS`): while the user draws it is
+    busy most of the time, and with every core asked of each of its operations, or an
+    equal share of the core it shares with the GUI thread, the GUI thread waited for a
+    core to paint on.
+    """
+
+    def __init__(self, deliver: Callable[[object, object], bool]) -> None:
+        self._deliver = deliver
+        self._cond = threading.Condition()
+        self._next: dict[type, object] = {}  # kind -> the newest request not yet started
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self._running = None  # the request being run, else None
+
+    @property
+    def busy(self) -> bool:
+        """A request is queued or running (its result, if any, is then still to be delivered)."""
+        with self._cond:
+            return bool(self._next) or self._running is not None
+
+    @property
+    def running(self) -> bool:
+        """The worker thread is alive (it starts with the first request and ends at :meth:`stop`)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def submit(self, request) -> None:
+        """Queue ``request`` in place of any of its kind not yet started (ignored after :meth:`stop`).
+
+        Raises ``TypeError`` for a request of a kind not in ``REQUESTS``."""
+        if type(request) not in REQUESTS:
+            raise TypeError(f"not a request the inference thread runs: {type(request).__name__}")
+        with self._cond:
+            if self._stopped:
+                return
+            self._next[type(request)] = request
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="capsviz-inference", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        """Drop the queued requests and end the thread, waiting up to ``timeout_s`` for the
+        pass that is running (its result is not delivered; results delivered before may still
+        be on their way to a receiver on another thread, which must ignore them if it is going away)."""
+        with self._cond:
+            self._stopped = True
+            self._next.clear()
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+
+    def _run(self) -> None:
+        try:
+            with worker_thread("inference"):
+                self._serve()
+        finally:  # whatever ended it, a later submit starts a new thread
+            with self._cond:
+                self._thread = None
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while not self._next and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                request = self._next.pop(next(kind for kind in REQUESTS if kind in self._next))
+                self._running = request
+            try:
+                result = request.run()
+            except Exception as exc:  # delivered to the window, which shows it
+                result = exc
+            with self._cond:
+                self._running = None
+                if self._stopped or not self._deliver(request, result):
+                    return
 
 
 class Serials:

@@ -3,12 +3,18 @@ for a dataset, and a weight snapshot's comparison with the CNN of the moment."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 import torch
 
+import capsviz.explorer as explorer
 from capsviz.explorer import (
     ExplorerInput,
+    InferenceRequest,
+    RequestThread,
     TrainingRun,
     WeightsSnapshot,
     browsed,
@@ -121,3 +127,45 @@ def test_stepping_goes_round_the_kept_digits():
     assert [step_through(kept, i, 1) for i in (0, 3, 5, 20, 99)] == [3, 8, 8, 3, 3]
     assert [step_through(kept, i, -1) for i in (0, 3, 9, 20, 99)] == [20, 20, 8, 8, 20]
     assert step_through(np.zeros(0, np.int64), 4, 1) is None
+
+
+def test_the_request_thread_runs_the_newest_request_and_ends_when_delivery_fails(monkeypatch):
+    gate, started = threading.Event(), threading.Event()
+
+    def held(model, image, iterations):
+        started.set()
+        gate.wait(10)
+        if iterations == 5:
+            raise RuntimeError("no pass")
+        return ("pass", iterations)
+
+    monkeypatch.setattr(explorer, "infer", held)
+    delivered = []
+
+    def deliver(request, result) -> bool:
+        delivered.append((request.serial, result, threading.current_thread().name))
+        return len(delivered) != 2  # the receiver is gone after the second
+
+    thread, image = RequestThread(deliver), np.zeros((28, 28), np.float32)
+    thread.submit(InferenceRequest(1, None, image, 3))
+    assert started.wait(5) and thread.busy and thread.running
+    thread.submit(InferenceRequest(2, None, image, 2))  # replaced before it starts
+    thread.submit(InferenceRequest(3, None, image, 1))
+    gate.set()
+    for _ in range(500):  # the second delivery ends the thread
+        if not thread.running:
+            break
+        time.sleep(0.01)
+    assert not thread.running and not thread.busy
+    assert delivered == [(1, ("pass", 3), "capsviz-inference"), (3, ("pass", 1), "capsviz-inference")]
+    thread.submit(InferenceRequest(4, None, image, 5))  # a new thread; a failed pass delivers its exception
+    for _ in range(500):
+        if len(delivered) == 3:
+            break
+        time.sleep(0.01)
+    assert delivered[2][0] == 4 and isinstance(delivered[2][1], RuntimeError)
+    thread.stop()
+    thread.submit(InferenceRequest(5, None, image, 3))  # after stop: ignored, no thread started
+    assert not thread.running and not thread.busy and len(delivered) == 3
+    with pytest.raises(TypeError, match="not a request"):
+        thread.submit(object())
