@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt, Signal
@@ -55,13 +57,6 @@ TEST_IMAGES_TIP = (
 )
 
 
-def limits(name: str) -> dict:
-    """``minimum`` and ``maximum`` of the spin box of training setting ``name``, from
-    :data:`capsviz.train.config.TRAIN_LIMITS` (the range the CLI checks its flags against)."""
-    low, high = TRAIN_LIMITS[name].control_range()
-    return {"minimum": low, "maximum": high}
-
-
 class FormScrollArea(QScrollArea):
     """A scroll area that asks for its whole widget's height (QScrollArea caps its size
     hint at 24 lines of text, which cuts a longer form short even where there is room)."""
@@ -96,28 +91,27 @@ class TrainingPanel(QWidget):
         self.dataset = dataset
         multi = dataset == "multimnist"
         self.setToolTip(INFO.format(title=TITLES[dataset]))
-        self.epochs = QSpinBox(**limits("epochs"), value=d.epochs)
-        self.batch_size = QSpinBox(**limits("batch_size"), value=d.batch_size)
+        self.fields: dict[str, QSpinBox | QDoubleSpinBox] = {}  # TrainConfig field -> its spin box
+        self.epochs = self._field("epochs")
+        self.batch_size = self._field("batch_size")
         # 7 decimals: a fine-tune continues where a long run ended (the shipped MultiMNIST
         # model: 1.5e-5)
-        self.lr = QDoubleSpinBox(decimals=7, **limits("lr"), singleStep=1e-4, value=d.lr)
-        self.lr_decay = QDoubleSpinBox(decimals=3, **limits("lr_decay"), singleStep=0.01, value=d.lr_decay)
-        self.lr_decay_steps = QSpinBox(**limits("lr_decay_steps"), singleStep=500, value=d.lr_decay_steps)
-        self.routing = QSpinBox(**limits("routing_iterations"), value=d.routing_iterations)
-        self.reconstruction_weight = QDoubleSpinBox(
-            decimals=5, **limits("reconstruction_weight"), singleStep=1e-4, value=d.reconstruction_weight
-        )
-        self.max_shift = QSpinBox(**limits("max_shift"), value=d.max_shift, suffix=" px")
-        self.seed = QSpinBox(**limits("seed"), value=d.seed)
+        self.lr = self._field("lr", 7, singleStep=1e-4)
+        self.lr_decay = self._field("lr_decay", 3, singleStep=0.01)
+        self.lr_decay_steps = self._field("lr_decay_steps", singleStep=500)
+        self.routing = self._field("routing_iterations")
+        self.reconstruction_weight = self._field("reconstruction_weight", 5, singleStep=1e-4)
+        self.max_shift = self._field("max_shift", suffix=" px")
+        self.seed = self._field("seed")
         self.device = QComboBox()
         self.device.addItems(available_devices())
         self.precision = QComboBox()
         self.precision.addItems(PRECISIONS)
         self.precision.setCurrentText(d.precision)
-        self.train_subset = QSpinBox(**limits("train_subset"), value=0, singleStep=1000)
+        self.train_subset = self._field("train_subset", value=0, singleStep=1000)
         self.train_subset.setSpecialValueText("all 60,000")
-        self.pairs_per_epoch = QSpinBox(**limits("pairs_per_epoch"), value=d.pairs_per_epoch, singleStep=10000)
-        self.test_subset = QSpinBox(**limits("test_subset"), value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000")
+        self.pairs_per_epoch = self._field("pairs_per_epoch", singleStep=10000)
+        self.test_subset = self._field("test_subset", value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000")
         self.test_subset.setSpecialValueText("all 10,000")
         examples = "pairs" if multi else "images"
         self.network = QComboBox()
@@ -256,6 +250,17 @@ class TrainingPanel(QWidget):
         """This view's plots, by the file name an export gives them."""
         return {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}
 
+    def _field(self, name: str, decimals: int | None = None, **options) -> QSpinBox | QDoubleSpinBox:
+        """The spin box of training setting ``name`` (a field of :class:`TrainConfig`, which
+        :meth:`config` reads from it): its range from :data:`~capsviz.train.config.TRAIN_LIMITS`
+        (the range the CLI checks its flags against), its value the recipe's default unless
+        ``options`` give one; with ``decimals``, a QDoubleSpinBox."""
+        low, high = TRAIN_LIMITS[name].control_range()
+        value = options.pop("value", getattr(TrainConfig(), name))
+        kind = QSpinBox if decimals is None else functools.partial(QDoubleSpinBox, decimals=decimals)
+        self.fields[name] = box = kind(minimum=low, maximum=high, **options, value=value)  # decimals first
+        return box
+
     def _show_focused_field(self, _old, new) -> None:
         """Scroll the form so that the whole field with the focus shows (QScrollArea alone,
         and its ensureWidgetVisible, stop once the text cursor of a spin box shows, which
@@ -270,23 +275,11 @@ class TrainingPanel(QWidget):
         self.form_area.ensureVisible(centre.x(), centre.y(), field.width() // 2 + 2, field.height() // 2 + 2)
 
     def config(self) -> TrainConfig:
+        """The form's settings (``ValueError`` for one outside its limits)."""
+        values = {name: box.value() for name, box in self.fields.items()}
+        device, precision = self.device.currentText(), self.precision.currentText()
         return TrainConfig(
-            epochs=self.epochs.value(),
-            batch_size=self.batch_size.value(),
-            lr=self.lr.value(),
-            lr_decay=self.lr_decay.value(),
-            lr_decay_steps=self.lr_decay_steps.value(),
-            routing_iterations=self.routing.value(),
-            reconstruction_weight=self.reconstruction_weight.value(),
-            max_shift=self.max_shift.value(),
-            seed=self.seed.value(),
-            device=self.device.currentText(),
-            precision=self.precision.currentText(),
-            train_subset=self.train_subset.value(),
-            test_subset=self.test_subset.value(),
-            dataset=self.dataset,
-            pairs_per_epoch=self.pairs_per_epoch.value(),
-            model=self.network.currentData(),
+            **values, device=device, precision=precision, dataset=self.dataset, model=self.network.currentData()
         )
 
     def _start(self) -> None:
