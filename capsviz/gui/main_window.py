@@ -15,21 +15,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QStackedWidget, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QStackedWidget,
+    QWidget,
+)
 
 from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
-from capsviz.gui import dialogs
+from capsviz.gui import dialogs, i18n
 from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
+from capsviz.gui.i18n import tr
 from capsviz.gui.input_sources import InputSources
 from capsviz.gui.menus import build_menus
 from capsviz.gui.redraw import Redraws, RedrawScheduler
 from capsviz.gui.robustness_worker import RobustnessMeasurer
 from capsviz.gui.routing_checker import RoutingChecker
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
+from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
 from capsviz.gui.widgets.common import share_iteration
@@ -41,6 +50,7 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.votes import VotesView
+from capsviz.lessons import QT_TR_NOOP
 from capsviz.logs import about_report
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
@@ -61,8 +71,8 @@ class Kind:
 
 ALL_DOCKS = ("lengths", "pose", "routing", "training", "votes", "transforms", "browser", "robustness")
 KINDS = {
-    "mnist": Kind("mnist", "Capsule Network explorer", ALL_DOCKS, 1),
-    "multimnist": Kind("multimnist", "overlapping digits (MultiMNIST)", ALL_DOCKS[:5], 2),
+    "mnist": Kind("mnist", QT_TR_NOOP("Capsule Network explorer"), ALL_DOCKS, 1),
+    "multimnist": Kind("multimnist", QT_TR_NOOP("overlapping digits (MultiMNIST)"), ALL_DOCKS[:5], 2),
 }
 
 
@@ -87,6 +97,8 @@ class MainWindow(QMainWindow):
         self.kind = "mnist"
         self.settings = settings if settings is not None else default_settings()
         self.restored = read_settings(self.settings)
+        self.language = self.restored.views["app/language"]  # "": the system locale's
+        self._install_language(self.language or i18n.system_language())
         self.core = core = ExplorerCore(
             CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
         )
@@ -149,6 +161,8 @@ class MainWindow(QMainWindow):
                 "about": self.errors.show_about,
                 "digits": lambda: self.show_kind("mnist"),
                 "pairs": lambda: self.show_kind("multimnist"),
+                "language": self.set_language,
+                "tour": lambda: self.tour.start(),
             },
             self.docks.values(),
         )
@@ -171,6 +185,15 @@ class MainWindow(QMainWindow):
             logging.getLogger("capsviz").warning(self.settings_notice)
             self.statusBar().showMessage(self.settings_notice, 15000)
         self.sources.show_sample(0)
+        self.tour = Tour(self)
+        self.tour_offered = bool(self.restored.views["app/tour_offered"])
+        if not self.tour_offered:  # the first start offers the tour, once
+            self.tour_offered = True
+            # a link, as high as the status bar's text: a button would make the bar taller
+            self.tour_offer = QLabel(tr('<a href="tour">New to capsule networks? Take the tour</a>'))
+            self.tour_offer.setToolTip(tr("A dozen steps on the live views (Help → Tour, any time; Esc leaves it)"))
+            self.tour_offer.linkActivated.connect(lambda _: (self.tour_offer.hide(), self.tour.start()))
+            self.statusBar().addWidget(self.tour_offer)
 
     @property
     def training_panel(self) -> TrainingPanel:
@@ -221,10 +244,10 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AllowNestedDocks)
         right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
-        self._add_dock("lengths", "Capsule lengths", self.lengths_view, right)
-        self._add_dock("pose", "Pose", self.pose_view, right)
-        self._add_dock("routing", "Routing", self.routing_view, bottom)
-        self._add_dock("training", "Training", self.training_stack, bottom)
+        self._add_dock("lengths", tr("Capsule lengths"), self.lengths_view, right)
+        self._add_dock("pose", tr("Pose"), self.pose_view, right)
+        self._add_dock("routing", tr("Routing"), self.routing_view, bottom)
+        self._add_dock("training", tr("Training"), self.training_stack, bottom)
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["routing"], self.docks["training"]], [950, 550], Qt.Orientation.Horizontal)
@@ -232,10 +255,10 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
         # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
         # Qt 6 leaves a second, stray tab bar drawn over the other docks.
-        self._add_dock("votes", "Votes", self.votes_view, None)
-        self._add_dock("transforms", "Transforms", self.transform_view, None)
-        self._add_dock("browser", "MNIST browser", self.browser, None)
-        self._add_dock("robustness", "Robustness", self.robustness_view, None)
+        self._add_dock("votes", tr("Votes"), self.votes_view, None)
+        self._add_dock("transforms", tr("Transforms"), self.transform_view, None)
+        self._add_dock("browser", tr("MNIST browser"), self.browser, None)
+        self._add_dock("robustness", tr("Robustness"), self.robustness_view, None)
         self._tabs_placed = False
         self.hidden_by_kind: set[str] = set()  # docks hidden because the kind shown has none such
         self.docks_ready = False  # True once the tabbed docks are placed, after the first show
@@ -389,11 +412,11 @@ class MainWindow(QMainWindow):
 
     def _title(self, *_, training: Path | None = None) -> None:
         kind = KINDS[self.kind]
-        title = f"capsviz — {kind.title}"
+        title = f"capsviz — {tr(kind.title)}"
         if kind.dataset != "mnist":
             title += f" — {self.core.model_file.name}"
             if training is not None:
-                title += f", training into {training.name}"
+                title += tr(", training into {name}", name=training.name)
         self.setWindowTitle(title)
 
     def _pair_changed(self) -> None:
@@ -453,6 +476,7 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         views = {f"{p}/{k}": v for p, view in self._settings_views().items() for k, v in view.settings().items()}
+        views.update({"app/language": self.language, "app/tour_offered": int(self.tour_offered)})
         for name in self.hidden_by_kind:  # the layout as the user left it, whatever kind is shown
             self.docks[name].show()
         screen = self.screen().availableGeometry().size()
@@ -479,6 +503,31 @@ class MainWindow(QMainWindow):
         central = self.pair_panel if self.kind == "multimnist" else self.input_panel
         for view in (central, self.lengths_view, self.pose_view, self.votes_view, self.routing_view):
             view.show_inference(inference)
+
+    # -- language -------------------------------------------------------------------
+    def _install_language(self, name: str) -> None:
+        try:
+            i18n.install(name)
+        except FileNotFoundError as exc:  # the app still works, in English
+            logging.getLogger("capsviz").warning("%s", exc)
+            i18n.install("en")
+
+    def set_language(self, name: str) -> None:
+        """View → Language: every text in language ``name`` (a key of
+        :data:`~capsviz.gui.i18n.LANGUAGES`) at once; the input, the model and a training run
+        stay as they are. Kept in the settings."""
+        self.language = name
+        self._install_language(name)
+        self.actions[f"language:{i18n.language()}"].setChecked(True)
+        i18n.retranslate(self)
+        for dialog in self.findChildren(QWidget):  # dialogs open beside the window
+            if dialog.isWindow() and dialog.isVisible():
+                i18n.retranslate(dialog)
+        self._show_model()
+        self._show_baseline_summary()
+        self._title()
+        self.scheduler.request(*self.scheduler.parts)  # the texts the views compose from figures
+        self.tour.refresh()
 
     def _show_model(self) -> None:
         self.model_label.setText(f"model: {self.core.model_summary}")

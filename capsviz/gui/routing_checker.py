@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Signal
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.evaluate import test_examples
 from capsviz.gui.core import ExplorerCore
+from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.model.routing_effect import cached_routing_check, routing_check
 from capsviz.paths import user_cache_dir
@@ -18,9 +19,13 @@ from capsviz.runtime import worker_thread
 
 def check_sentence(check) -> str:
     """The test-set sentence of a :class:`~capsviz.model.routing_effect.RoutingCheck`."""
-    return (
-        f"Test set: r = 1 and r = {check.iterations} answer differently on {check.differ:,} of "
-        f"{check.examples:,} ({check.right_first:,} right at r = 1, {check.right_last:,} at r = {check.iterations})."
+    return tr(
+        "test set: other answers at r = 1 than at r = {r} on {k:,} of {n:,} ({a:,} right at r = 1, {b:,} at r = {r})",
+        r=check.iterations,
+        k=check.differ,
+        n=check.examples,
+        a=check.right_first,
+        b=check.right_last,
     )
 
 
@@ -48,10 +53,13 @@ class RoutingChecker(QObject):
             return None
         return core.model_file, self.view.iterations.value()
 
-    def show_kept(self) -> None:
+    def kept(self):
+        """The count kept for the model file and R shown (on the 10,000 test examples), or None."""
         key = self._key()
-        kept = None if key is None else cached_routing_check(user_cache_dir(), *key, 10_000)
-        self.view.check_button.setEnabled(key is not None and self.worker is None)
+        return None if key is None else cached_routing_check(user_cache_dir(), *key, 10_000)
+
+    def show_kept(self) -> None:
+        kept = self.kept()
         self.view.show_check("" if kept is None else check_sentence(kept))
 
     def start(self) -> None:
@@ -59,6 +67,8 @@ class RoutingChecker(QObject):
         from superqt.utils import create_worker
 
         key = self._key()
+        if key is None:
+            self.view.show_check(tr("test set: counted for a model saved in a file, while no training runs"))
         if key is None or self.worker is not None:
             return
         core, (path, iterations) = self._core, key
@@ -77,7 +87,7 @@ class RoutingChecker(QObject):
 
                 def progress(n: int) -> None:
                     done[0] += n
-                    self.progressed.emit(f"Test set: counting… {done[0] // 2:,} / {len(images):,}")
+                    self.progressed.emit(tr("test set: counting… {k:,} of {n:,}", k=done[0] // 2, n=len(images)))
 
                 return cached_routing_check(
                     user_cache_dir(),
@@ -99,11 +109,11 @@ class RoutingChecker(QObject):
             _connect={
                 "returned": lambda check: self.view.show_check(check_sentence(check)),
                 "finished": finished,
-                "errored": lambda exc: stop.is_set() or self._show_exception("Cannot count on the test set", exc),
+                "errored": lambda exc: stop.is_set() or self._show_exception(tr("Cannot count on the test set"), exc),
             },
         )
         self.view.check_button.setEnabled(False)
-        self.view.show_check("Test set: counting…")
+        self.view.show_check(tr("test set: counting…"))
         self.worker.start()
 
     def quit(self) -> None:

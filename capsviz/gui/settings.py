@@ -1,6 +1,7 @@
 """What the app remembers between runs (QSettings, an INI file in the user config folder,
 e.g. ``~/.config/capsviz/capsviz.ini`` on Linux): window geometry and the screen size it
-was saved on, the dock layout, the last MNIST checkpoint, brush width and view choices.
+was saved on, the dock layout, the last MNIST checkpoint, brush width and view choices, the
+language chosen and whether the tour was offered.
 
 Every value is checked when read. A file Qt cannot parse, or values of the wrong type or
 range (a settings file of another program or version), give the defaults for what is
@@ -30,6 +31,8 @@ VIEW_KEYS = {
     "routing/scale": (int, 2, lambda v: 0 <= v <= 2),  # an index of routing.SCALES; 2: departure from uniform
     "pose/range": (int, 0, lambda v: 0 <= v <= 2),
     "transforms/parameter": (int, 0, lambda v: 0 <= v <= 5),
+    "app/language": (str, "", lambda v: v in ("", "en", "zh_CN")),  # "": the system locale's
+    "app/tour_offered": (int, 0, lambda v: v in (0, 1)),  # the tour is offered on the first start only
 }
 
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
@@ -70,6 +71,7 @@ EFFECT_INFO = (
     "even split alone, so its answer is what the network gives without routing by agreement."
 )
 MARKED = 12  # the decisive capsules mark decisive rings, at most
+EFFECT_WIDTH = 150  # pixels: the least width of the column saying what routing does here
 ITERATION_MS = 700
 AXIS_WIDTH = 48  # pixels for the y tick labels of the mass and entropy plots ("2.3026", "100")
 UNIFORM_ENTROPY = float(np.log(10))  # nats: the entropy of c_i when a capsule splits its vote evenly
@@ -249,9 +251,9 @@ class RoutingView(QWidget):
         self.mass_key.set_entries(
             digit_key([(curve, self.mass_points, self.mass_names) for curve in self.mass_curves], DIGIT_COLOURS)
         )
-        self.mass_key.setText("routed mass per digit", size="9pt")  # the small plots: a smaller title fits
+        self.mass_key.setText("routed mass per digit", size="8pt")  # the small plots: a smaller title fits
         self.entropy_plot = pg.PlotWidget()
-        self.entropy_plot.setTitle("mean entropy of c_i", size="9pt")
+        self.entropy_plot.setTitle("mean entropy of c_i", size="8pt")
         SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
         self.entropy_plot.setLabel("bottom", "iteration r")
         self.entropy_plot.setToolTip(
@@ -301,26 +303,32 @@ class RoutingView(QWidget):
         grid.addWidget(self.graphics, 0, 0, 2, 1)
         grid.addLayout(selected, 0, 1)
         grid.addLayout(plots, 1, 1)
-        grid.setColumnStretch(0, 5)
-        grid.setColumnStretch(1, 6)
+        grid.setColumnStretch(0, 6)
+        grid.setColumnStretch(1, 5)
         # what routing does here: the figures of the input shown, and of the test set
         self.effect_label = QLabel("")
         self.effect_label.setWordWrap(True)
         self.effect_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.effect_label.setToolTip(EFFECT_INFO)
-        self.mark_button = QPushButton("mark decisive")
+        self.effect_label.setStyleSheet("font-size: 8pt;")
+        self.effect_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.mark_button = QPushButton(tr("mark decisive"))
         self.mark_button.setCheckable(True)
         self.mark_button.setToolTip(
             f"Ring the {MARKED} capsules that route most decisively on the mosaic, "
             "and their receptive fields on the input"
         )
-        self.check_button = QPushButton("count on the test set")
+        self.check_button = QPushButton(tr("count on the test set"))
         self.check_button.setToolTip("How often one routing iteration (the even split) answers other than R")
         self.check_button.clicked.connect(self.checkRequested)
-        effect = QHBoxLayout()
+        effect = QVBoxLayout()  # a column at the right, beside the mosaic and the curves
+        effect.setSpacing(SPACING)
         effect.addWidget(self.effect_label, 1)
         effect.addWidget(self.mark_button)
         effect.addWidget(self.check_button)
+        self.effect_label.setMinimumWidth(EFFECT_WIDTH)
+        grid.addLayout(effect, 0, 2, 2, 1)
+        grid.setColumnStretch(2, 0)
         self.effect = None  # RoutingEffect of the input shown
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
@@ -329,7 +337,6 @@ class RoutingView(QWidget):
         layout.setSpacing(SPACING)
         layout.addLayout(controls)
         layout.addLayout(grid, 1)
-        layout.addLayout(effect)
         layout.addWidget(self.readout)
 
         self.inference = None
@@ -482,21 +489,21 @@ class RoutingView(QWidget):
         self.colorbar.setLevels(levels)
 
     def effect_text(self) -> str:
-        """What routing did for the input shown (:attr:`effect`), then over the test set."""
+        """What routing did for the input shown (:attr:`effect`), then over the test set, as lines."""
         e = self.effect
+        lines = [tr("<b>what routing does here</b>")]
         if e is None:
-            return "what routing does here: no input"
-        answer = ", ".join(map(str, e.last))
-        kept = f"answer {answer} at r = 1 and at r = {e.iterations}: routing keeps it"
-        if e.changed:
-            kept = f"answer {', '.join(map(str, e.first))} at r = 1, {answer} at r = {e.iterations}: routing changes it"
-        text = (
-            f"<b>what routing does here</b>: {len(e.decisive):,} of {e.primary:,} primary capsules route "
-            f"decisively (some |c_ij − 0.1| > {e.threshold:.2f} at r = {e.iterations}), carrying "
-            f"{100 * e.mass_share:.1f} % of Σ‖u_i‖; mean entropy of c_i {e.entropy[0]:.4f} → {e.entropy[-1]:.4f} "
-            f"nats; {kept}."
-        )
-        return text + (f" {self.check_text}" if self.check_text else "")
+            return "<br>".join([*lines, tr("no input")])
+        first, last = (", ".join(map(str, a)) for a in (e.first, e.last))
+        lines += [
+            tr("decisive: {k:,} of {n:,}", k=len(e.decisive), n=e.primary),
+            tr("(|c_ij − 0.1| > {t:.2f} at r = {r})", t=e.threshold, r=e.iterations),
+            tr("share of Σ‖u_i‖: {share:.1f} %", share=100 * e.mass_share),
+            tr("entropy {a:.4f} → {b:.4f}", a=e.entropy[0], b=e.entropy[-1]),
+            tr("answer {first} (r = 1), {last} (r = {r})", first=first, r=e.iterations, last=last),
+            tr("routing changes the answer") if e.changed else tr("routing keeps the answer"),
+        ]
+        return "<br>".join(lines + ([self.check_text] if self.check_text else []))
 
     def show_check(self, text: str) -> None:
         """The test-set sentence: how often r = 1 answers other than R (or the count's progress)."""
@@ -526,7 +533,8 @@ class RoutingView(QWidget):
         self.mosaic.setImage(mosaic, autoLevels=False, levels=mlevels)
         self.mosaic_bar.setLevels(mlevels)
         # short enough for a narrow dock; the tooltip tells the tiles' order (4 × 8 types of G × G)
-        set_label(self.mosaic_title, f"c_i{j}{minus} of the {len(c[r])} capsules, iteration {r + 1}", size="8pt")
+        title = tr("c_i{j}{minus} of {n:,} capsules, r = {r}", j=j, minus=minus, n=len(c[r]), r=r + 1)
+        set_label(self.mosaic_title, title, size="8pt")
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
         spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))

@@ -1,0 +1,159 @@
+"""The app's languages (English, Simplified Chinese) through Qt's translation system.
+
+Every text the app puts on screen is written in English in the code, marked with
+:func:`tr`, extracted by ``pyside6-lupdate`` into ``translations/capsviz_zh_CN.ts`` and
+compiled by ``pyside6-lrelease`` into the ``.qm`` the app loads (``python tools/translations.py``
+does both). :func:`install` switches the language of the running app: Qt's own texts (dialog
+buttons) and ours, and the locale that numbers are written in. The widgets already on screen
+follow through :func:`retranslate`, which gives every text a widget shows (labels, buttons,
+tooltips, titles, menu entries, combo-box items, plot titles and axis labels) the current
+language's translation of its English source; texts a view composes from figures are
+composed again by the view (its redraws).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QDockWidget,
+    QGroupBox,
+    QLabel,
+    QMenu,
+    QTabBar,
+    QWidget,
+)
+
+TRANSLATIONS = Path(__file__).resolve().parent / "translations"
+LANGUAGES = {"en": "English", "zh_CN": "简体中文"}  # language -> its name, in itself
+_sources: dict[str, tuple[str, dict]] = {}  # a text tr() gave -> (its English source, its fields)
+KEPT = 20_000  # texts _sources keeps at most
+_translators: list[QTranslator] = []  # those installed now
+_language = "en"
+
+
+def tr(text: str, **fields) -> str:
+    """``text`` (an English source) in the app's language, its ``{name}`` fields filled in from
+    ``fields`` (``str.format``: ``tr("{n:,} of {total:,}", n=5, total=10)``). lupdate files these
+    calls under the empty context; :func:`retranslate` can give a text made here the next
+    language's translation later."""
+    out = QCoreApplication.translate("", text)
+    if fields:
+        out = out.format(**fields)
+    if out != text:
+        if len(_sources) >= KEPT:  # the oldest go: views compose new texts as the input changes
+            for old in list(_sources)[: KEPT // 2]:
+                del _sources[old]
+        _sources[out] = (text, fields)
+    return out
+
+
+def language() -> str:
+    """The language installed: a key of :data:`LANGUAGES`."""
+    return _language
+
+
+def language_for(locale_name: str) -> str:
+    """The app's language for a locale name (``zh_CN``, ``zh_Hans_SG``, ``de_DE``, ...): Chinese
+    for a Chinese one, else English."""
+    return "zh_CN" if locale_name.lower().startswith("zh") else "en"
+
+
+def system_language() -> str:
+    """The language the system locale asks for (:func:`language_for`)."""
+    return language_for(QLocale.system().name())
+
+
+def install(name: str) -> None:
+    """Make ``name`` (a key of :data:`LANGUAGES`) the app's language: our translations and Qt's
+    own, and numbers in its locale. Needs a QCoreApplication; ``ValueError`` for another name,
+    ``FileNotFoundError`` when the compiled translations are missing."""
+    global _language
+    if name not in LANGUAGES:
+        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {name!r}")
+    app = QCoreApplication.instance()
+    for translator in _translators:
+        app.removeTranslator(translator)
+    _translators.clear()
+    if name != "en":
+        ours = QTranslator(app)
+        if not ours.load(str(TRANSLATIONS / f"capsviz_{name}.qm")):
+            raise FileNotFoundError(
+                f"{TRANSLATIONS / f'capsviz_{name}.qm'}: cannot load (python tools/translations.py)"
+            )
+        qt = QTranslator(app)
+        if qt.load(f"qtbase_{name}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            _translators.append(qt)
+        _translators.append(ours)
+        for translator in _translators:
+            app.installTranslator(translator)
+    QLocale.setDefault(QLocale(name if name != "en" else "en_US"))
+    _language = name
+
+
+def retranslated(text: str) -> str:
+    """``text`` as :func:`tr` would give it in the language installed now: a text :func:`tr`
+    gave (in any language) made again from its source and fields, an English source translated;
+    any other text as it is."""
+    source, fields = _sources.get(text, (text, {}))
+    return tr(source, **fields)
+
+
+def text_slots(root: QWidget) -> Iterator[tuple[object, str, Callable[[], str], Callable[[str], None]]]:
+    """Every text ``root`` and its children show: (object, what, get, set) for labels, buttons,
+    tooltips, window and dock titles, group boxes, combo-box items, tabs, menus and actions,
+    and the titles, labels and axis labels of the pyqtgraph plots among them."""
+    import pyqtgraph as pg
+
+    for w in (root, *root.findChildren(QWidget)):
+        yield w, "tooltip", w.toolTip, w.setToolTip
+        if isinstance(w, (QLabel, QAbstractButton)):
+            yield w, "text", w.text, w.setText
+        if isinstance(w, QDockWidget) or w is root:
+            yield w, "title", w.windowTitle, w.setWindowTitle
+        if isinstance(w, QGroupBox):
+            yield w, "title", w.title, w.setTitle
+        if isinstance(w, QMenu):
+            yield w, "title", w.title, w.setTitle
+        if isinstance(w, QComboBox):
+            for i in range(w.count()):
+                yield w, f"item {i}", lambda w=w, i=i: w.itemText(i), lambda t, w=w, i=i: w.setItemText(i, t)
+        if isinstance(w, QTabBar):
+            for i in range(w.count()):
+                yield w, f"tab {i}", lambda w=w, i=i: w.tabText(i), lambda t, w=w, i=i: w.setTabText(i, t)
+        if isinstance(w, pg.GraphicsView):
+            yield from _plot_slots(w)
+    for action in root.findChildren(QAction):
+        yield action, "text", action.text, action.setText
+
+
+def _plot_slots(view) -> Iterator[tuple[object, str, Callable[[], str], Callable[[str], None]]]:
+    import pyqtgraph as pg
+
+    for item in view.scene().items():
+        if isinstance(item, pg.LabelItem):
+            yield item, "label", lambda item=item: item.text, item.setText
+        elif isinstance(item, pg.AxisItem) and item.labelText:
+            yield item, "axis", lambda item=item: item.labelText, lambda t, item=item: item.setLabel(t, item.labelUnits)
+        elif isinstance(item, pg.TextItem):
+            yield item, "text", item.toPlainText, item.setText
+
+
+def retranslate(root: QWidget) -> int:
+    """Give every text of ``root`` (:func:`text_slots`) the language installed
+    (:func:`retranslated`). Returns how many texts changed."""
+    changed = 0
+    for _, _, get, put in list(text_slots(root)):
+        shown = get()
+        if not shown:
+            continue
+        wanted = retranslated(shown)
+        if wanted != shown:
+            put(wanted)
+            changed += 1
+    return changed

@@ -1,0 +1,208 @@
+"""The guided tour's steps: what each says, beside which view, and the live example it sets up
+(Qt-free; the app's tour, :mod:`capsviz.gui.tour`, shows them and runs the examples).
+
+Texts are English sources marked for Qt's translation tools (:func:`QT_TR_NOOP`: lupdate
+files them with the app's other texts, the app translates them where it shows them). A text
+may hold ``{name}`` fields: figures of the model and input on screen, from :func:`figures`,
+so that what a step says of the loaded model stays true for a model the user trains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def QT_TR_NOOP(text: str) -> str:  # noqa: N802 (the name Qt's lupdate looks for)
+    """Mark ``text`` for translation without translating it here."""
+    return text
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the tour.
+
+    key : names the example the app sets up for it (:mod:`capsviz.gui.tour`)
+    view : the dock (a key of the window's docks) or ``"input"`` (the central input source)
+        the step stands beside and highlights
+    title, text : English sources; ``text`` may hold fields of :func:`figures`
+    """
+
+    key: str
+    view: str
+    title: str
+    text: str
+
+
+STEPS = (
+    Step(
+        "capsule",
+        "lengths",
+        QT_TR_NOOP("A capsule is a vector"),
+        QT_TR_NOOP(
+            "A neuron gives one number; a capsule gives a vector. Its length says how sure the network is that "
+            "the thing the capsule stands for is present, its direction says how that thing looks. Here a test "
+            "digit is loaded: the ten bars are the lengths ‖v_j‖ of the ten digit capsules, and the longest "
+            "one ({answer}, length {length}) is the answer."
+        ),
+    ),
+    Step(
+        "squash",
+        "lengths",
+        QT_TR_NOOP("Squash keeps a length below 1"),
+        QT_TR_NOOP(
+            "A length can only read as a probability if it stays below 1. The squash function shrinks a short "
+            "vector almost to nothing and a long one to just under 1, and never turns it: v = ‖s‖² / (1 + ‖s‖²) "
+            "· s / ‖s‖. Every bar here has gone through it, so none reaches 1."
+        ),
+    ),
+    Step(
+        "primary",
+        "lengths",
+        QT_TR_NOOP("Primary capsules: 32 types on a grid"),
+        QT_TR_NOOP(
+            "Below the bars are the {primary} primary capsules, the first capsule layer: 32 types, each a "
+            "{grid} × {grid} grid of 8-dimensional capsules computed by a convolution from the pixels. Each "
+            "tile is one type; a bright cell is a long capsule, a part that type has found at that place."
+        ),
+    ),
+    Step(
+        "votes",
+        "votes",
+        QT_TR_NOOP("Every primary capsule votes"),
+        QT_TR_NOOP(
+            "Each primary capsule i predicts every digit capsule j: it multiplies its vector by a learned "
+            "matrix, û_j|i = W_ij u_i. The dots are these votes for the digit shown, seen from the two "
+            "directions in which they spread most. Votes that land close together agree on what digit {answer} "
+            "should look like."
+        ),
+    ),
+    Step(
+        "routing_first",
+        "routing",
+        QT_TR_NOOP("Routing by agreement, iteration 1"),
+        QT_TR_NOOP(
+            "Which digit should a primary capsule send its vote to? Routing starts undecided: every coupling "
+            "coefficient c_ij is 0.1, an even split over the ten digits, and each digit capsule sums the votes "
+            "it gets. The slider now shows iteration r = 1, where every map is the same."
+        ),
+    ),
+    Step(
+        "routing_last",
+        "routing",
+        QT_TR_NOOP("Agreement moves the couplings"),
+        QT_TR_NOOP(
+            "After each iteration, the logit b_ij grows by the agreement û_j|i · v_j between a vote and the "
+            "digit's output, and c_ij = softmax_j(b_ij) follows. At r = {iterations} the maps show where "
+            "capsules send more than an even split (red) and where less (blue)."
+        ),
+    ),
+    Step(
+        "routing_effect",
+        "routing",
+        QT_TR_NOOP("What routing does here"),
+        QT_TR_NOOP(
+            "On this digit, {decisive} of the {primary} primary capsules route decisively (some c_ij moves more "
+            "than 0.05 away from 0.1); they are ringed on the mosaic and on the input, and carry {share} % of the "
+            "primary output. The mean entropy of the couplings goes from {entropy_first} to {entropy_last} nats. "
+            "{answers} {test_set} {spread}"
+        ),
+    ),
+    Step(
+        "margin",
+        "lengths",
+        QT_TR_NOOP("The margin loss"),
+        QT_TR_NOOP(
+            "Training pushes the capsule of the right digit above m⁺ = 0.9 and every other one below m⁻ = 0.1, "
+            "the two dashed lines. A length between them costs loss; the network gets no reward for pushing "
+            "further, so the bars of a well-trained model stop near the lines."
+        ),
+    ),
+    Step(
+        "pose",
+        "pose",
+        QT_TR_NOOP("The decoder and the pose"),
+        QT_TR_NOOP(
+            "A decoder draws the digit again from the answer capsule's 16 numbers alone. Each slider adds an "
+            "offset to one dimension; one has just been moved, and the reconstruction changes its stroke "
+            "while staying a {answer}. The dimensions were never told what to mean: training made them "
+            "stand for thickness, slant, width and the like."
+        ),
+    ),
+    Step(
+        "transforms",
+        "transforms",
+        QT_TR_NOOP("Invariance and equivariance"),
+        QT_TR_NOOP(
+            "The input is turned step by step and every angle is classified. The length of the answer capsule "
+            "hardly changes (invariance: the digit is still there) while its direction does (equivariance: the "
+            "pose follows the rotation). The CNN's probability beside it can only say yes or no."
+        ),
+    ),
+    Step(
+        "cnn",
+        "lengths",
+        QT_TR_NOOP("A CNN beside the capsules"),
+        QT_TR_NOOP(
+            "The second bar of each digit is a plain convolutional network's probability for the same input, "
+            "trained on the same digits. Both answer {answer} here; the CNN has no lengths, poses or routing to "
+            "show, only how sure it is."
+        ),
+    ),
+    Step(
+        "pairs",
+        "input",
+        QT_TR_NOOP("Overlapping digits"),
+        QT_TR_NOOP(
+            "Two digits drawn on top of each other: a capsule network trained on such pairs answers with its "
+            "two longest capsules. The colours show which digit each primary capsule routes to, so routing "
+            "splits the picture into the two digits, and each is drawn again from its own capsule."
+        ),
+    ),
+)
+
+
+def figures(effect, check=None, lengths=None, answer: int | None = None) -> dict[str, str]:
+    """The fields the steps' texts hold, as text: from ``effect`` (a
+    :class:`~capsviz.model.routing_effect.RoutingEffect` of the input shown), ``check`` (its
+    model's :class:`~capsviz.model.routing_effect.RoutingCheck` over the test set, or None),
+    ``lengths`` ((10,) final capsule lengths) and ``answer`` (the digit answered). The
+    sentences chosen by the figures come from :func:`routing_sentences`."""
+    from capsviz.model.analysis import grid_side
+
+    out = {
+        "primary": f"{effect.primary:,}",
+        "grid": str(grid_side(effect.primary)),
+        "decisive": f"{len(effect.decisive):,}",
+        "share": f"{100 * effect.mass_share:.1f}",
+        "entropy_first": f"{effect.entropy[0]:.4f}",
+        "entropy_last": f"{effect.entropy[-1]:.4f}",
+        "iterations": str(effect.iterations),
+        "answer": "" if answer is None else str(answer),
+        "length": "" if lengths is None or answer is None else f"{lengths[answer]:.2f}",
+        "first": ", ".join(map(str, effect.first)),
+        "last": ", ".join(map(str, effect.last)),
+    }
+    if check is not None:
+        out.update(differ=f"{check.differ:,}", examples=f"{check.examples:,}")
+    return out
+
+
+# the sentences of the routing step, chosen by the figures (routing_sentences)
+SAME_ANSWER = QT_TR_NOOP("One iteration, with the even split alone, already answers {last}, as {iterations} do.")
+OTHER_ANSWER = QT_TR_NOOP("Here routing changes the answer: {first} at r = 1, {last} at r = {iterations}.")
+TEST_SET = QT_TR_NOOP("Over the {examples} test images, r = 1 and r = {iterations} answer differently on {differ}.")
+NO_TEST_SET = QT_TR_NOOP("(Count on the test set, in the Routing view, tells how often that happens.)")
+LITTLE = QT_TR_NOOP("On this input routing changes little: most capsules keep nearly the even split.")
+MUCH = QT_TR_NOOP("On this input a good part of the capsules route decisively.")
+# decisive capsules below this share of all: routing changes little
+LITTLE_SHARE = 0.1
+
+
+def routing_sentences(effect, check=None) -> dict[str, str]:
+    """The routing step's sentences that the figures choose, as English sources by the field
+    they fill (``answers``, ``test_set``, ``spread``); each holds fields of :func:`figures`."""
+    return {
+        "answers": OTHER_ANSWER if effect.changed else SAME_ANSWER,
+        "test_set": TEST_SET if check is not None else NO_TEST_SET,
+        "spread": LITTLE if len(effect.decisive) < LITTLE_SHARE * effect.primary else MUCH,
+    }
