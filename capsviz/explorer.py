@@ -12,8 +12,8 @@
   :class:`WeightsSnapshot` copies of the weights for the views;
 - :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
   of one dataset; :func:`untrained_model`, what is shown when none reads;
-- :func:`browsed`, :func:`step_through`: the test digits the MNIST browser's filter keeps,
-  and the next of them.
+- :func:`classify_in_chunks`, :func:`browsed`, :func:`step_through`: the MNIST browser's
+  predictions, the test digits its filter keeps, and the next of them.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from capsviz.data.mnist import load_mnist, load_test_or_sample
+from capsviz.data.mnist import MnistSplit, load_mnist, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
+from capsviz.evaluate import evaluate_model
 from capsviz.model import CapsNet
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference, digit_capsules, infer
@@ -461,6 +462,22 @@ def untrained_model(dataset: str) -> CapsNet:
     from the default seed: what the explorer shows when no model reads."""
     config = TrainConfig(dataset=dataset)
     return fresh_model(config, default_model_config(config))
+
+
+def classify_in_chunks(model, cnn, data: MnistSplit, chunk: int = 250):
+    """Generator: the answers of ``model`` and of the CNN compared with it (``cnn``, or None)
+    for every digit of ``data`` (a non-empty split), ``chunk`` digits at a time, so that a
+    consumer can report progress and stop between chunks. Yields ``("progress", done,
+    total)`` after each chunk, then ``("done", predictions, cnn_predictions)``: (N,) int64
+    each (:func:`~capsviz.evaluate.evaluate_model`), the CNN's None without one."""
+    answers, cnn_answers = [], []
+    for start in range(0, len(data), chunk):
+        part = MnistSplit(data.images[start : start + chunk], data.labels[start : start + chunk])
+        answers.append(evaluate_model(model, part, batch_size=chunk))
+        if cnn is not None:
+            cnn_answers.append(evaluate_model(cnn, part, batch_size=chunk))
+        yield ("progress", start + len(part), len(data))
+    yield ("done", np.concatenate(answers), np.concatenate(cnn_answers) if cnn_answers else None)
 
 
 def browsed(

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import numpy as np
 from PySide6.QtCore import QObject
 
-from capsviz.data.mnist import MnistSplit, load_test_or_sample
-from capsviz.evaluate import evaluate_model
+from capsviz.data.mnist import load_test_or_sample
+from capsviz.explorer import classify_in_chunks
 from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
@@ -73,14 +73,8 @@ class BrowserEvaluator(QObject):
             if data is None:
                 data, description = load_test_or_sample(data_root)
                 yield ("data", data, description)
-            chunks, cnn_chunks = [], []
-            for start in range(0, len(data), 250):  # in chunks, to report progress and stop between them
-                chunk = MnistSplit(data.images[start : start + 250], data.labels[start : start + 250])
-                chunks.append(evaluate_model(model, chunk, batch_size=250))
-                if cnn is not None:
-                    cnn_chunks.append(evaluate_model(cnn, chunk, batch_size=250))
-                yield ("progress", start + len(chunk), len(data))
-            yield ("done", model, data, np.concatenate(chunks), cnn, np.concatenate(cnn_chunks) if cnn_chunks else None)
+            for ev in classify_in_chunks(model, cnn, data):  # 250 digits a chunk: progress, and a stop between
+                yield ev if ev[0] == "progress" else ("done", model, data, ev[1], cnn, ev[2])
 
         def on_event(ev) -> None:
             if ev[0] == "data":

@@ -8,19 +8,9 @@ import threading
 
 from PySide6.QtCore import QObject
 
-from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.widgets.robustness import RobustnessView
-from capsviz.runtime import worker_thread
-from capsviz.train.robustness import measure_networks
-
-
-def _steps(networks: dict, data_root, n: int, stop: threading.Event):
-    """Generator run by the worker: :func:`capsviz.train.robustness.measure_networks` on the
-    first ``n`` test digits."""
-    with worker_thread("background"):
-        test, _ = load_test_or_sample(data_root)
-        yield from measure_networks(networks, MnistSplit(test.images[:n], test.labels[:n]), stop)
+from capsviz.train.robustness import measure_first
 
 
 class RobustnessMeasurer(QObject):
@@ -51,7 +41,7 @@ class RobustnessMeasurer(QObject):
             networks["cnn"] = copy.deepcopy(self._core.baseline).cpu().eval()
         self.view.networks = len(networks)
         self.worker = start_worker(
-            _steps,
+            measure_first,
             networks,
             self._core.data_root,
             n,

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capsviz.data.mnist import MnistSplit
+from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_each
+from capsviz.runtime import worker_thread
 from capsviz.train.sweeps import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
 
@@ -127,6 +128,16 @@ def measure_networks(networks: dict, test: MnistSplit, stop=None) -> Iterator[tu
                 yield kind, strength, correct, len(test), name
     except Stopped:
         return
+
+
+def measure_first(networks: dict, data_root, n: int, stop=None) -> Iterator[tuple[str, float, int, int, str]]:
+    """:func:`measure_networks` on the first ``n`` MNIST test digits in ``data_root`` (None:
+    the default places; the shipped 2,000-digit sample where the test split is missing), run
+    as a background worker (:func:`capsviz.runtime.worker_thread`): the explorer's
+    Robustness view runs it on a thread of its own."""
+    with worker_thread("background"):
+        test, _ = load_test_or_sample(data_root)
+        yield from measure_networks(networks, MnistSplit(test.images[:n], test.labels[:n]), stop)
 
 
 def robustness(

@@ -11,6 +11,8 @@ import pytest
 import torch
 
 import capsviz.explorer as explorer
+from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.evaluate import evaluate_model
 from capsviz.explorer import (
     ExplorerInput,
     InferenceRequest,
@@ -18,6 +20,7 @@ from capsviz.explorer import (
     TrainingRun,
     WeightsSnapshot,
     browsed,
+    classify_in_chunks,
     initial_model,
     read_models,
     request_for,
@@ -106,6 +109,20 @@ def test_a_snapshot_takes_the_probabilities_of_the_cnn_compared_now():
     snapshot.compare_with(cnn)
     np.testing.assert_allclose(snapshot.inference.baseline, baseline_probabilities(cnn, source.model_image))
     WeightsSnapshot(model, None, source).compare_with(cnn)  # no inference: nothing to compare
+
+
+def test_the_browser_classifies_in_chunks_with_the_cnn_beside():
+    torch.manual_seed(0)
+    model, cnn = CapsNet(NET).eval(), BaselineCNN(preset("baseline-small", 28)).eval()
+    sample = load_sample()
+    data = MnistSplit(sample.images[:30], sample.labels[:30])
+    events = list(classify_in_chunks(model, cnn, data, chunk=12))
+    assert [ev[:3] for ev in events[:-1]] == [("progress", 12, 30), ("progress", 24, 30), ("progress", 30, 30)]
+    done, predictions, cnn_predictions = events[-1]
+    assert done == "done" and predictions.dtype == np.int64 and predictions.shape == (30,)
+    np.testing.assert_array_equal(predictions, evaluate_model(model, data))
+    np.testing.assert_array_equal(cnn_predictions, evaluate_model(cnn, data))
+    assert list(classify_in_chunks(model, None, data, chunk=250))[-1][2] is None
 
 
 def test_the_browser_keeps_mistakes_disagreements_and_a_confusion_cell():

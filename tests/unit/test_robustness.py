@@ -12,7 +12,16 @@ from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.data.transforms import InputTransform, apply_each, apply_transform
 from capsviz.evaluate import evaluate_model, model_lengths
 from capsviz.train.checkpoint import load_checkpoint
-from capsviz.train.robustness import AFFINE_RANGES, affine_transforms, robustness, sweep_transforms
+from capsviz.train.robustness import (
+    AFFINE_RANGES,
+    KINDS,
+    SWEEPS,
+    affine_transforms,
+    measure,
+    measure_first,
+    robustness,
+    sweep_transforms,
+)
 
 from ..conftest import forward_scores, mnist_root
 from .test_cli import capsviz
@@ -48,6 +57,26 @@ def test_the_batched_warp_equals_the_explorers_one():
         np.testing.assert_array_equal(warped, apply_transform(image / np.float32(255), t))
     with pytest.raises(ValueError, match="5 images but 2 transforms"):
         apply_each(digits, transforms[:2])
+
+
+def test_measure_first_reads_the_first_test_digits_and_stops_when_asked(tmp_path):
+    import threading
+
+    from capsviz.model import CapsNet, CapsNetConfig
+
+    model = CapsNet(CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))).eval()
+    steps = list(measure_first({"capsnet": model}, tmp_path, 12))  # no MNIST there: the shipped sample's first 12
+    sample = load_sample()
+    first = MnistSplit(sample.images[:12], sample.labels[:12])
+
+    def predict(images):
+        return model_lengths(model, images).argmax(axis=1)
+
+    assert steps == [(kind, s, correct, 12, "capsnet") for kind, s, correct in measure(predict, first)]
+    assert len(steps) == sum(len(SWEEPS.get(kind, (1,))) for kind in KINDS)
+    stop = threading.Event()
+    stop.set()
+    assert list(measure_first({"capsnet": model, "cnn": model}, tmp_path, 12, stop)) == []  # stopped before the first
 
 
 @pytest.mark.slow
