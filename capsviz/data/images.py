@@ -1,4 +1,5 @@
-"""Read image files as ink: grayscale, light ink on a dark background, in [0, 1]."""
+"""Read image files as ink: grayscale, light ink on a dark background, in [0, 1]; write a
+grayscale image as a PNG (:func:`save_grey_png`)."""
 
 from __future__ import annotations
 
@@ -196,3 +197,11 @@ def light_background(a: np.ndarray) -> bool:
     average and brighter than mid-grey: dark ink on paper."""
     border = np.concatenate([a[0], a[-1], a[:, 0], a[:, -1]])
     return float(border.mean()) > float(a.mean()) and float(border.mean()) > 0.5
+
+
+def save_grey_png(image: np.ndarray, path: str | os.PathLike, scale: int = 1) -> None:
+    """Write ``image`` ((H, W) in [0, 1]; values outside are clipped) as an 8-bit grayscale
+    PNG at ``path``, each pixel ``scale`` x ``scale`` (``scale`` >= 1). Raises ``OSError``
+    when the file cannot be written."""
+    img = Image.fromarray((np.clip(image, 0, 1) * 255).round().astype(np.uint8), mode="L")
+    img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST).save(path, format="PNG")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from capsviz.data.images import WORK_SIDE, ImageReadError, load_ink
+from capsviz.data.images import WORK_SIDE, ImageReadError, load_ink, save_grey_png
 from capsviz.data.mnist import load_sample
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.model.inference import capsule_lengths
@@ -141,3 +141,13 @@ def test_classify_json_lines(digits, tmp_path):
     assert "bad.png: not an image file" in lines[1]["error"]
     ok = capsviz("classify", *names)
     assert ok.returncode == 0 and len(ok.stdout.splitlines()) == 3 and ok.stdout.startswith(f"{names[0]}: 7 (")
+
+
+def test_a_grey_png_holds_the_image_in_8_bits_each_pixel_scaled(tmp_path):
+    image = np.array([[0.0, 0.5], [1.0, 2.0]], np.float32)  # 2.0 is clipped to white
+    save_grey_png(image, tmp_path / "grid.png", scale=3)
+    with Image.open(tmp_path / "grid.png") as png:
+        assert png.format == "PNG" and png.mode == "L" and png.size == (6, 6)
+        pixels = np.asarray(png)
+    assert pixels[::3, ::3].tolist() == [[0, 128], [255, 255]]
+    assert (pixels[:3, :3] == 0).all() and (pixels[3:, 3:] == 255).all()

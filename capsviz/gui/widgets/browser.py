@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
 from capsviz.explorer import browsed, step_through
+from capsviz.gui.widgets.common import set_quietly
 
 INFO = (
     "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
@@ -164,9 +165,7 @@ class MnistBrowser(QWidget):
         if self.data is None:
             return
         self.index = int(np.clip(index, 0, len(self.data) - 1))
-        self.goto.blockSignals(True)
-        self.goto.setValue(self.index)
-        self.goto.blockSignals(False)
+        set_quietly(self.goto, self.index)
         self._describe()
 
     def show_index(self, index: int) -> None:

@@ -29,6 +29,13 @@ def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6) -> tuple[int, int, in
     return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())), grid)
 
 
+def set_quietly(control, value) -> None:
+    """``control.setValue(value)`` without its change signal (the caller updates the views)."""
+    control.blockSignals(True)
+    control.setValue(value)
+    control.blockSignals(False)
+
+
 def iteration_slider(tip: str) -> QSlider:
     """A horizontal slider over the routing iterations r = 1..3 (at the last), one step a key
     press, ticks below; :func:`fit_iterations` sets its range to an inference's R."""

@@ -34,7 +34,7 @@ from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_BLOCK, TEST_PAIRS, compose, fixed_test_block, place
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
-from capsviz.gui.widgets.common import ImagePanel, InferenceView
+from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
 from capsviz.model.pairs import PairSetup, a_digit, red_green, scan_test_pairs
 from capsviz.runtime import lower_thread_priority
 
@@ -292,9 +292,7 @@ class PairPanel(QWidget, InferenceView):
         """Show digits ``a`` and ``b`` (indices into the digit set) with their shifts (rows, columns)."""
         for control, index, shift in zip(self.controls, (a, b), (shift_a, shift_b)):
             for widget, value in ((control.index, index), (control.dy, shift[0]), (control.dx, shift[1])):
-                widget.blockSignals(True)
-                widget.setValue(int(value))
-                widget.blockSignals(False)
+                set_quietly(widget, int(value))
             control.show_shift()
         self.update_pair(emit)
 
@@ -304,10 +302,7 @@ class PairPanel(QWidget, InferenceView):
         avoid = -1 if other is None else other
         classes = [k for k in range(10) if k != avoid and len(self.by_class[k])]
         members = self.by_class[int(self.rng.choice(classes))]
-        control = self.controls[which]
-        control.index.blockSignals(True)
-        control.index.setValue(int(self.rng.choice(members)))
-        control.index.blockSignals(False)
+        set_quietly(self.controls[which].index, int(self.rng.choice(members)))
         if update:
             self.update_pair()
 

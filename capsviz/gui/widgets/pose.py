@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PIL import Image
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,8 +22,9 @@ from PySide6.QtWidgets import (
 )
 from superqt import QLabeledDoubleSlider
 
+from capsviz.data.images import save_grey_png
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import ImagePanel, InferenceView
+from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
 from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
 
 POSE_RANGES = (0.25, 0.5, 1.0)
@@ -62,9 +62,7 @@ class PerturbationDialog(QDialog):
 
     def save_png(self, path: str | Path, scale: int = 3) -> Path:
         """Write the grid as an 8-bit grayscale PNG, each pixel ``scale`` × ``scale``."""
-        img = Image.fromarray((np.clip(self.image, 0, 1) * 255).round().astype(np.uint8), mode="L")
-        img = img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST)
-        img.save(path)
+        save_grey_png(self.image, path, scale)
         return Path(path)
 
     def _save_dialog(self) -> None:
@@ -235,12 +233,8 @@ class PoseView(QWidget, InferenceView):
 
     def reset(self) -> None:
         for s in self.sliders:
-            s.blockSignals(True)
-            s.setValue(0.0)
-            s.blockSignals(False)
-        self.scale.blockSignals(True)
-        self.scale.setValue(1.0)
-        self.scale.blockSignals(False)
+            set_quietly(s, 0.0)
+        set_quietly(self.scale, 1.0)
         self._update_reconstruction()
 
     def _update_reconstruction(self, *_) -> None:
