@@ -7,7 +7,9 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import platform
+import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from capsviz import __version__
@@ -22,6 +24,25 @@ def exception_report(exc: BaseException) -> tuple[str, str]:
     ``"TypeName: text"`` and the details its formatted traceback."""
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return f"{type(exc).__name__}: {exc}", details
+
+
+def chain_excepthook(report: Callable[[BaseException], None]) -> None:
+    """After the hook it replaces, hand every exception that reaches ``sys.excepthook`` (in
+    the app: one escaping a Qt slot) to ``report(exc)``, its traceback attached; not
+    ``KeyboardInterrupt`` or ``SystemExit``. A report that fails itself (its window gone) is
+    dropped: the previous hook has written the exception to the terminal already."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        if isinstance(value, (KeyboardInterrupt, SystemExit)):
+            return
+        try:
+            report(value.with_traceback(tb))
+        except Exception:  # the terminal and the log have it
+            pass
+
+    sys.excepthook = hook
 
 
 def log_path() -> Path:

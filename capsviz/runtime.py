@@ -9,7 +9,8 @@ worker thread.
   process: ``train`` and ``eval`` keep freed memory (:func:`retain_freed_memory`), the
   long-running app gives it back (:func:`release_freed_memory`).
 - :func:`after_startup` (the app, once its window is up) exempts the start-up objects
-  from the cyclic garbage collector (``gc.freeze``).
+  from the cyclic garbage collector (``gc.freeze``); :func:`collect_due` collects as the
+  automatic collection would, on the thread that calls it.
 - :func:`worker_thread` (``"background"`` for training and the browser's classification,
   ``"inference"`` for the current input), a context manager for a thread that computes
   while the GUI thread paints: a lower CPU priority (``BACKGROUND_NICENESS``,
@@ -261,6 +262,19 @@ def after_startup() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+def collect_due(thresholds: tuple[int, ...]) -> int | None:
+    """Collect what Python's automatic cyclic garbage collection would collect now, on the
+    calling thread: the oldest generation whose count and the counts of the younger ones
+    passed their ``thresholds`` (``gc.get_threshold()``, taken while automatic collection
+    was on); returns that generation (0-2), or None when none is due. For a process that
+    turned automatic collection off (``gc.disable``) to collect on one thread only."""
+    counts = gc.get_count()
+    generation = next((g for g in (2, 1, 0) if all(counts[k] > thresholds[k] for k in range(g + 1))), None)
+    if generation is not None:
+        gc.collect(generation)
+    return generation
 
 
 def lower_thread_priority(niceness: int = BACKGROUND_NICENESS) -> bool:

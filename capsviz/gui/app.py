@@ -40,19 +40,11 @@ def close_on_sigint(window) -> None:
 
 def install_excepthook(window) -> None:
     """Route exceptions that escape a Qt slot to a dialog with the traceback (and the log
-    file) instead of only the terminal; the previous hook still runs."""
-    previous = sys.excepthook
+    file) instead of only the terminal; the previous hook still runs
+    (:func:`capsviz.logs.chain_excepthook`)."""
+    from capsviz.logs import chain_excepthook
 
-    def hook(kind, value, tb):
-        previous(kind, value, tb)
-        if isinstance(value, (KeyboardInterrupt, SystemExit)):
-            return
-        try:
-            window.errors.show_exception("Unexpected error", value.with_traceback(tb))
-        except Exception:  # the window is gone: the terminal and the log have it
-            pass
-
-    sys.excepthook = hook
+    chain_excepthook(lambda exc: window.errors.show_exception("Unexpected error", exc))
 
 
 def configure_pyqtgraph() -> None:

@@ -42,7 +42,7 @@ from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN
 from capsviz.model.inference import Inference
 from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint
-from capsviz.runtime import select_device
+from capsviz.runtime import collect_due, select_device
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, header_of, save_checkpoint, training_record
 from capsviz.train.config import TrainConfig
 from capsviz.train.events import StoppedEvent
@@ -71,16 +71,9 @@ def collect_garbage_on_gui_thread(interval_ms: int = 500) -> None:
     if _collector is not None:
         return
     thresholds = gc.get_threshold()
-
-    def collect() -> None:
-        counts = gc.get_count()
-        generation = next((g for g in (2, 1, 0) if all(counts[k] > thresholds[k] for k in range(g + 1))), None)
-        if generation is not None:
-            gc.collect(generation)
-
     gc.disable()
     _collector = QTimer()
-    _collector.timeout.connect(collect)
+    _collector.timeout.connect(lambda: collect_due(thresholds))
     _collector.start(interval_ms)
 
 

@@ -163,3 +163,30 @@ def test_the_machine_is_named_for_the_benchmarks():
         with open("/proc/cpuinfo") as f:
             name = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
         assert summary["cpu"].startswith(name) and "family" in summary["cpu"]
+
+
+def test_collect_due_collects_the_generation_whose_threshold_passed():
+    import gc
+    import weakref
+
+    from capsviz.runtime import collect_due
+
+    class Node:
+        pass
+
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        assert collect_due((10**9, 10**9, 10**9)) is None  # nothing is due
+        node = Node()
+        node.self = node  # a cycle: only the cyclic collector frees it
+        gone = weakref.ref(node)
+        del node
+        assert gone() is not None
+        assert collect_due((0, -1, -1)) == 2 and gone() is None  # every count passed: all generations
+        kept = [Node() for _ in range(10)]  # new tracked objects: generation 0's count passes 0
+        assert collect_due((0, 10**9, 10**9)) == 0 and len(kept) == 10
+    finally:
+        if was_on:
+            gc.enable()
