@@ -1,7 +1,7 @@
 """The guided tour's steps: what each says, beside which view, and the live example it sets up
 (Qt-free; the app's tour, :mod:`capsviz.gui.tour`, shows them and runs the examples).
 
-Texts are English sources marked for Qt's translation tools (:func:`QT_TR_NOOP`: lupdate
+Texts are English sources marked for Qt's translation tools (:func:`~capsviz.texts.QT_TR_NOOP`: lupdate
 files them with the app's other texts, the app translates them where it shows them). A text
 may hold ``{name}`` fields: figures of the model and input on screen, from :func:`figures`,
 so that what a step says of the loaded model stays true for a model the user trains.
@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-def QT_TR_NOOP(text: str) -> str:  # noqa: N802 (the name Qt's lupdate looks for)
-    """Mark ``text`` for translation without translating it here."""
-    return text
+from capsviz.texts import QT_TR_NOOP
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Extract the app's texts and compile its translations with PySide6's own Linguist tools.
 
-    python tools/translations.py          lupdate: capsviz/gui/**.py -> capsviz/gui/translations/capsviz_zh_CN.ts
+    python tools/translations.py          lupdate: the app's texts -> capsviz/gui/translations/capsviz_zh_CN.ts
                                           (new texts come in unfinished, vanished ones go), then
                                           lrelease: the .ts -> capsviz_zh_CN.qm, which the app loads
     python tools/translations.py --check  only say whether the .ts lacks a text of the code, or
@@ -13,6 +13,7 @@ editor), then this is run again to compile them.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -35,11 +36,18 @@ def tool(name: str) -> str:
     return found
 
 
+def sources() -> list[str]:
+    """The modules whose texts are translated: the GUI's, and those of the Qt-free core that mark
+    texts (``QT_TR_NOOP("…")``) or compose them with a ``tr`` argument (``tr("…", …)``)."""
+    marked = re.compile(r'\b(QT_TR_NOOP|tr)\(\s*"')
+    found = set(GUI.rglob("*.py")) | {p for p in (ROOT / "capsviz").rglob("*.py") if marked.search(p.read_text())}
+    return sorted(str(p) for p in found)
+
+
 def lupdate(ts: Path) -> None:
-    """Extract every tr() text of the GUI's modules into ``ts`` (merged with its translations)."""
-    sources = sorted(str(p) for p in GUI.rglob("*.py")) + [str(ROOT / "capsviz" / "lessons.py")]
+    """Extract every marked text of :func:`sources` into ``ts`` (merged with its translations)."""
     subprocess.run(
-        [tool("lupdate"), "-silent", "-no-obsolete", "-locations", "none", *sources, "-ts", str(ts)], check=True
+        [tool("lupdate"), "-silent", "-no-obsolete", "-locations", "none", *sources(), "-ts", str(ts)], check=True
     )
 
 

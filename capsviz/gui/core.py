@@ -37,12 +37,14 @@ from capsviz.explorer import (
     training_events,
     untrained_model,
 )
+from capsviz.gui.i18n import tr
 from capsviz.gui.inference_thread import InferenceThread
 from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN
 from capsviz.model.inference import Inference
 from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint
 from capsviz.runtime import collect_due, select_device
+from capsviz.texts import QT_TR_NOOP
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, header_of, save_checkpoint, training_record
 from capsviz.train.config import TrainConfig
 from capsviz.train.events import StoppedEvent
@@ -50,7 +52,7 @@ from capsviz.train.events import StoppedEvent
 # Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
 SWEEP_INTERVAL_MS = 120
 # what the core keeps of a dataset while it shows another's
-KEPT = ("model", "info", "checkpoint_path", "model_summary", "baseline", "baseline_info", "input")
+KEPT = ("model", "info", "checkpoint_path", "_summary", "baseline", "baseline_info", "input")
 # the model each dataset's explorer starts with
 SHIPPED = {"mnist": lambda: shipped_checkpoint(), "multimnist": lambda: shipped_multimnist_checkpoint()}
 _collector: QTimer | None = None  # the timer of collect_garbage_on_gui_thread
@@ -168,7 +170,7 @@ class ExplorerCore(QObject):
         self.model = model.to(self.device).eval()
         self.info: CheckpointInfo | None = None
         self.checkpoint_path: Path | None = None  # the loaded file (None: the shipped model or none)
-        self.model_summary = "untrained"
+        self._describe(QT_TR_NOOP("untrained"))
         self.input = ExplorerInput()
         self.inference: Inference | None = None  # the newest result shown
         self._serials = Serials()
@@ -202,15 +204,18 @@ class ExplorerCore(QObject):
             model, info = read_model(target, self.dataset, self.device)
         except CheckpointError as exc:
             if self.info is None and self.checkpoint_path is None and path is None:
-                self.model_summary = "untrained (the shipped model is missing)"
+                self._describe(QT_TR_NOOP("untrained (the shipped model is missing)"))
                 self.modelChanged.emit()
                 self._error(
-                    "No model",
-                    f"The shipped model cannot be loaded: {exc}\n\nThe views show an untrained model. "
-                    "Open a checkpoint (File → Open checkpoint…) or train one in the Training panel.",
+                    tr("No model"),
+                    tr(
+                        "The shipped model cannot be loaded: {error}\n\nThe views show an untrained model. "
+                        "Open a checkpoint (File → Open checkpoint…) or train one in the Training panel.",
+                        error=exc,
+                    ),
                 )
             else:
-                self._error("Cannot load checkpoint", f"{exc}\n\nThe current model stays loaded.")
+                self._error(tr("Cannot load checkpoint"), tr("{error}\n\nThe current model stays loaded.", error=exc))
             return False
         self._use_model(model, info, target, path is not None)
         self.infer()
@@ -221,7 +226,18 @@ class ExplorerCore(QObject):
         """Show ``model`` of file ``target`` (``given``: a file the user chose, not the shipped one)."""
         self.model, self.info = model, info
         self.checkpoint_path = target.resolve() if given else None
-        self.model_summary = f"{target.name} — {info.summary()}"
+        self._describe(QT_TR_NOOP("{name} — {summary}"), name=target.name, summary=info)
+
+    def _describe(self, text: str, **fields) -> None:
+        """Set :attr:`model_summary` to ``text`` (an English source) with ``fields``; a
+        :class:`CheckpointInfo` field reads as its :meth:`~CheckpointInfo.summary`."""
+        self._summary = (text, fields)
+
+    @property
+    def model_summary(self) -> str:
+        """One line on the model shown, in the app's language: its file and training record, or what it is."""
+        text, fields = self._summary
+        return tr(text, **{k: v.summary(tr) if isinstance(v, CheckpointInfo) else v for k, v in fields.items()})
 
     @property
     def read(self):
@@ -249,10 +265,10 @@ class ExplorerCore(QObject):
             raise ValueError(f"dataset must be one of {', '.join(SHIPPED)}, not {dataset!r}")
         if self.is_training or self.loading:
             self._error(
-                "Training is running" if self.is_training else "A model is loading",
-                "Stop the training run (Training panel) before switching to other models."
+                tr("Training is running") if self.is_training else tr("A model is loading"),
+                tr("Stop the training run (Training panel) before switching to other models.")
                 if self.is_training
-                else "Wait until the model being loaded is in.",
+                else tr("Wait until the model being loaded is in."),
             )
             return False
         if dataset != self.dataset:
@@ -268,7 +284,10 @@ class ExplorerCore(QObject):
                 return True
             self.input = ExplorerInput(iterations=self.input.iterations)
             self.inference = None
-        self.model_summary = f"loading {Path(path).name if path else 'the shipped model'}…"
+        if path:
+            self._describe(QT_TR_NOOP("loading {name}…"), name=Path(path).name)
+        else:
+            self._describe(QT_TR_NOOP("loading the shipped model…"))
         self.modelChanged.emit()
         self._load_in_background(path, baseline)
         return True
@@ -293,10 +312,10 @@ class ExplorerCore(QObject):
                 return
             self.model = untrained_model(dataset).to(self.device).eval()
             self.info, self.checkpoint_path, self.baseline, self.baseline_info = None, None, None, None
-            self.model_summary = "untrained (the model cannot be loaded)"
+            self._describe(QT_TR_NOOP("untrained (the model cannot be loaded)"))
             self.modelChanged.emit()
             self.baselineChanged.emit()
-            self._exception("Cannot load checkpoint", exc)
+            self._exception(tr("Cannot load checkpoint"), exc)
 
         def done() -> None:
             self._loader = None
@@ -321,7 +340,7 @@ class ExplorerCore(QObject):
         try:
             cnn, info = read_cnn(target, self.dataset, self.device)
         except CheckpointError as exc:
-            self._error("Cannot load the CNN", f"{exc}\n\nThe current comparison stays.")
+            self._error(tr("Cannot load the CNN"), tr("{error}\n\nThe current comparison stays.", error=exc))
             return False
         self.baseline, self.baseline_info = cnn, info
         self.infer()
@@ -334,7 +353,7 @@ class ExplorerCore(QObject):
         try:
             return save_checkpoint(path, self.model, **training_record(self.info))
         except OSError as exc:
-            self._error("Cannot save checkpoint", str(exc))
+            self._error(tr("Cannot save checkpoint"), str(exc))
             return None
 
     # -- input and inference ----------------------------------------------------------------
@@ -432,7 +451,7 @@ class ExplorerCore(QObject):
             if not self._sweep_serials.take(request.serial):
                 return
             if isinstance(result, BaseException):
-                self._exception("Cannot compute the transform sweep", result)
+                self._exception(tr("Cannot compute the transform sweep"), result)
             else:
                 self.sweepReady.emit(request, result.v, result.baseline)
             self.resultHandled.emit()
@@ -445,7 +464,7 @@ class ExplorerCore(QObject):
         if isinstance(result, BaseException):
             if str(result) != self._last_error:
                 self._last_error = str(result)
-                self._exception("Cannot classify the input", result)
+                self._exception(tr("Cannot classify the input"), result)
             self.resultHandled.emit()
             return
         self._last_error = ""
@@ -468,7 +487,7 @@ class ExplorerCore(QObject):
         same = request.baseline is self.baseline if cnn else request.inference is inference
         if same and request.serial == self._serials.shown and inference is not None:
             if isinstance(result, BaseException):
-                self._exception("Cannot run the CNN on the input" if cnn else "Cannot read the input", result)
+                self._exception(tr("Cannot run the CNN on the input") if cnn else tr("Cannot read the input"), result)
             elif cnn:
                 inference.baseline = result
                 self.cnnReady.emit()
@@ -519,7 +538,7 @@ class ExplorerCore(QObject):
         elif from_scratch:
             self.model = copy.deepcopy(init_model).to(self.device).eval()
             self.info, self.checkpoint_path = None, None
-            self.model_summary = "training from scratch"
+            self._describe(QT_TR_NOOP("training from scratch"))
             self.infer()
             self.modelChanged.emit()
         self.trainingStarted.emit(run.checkpoint)
@@ -559,7 +578,7 @@ class ExplorerCore(QObject):
                 self.baselineChanged.emit()
             elif info is not None:
                 self.info = info
-                self.model_summary = f"trained here — {self.info.summary()}"
+                self._describe(QT_TR_NOOP("trained here — {summary}"), summary=self.info)
         self.trainingEvent.emit(ev)
 
     def apply_snapshot(self, snapshot: WeightsSnapshot) -> None:
@@ -582,7 +601,7 @@ class ExplorerCore(QObject):
             self.infer()
 
     def _on_training_error(self, exc: Exception) -> None:
-        self._exception("Training failed", exc)
+        self._exception(tr("Training failed"), exc)
 
     def _on_training_finished(self) -> None:
         self._worker = None

@@ -50,11 +50,11 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.votes import VotesView
-from capsviz.lessons import QT_TR_NOOP
 from capsviz.logs import about_report
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.model.pairs import read_pair
+from capsviz.texts import QT_TR_NOOP
 from capsviz.train.checkpoint import header_of
 
 
@@ -138,9 +138,7 @@ class MainWindow(QMainWindow):
         self.baseline_label = QLabel("")  # the CNN compared with the capsules, when there is one
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.baseline_label)
-        self.errors = dialogs.ErrorRelay(
-            self, lambda: about_report(core.device, self.model_label.text().removeprefix("model: "))
-        )
+        self.errors = dialogs.ErrorRelay(self, lambda: about_report(core.device, core.model_summary))
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)
         self.routing_checker = RoutingChecker(core, self.routing_view, self.errors.show_exception)
@@ -181,7 +179,8 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
         self.settings_notice = ""
         if self.restored.problems:
-            self.settings_notice = "settings: " + "; ".join(self.restored.problems) + " — using the defaults for these"
+            problems = "; ".join(self.restored.problems)
+            self.settings_notice = tr("settings: {problems} — using the defaults for these", problems=problems)
             logging.getLogger("capsviz").warning(self.settings_notice)
             self.statusBar().showMessage(self.settings_notice, 15000)
         self.sources.show_sample(0)
@@ -217,7 +216,9 @@ class MainWindow(QMainWindow):
         self.routing_view.iterationsChanged.connect(lambda n: self._input_changed(core.set_iterations, n))
         for training_panel in self.training_panels.values():
             training_panel.follow(core)
-        core.data_ready = lambda: offer_mnist(self, core.data_root, "Training needs the 60,000 MNIST training digits.")
+        core.data_ready = lambda: offer_mnist(
+            self, core.data_root, tr("Training needs the 60,000 MNIST training digits.")
+        )
         core.inferenceReady.connect(self._show_inference)
         core.sweepReady.connect(self._show_sweep)
         core.baselineChanged.connect(self.update_sweep)  # the sweep shows the CNN's probabilities too
@@ -302,7 +303,7 @@ class MainWindow(QMainWindow):
         """File → Download MNIST…: fetch what the data folder lacks; the browser then lists all
         10,000 test digits, and training and robustness read them."""
         if not missing_archives(self.core.data_root):
-            self.statusBar().showMessage("MNIST is in its folder already", 5000)
+            self.statusBar().showMessage(tr("MNIST is in its folder already"), 5000)
         elif fetch_mnist(self, self.core.data_root) and self.browser_evaluator.worker is None:
             self.browser.data = None
             if self.dock_shown("browser"):
@@ -462,7 +463,7 @@ class MainWindow(QMainWindow):
             self.core.input.iterations,
             yielded=event,
             finished=finished,
-            errored=lambda exc: self.errors.show_exception("Cannot scan the test pairs", exc),
+            errored=lambda exc: self.errors.show_exception(tr("Cannot scan the test pairs"), exc),
         )
 
     # -- settings -----------------------------------------------------------------
@@ -530,15 +531,20 @@ class MainWindow(QMainWindow):
         self.tour.refresh()
 
     def _show_model(self) -> None:
-        self.model_label.setText(f"model: {self.core.model_summary}")
+        self.model_label.setText(tr("model: {summary}", summary=self.core.model_summary))
         self._title()
 
     def _show_baseline_summary(self) -> None:
         self.lengths_view.cnn = self.core.baseline is not None
         info = self.core.baseline_info
-        text = "" if self.core.baseline is None else "CNN: training here" if info is None else f"CNN: {info.path.name}"
-        if info is not None and info.test_accuracy is not None:
-            text += f" — {100 * info.test_accuracy:.2f} %"
+        if self.core.baseline is None:
+            text = ""
+        elif info is None:
+            text = tr("CNN: training here")
+        elif info.test_accuracy is None:
+            text = tr("CNN: {name}", name=info.path.name)
+        else:
+            text = tr("CNN: {name} — {accuracy:.2f} %", name=info.path.name, accuracy=100 * info.test_accuracy)
         self.baseline_label.setText(text)
 
     def update_sweep(self) -> None:
@@ -554,7 +560,7 @@ class MainWindow(QMainWindow):
     def _save_checkpoint(self) -> None:
         path = dialogs.ask_checkpoint_to_save(self)
         if path is not None and self.core.save_model(path) is not None:
-            self.statusBar().showMessage(f"saved {path}", 5000)
+            self.statusBar().showMessage(tr("saved {path}", path=path), 5000)
 
     # -- files and closing ----------------------------------------------------------
     def open_checkpoint(self, path: Path | None) -> bool:

@@ -20,6 +20,7 @@ from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
 from capsviz.evaluate import answers_differ, answers_of, model_lengths, pair_hits
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
+from capsviz.texts import english
 
 RED = np.array([1.0, 0.25, 0.2], np.float32)
 GREEN = np.array([0.2, 1.0, 0.3], np.float32)
@@ -54,10 +55,9 @@ class PairReading:
         to ``a`` per routing iteration, or None with ``segmented``
     contrast : the largest |share - 0.5| on the ink over all iterations (0: routing favours
         neither digit anywhere), the departure the segmentation's colours are stretched to
-    verdict : one line, e.g. "longest capsules: 4 and 1; the digits are 4 and 1 — both right"
     first : [j1, j2], the two longest capsules after one routing iteration (what the same
         weights answer with r = 1: uniform couplings, Sec. 2)
-    routing : one line, :func:`routing_comparison` of ``first`` and ``top2``
+    iterations : R, the routing iterations of the trace
     """
 
     labels: tuple[int | None, int | None]
@@ -67,9 +67,17 @@ class PairReading:
     segmented: tuple[int, int] | None
     shares: np.ndarray | None
     contrast: float
-    verdict: str
     first: list[int]
-    routing: str
+    iterations: int
+
+    def verdict(self, tr=english) -> str:
+        """One line on the answer: :func:`verdict` of ``top2`` and ``labels``, e.g. "longest
+        capsules: 4 and 1; the digits are 4 and 1 — both right" (``tr``: see :mod:`capsviz.texts`)."""
+        return verdict(self.top2, self.labels, tr)
+
+    def routing(self, tr=english) -> str:
+        """One line, :func:`routing_comparison` of ``first`` and ``top2``."""
+        return routing_comparison(self.first, self.top2, self.iterations, self.labels, tr)
 
     @property
     def routing_changed(self) -> bool:
@@ -95,9 +103,9 @@ class PairReading:
         return layered(images, [own] + [colour for _, colour in kept]), np.clip(sum(images), 0.0, 1.0)
 
 
-def a_digit(k: int) -> str:
-    """``a 7``, ``an 8``."""
-    return f"{'an' if k == 8 else 'a'} {k}"
+def a_digit(k: int, tr=english) -> str:
+    """``a 7``, ``an 8`` (``tr``: see :mod:`capsviz.texts`)."""
+    return tr("an {k}", k=k) if k == 8 else tr("a {k}", k=k)
 
 
 def by_digit(top2, labels, reconstructions: np.ndarray, parts: np.ndarray) -> tuple[int, int]:
@@ -152,38 +160,48 @@ def segmentation_image(image: np.ndarray, share: np.ndarray, contrast: float) ->
     return np.clip(np.asarray(image, np.float32)[..., None] * (t * RED + (1.0 - t) * GREEN), 0.0, 1.0)
 
 
-def verdict(top2, labels) -> str:
+def verdict(top2, labels, tr=english) -> str:
     """One line on the model's answer ``top2`` (the two longest capsules) against ``labels``
-    (the classes of digits A and B, None for a drawing)."""
+    (the classes of digits A and B, None for a drawing); ``tr``: see :mod:`capsviz.texts`."""
     a, b = labels
-    answer = f"longest capsules: {top2[0]} and {top2[1]}"
+    answer = tr("longest capsules: {j} and {k}", j=top2[0], k=top2[1])
     if a is None and b is None:
         return answer
     if a is None or b is None:
         known = a if a is not None else b
-        return answer + f"; the test digit is {a_digit(known)} — " + ("found" if known in top2 else "not found")
+        if known in top2:
+            return answer + tr("; the test digit is {digit} — found", digit=a_digit(known, tr))
+        return answer + tr("; the test digit is {digit} — not found", digit=a_digit(known, tr))
     if a == b:
-        return f"both digits are {a}s: pick digits of two different classes"
+        return tr("both digits are {a}s: pick digits of two different classes", a=a)
     found = len({a, b} & set(top2))
-    return answer + f"; the digits are {a} and {b} — " + {2: "both right", 1: "one right", 0: "both wrong"}[found]
+    if found == 2:
+        return answer + tr("; the digits are {a} and {b} — both right", a=a, b=b)
+    if found == 1:
+        return answer + tr("; the digits are {a} and {b} — one right", a=a, b=b)
+    return answer + tr("; the digits are {a} and {b} — both wrong", a=a, b=b)
 
 
-def routing_comparison(first, last, iterations: int, labels) -> str:
+def routing_comparison(first, last, iterations: int, labels, tr=english) -> str:
     """One line setting the answer after one routing iteration (``first``, the two longest
     capsules) beside the answer after ``iterations`` (``last``), each with how many of
     ``labels`` (the classes of digits A and B; None for a drawing) it names, and whether
-    routing changed it: "r = 1: 3, 5 (one right) · r = 3: 3, 8 (both right) — routing changed the answer"."""
+    routing changed it: "r = 1: 3, 5 (one right) · r = 3: 3, 8 (both right) — routing changed
+    the answer"; ``tr``: see :mod:`capsviz.texts`."""
     if iterations == 1:
-        return f"r = 1: {first[0]}, {first[1]} (one routing iteration: raise R to compare)"
+        return tr("r = 1: {j}, {k} (one routing iteration: raise R to compare)", j=first[0], k=first[1])
     a, b = labels
     known = a is not None and b is not None and a != b
 
     def said(top2) -> str:
         found = len({a, b} & set(top2)) if known else None
-        return f"{top2[0]}, {top2[1]}" + ("" if found is None else f" ({('none', 'one', 'both')[found]} right)")
+        named = (tr("none right"), tr("one right"), tr("both right"))
+        return f"{top2[0]}, {top2[1]}" + ("" if found is None else tr(" ({found})", found=named[found]))
 
-    change = "kept" if set(first) == set(last) else "changed"
-    return f"r = 1: {said(first)} · r = {iterations}: {said(last)} — routing {change} the answer"
+    fields = {"first": said(first), "last": said(last), "r": iterations}
+    if set(first) == set(last):
+        return tr("r = 1: {first} · r = {r}: {last} — routing kept the answer", **fields)
+    return tr("r = 1: {first} · r = {r}: {last} — routing changed the answer", **fields)
 
 
 def routing_changes(model, images: np.ndarray, iterations: int = 3, batch_size: int = SCAN_CHUNK) -> np.ndarray:
@@ -227,9 +245,8 @@ def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
         segmented=segmented,
         shares=shares,
         contrast=contrast or 0.0,
-        verdict=verdict(top2, setup.labels),
         first=first,
-        routing=routing_comparison(first, top2, len(inference.lengths), setup.labels),
+        iterations=len(inference.lengths),
     )
 
 

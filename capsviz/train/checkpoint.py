@@ -38,6 +38,7 @@ from capsviz import __version__
 from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
+from capsviz.texts import english
 
 FORMAT = "capsviz-checkpoint-1"
 RESERVED_PREFIXES = ("optimizer.", "rng.")
@@ -79,18 +80,22 @@ class CheckpointInfo:
         """What network the file holds: ``capsnet`` or ``baseline`` (metadata ``model``)."""
         return self.metadata.get("model", "capsnet")
 
-    def summary(self) -> str:
+    def summary(self, tr=english) -> str:
         """One line for humans, e.g. ``99.21 % on 10,000 test images, 3 epochs, 2026-11-30``
-        (a MultiMNIST model: ``84.16 % on 10,000 test pairs``, both digits right)."""
+        (a MultiMNIST model: ``84.16 % on 10,000 test pairs``, both digits right); ``tr``: see
+        :mod:`capsviz.texts`."""
         parts = []
-        if self.test_accuracy is not None:
-            unit = "test pairs" if self.dataset == "multimnist" else "test images"
-            n = f" on {self.test_images:,} {unit}" if self.test_images else ""
-            parts.append(f"{100 * self.test_accuracy:.2f} %{n}")
-        parts.append(f"{self.epoch:g} epoch" + ("" if self.epoch == 1 else "s"))
+        accuracy = None if self.test_accuracy is None else 100 * self.test_accuracy
+        if accuracy is not None and not self.test_images:
+            parts.append(tr("{accuracy:.2f} %", accuracy=accuracy))
+        elif accuracy is not None and self.dataset == "multimnist":
+            parts.append(tr("{accuracy:.2f} % on {n:,} test pairs", accuracy=accuracy, n=self.test_images))
+        elif accuracy is not None:
+            parts.append(tr("{accuracy:.2f} % on {n:,} test images", accuracy=accuracy, n=self.test_images))
+        parts.append(tr("1 epoch") if self.epoch == 1 else tr("{n:g} epochs", n=self.epoch))
         if self.created:
             parts.append(self.created[:10])
-        return ", ".join(parts)
+        return tr(", ").join(parts)
 
 
 STALE_TEMP_S = 600  # a temporary file this old beside a checkpoint is a killed writer's

@@ -167,7 +167,7 @@ def test_the_capsule_lengths_come_before_the_pairs_reading(qtbot, pairs):
     core.inference.reading = reading
     expected = pairs.core.reads["multimnist"](core.model, events[0][1], panel.setup)
     np.testing.assert_allclose(reading.reconstructions, expected.reconstructions, atol=1e-6)
-    assert reading.verdict == expected.verdict and panel.verdict.text().startswith(reading.verdict)
+    assert reading.verdict() == expected.verdict() and panel.verdict.text().startswith(reading.verdict())
 
 
 def test_the_absent_digit_reconstruction_uses_the_capsule_picked(qtbot, pairs):

@@ -47,8 +47,8 @@ def test_the_verdict_counts_the_digits_among_the_two_longest(top2, labels, text)
 )
 def test_one_routing_iteration_is_set_beside_the_last(first, last, iterations, labels, text):
     assert routing_comparison(first, last, iterations, labels) == text
-    reading = PairReading(labels, last, last, np.zeros((10, 2, 2)), None, None, 0.0, "", first, text)
-    assert reading.routing_changed == (set(first) != set(last))
+    reading = PairReading(labels, last, last, np.zeros((10, 2, 2)), None, None, 0.0, first, iterations)
+    assert reading.routing_changed == (set(first) != set(last)) and reading.routing() == text
 
 
 def test_the_segmentation_colours_stretch_to_the_largest_departure():
@@ -67,7 +67,7 @@ def test_a_pose_edit_keeps_the_other_capsule_as_inferred():
     recon = np.zeros((10, 2, 2), np.float32)
     recon[4] = [[1.0, 0.0], [0.0, 0.0]]  # digit A's capsule (4) draws the top left
     recon[6] = [[0.0, 0.0], [0.0, 1.0]]  # digit B's capsule (6) the bottom right
-    reading = PairReading((4, 6), [6, 4], [4, 6], recon, (4, 6), None, 0.0, "", [6, 4], "")
+    reading = PairReading((4, 6), [6, 4], [4, 6], recon, (4, 6), None, 0.0, [6, 4], 3)
     edited = np.array([[0.0, 0.5], [0.0, 0.0]], np.float32)  # capsule 6 moved up
     colours, combined = reading.compose_pose(6, edited)
     np.testing.assert_allclose(colours[0, 1], [0.1, 0.5, 0.15], atol=1e-6)  # the edit in green

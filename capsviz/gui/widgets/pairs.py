@@ -32,15 +32,20 @@ from PySide6.QtWidgets import (
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_BLOCK, TEST_PAIRS, compose, fixed_test_block, place
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
 from capsviz.model.pairs import PairSetup, a_digit, red_green, scan_test_pairs
 from capsviz.runtime import lower_thread_priority
+from capsviz.texts import QT_TR_NOOP
 
-SCAN_BUTTONS = {"wrong": "Next wrong pair", "routing": "Next routing change"}  # scan_test_pairs' finds
+SCAN_BUTTONS = {
+    "wrong": QT_TR_NOOP("Next wrong pair"),
+    "routing": QT_TR_NOOP("Next routing change"),
+}  # scan_test_pairs' finds
 DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
-INFO = (
+INFO = QT_TR_NOOP(
     "Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped "
     "in a 36×36 field (MultiMNIST, Sec. 6 of the paper). The two longest digit capsules are the "
     "model's answer. Fig. 5: the reconstructions from those two capsules in red and green over "
@@ -61,29 +66,29 @@ class DigitControls(QGroupBox):
         super().__init__(title, parent)
         self.name = title
         self.source = QComboBox()
-        self.source.addItems(["test digit", "drawing"])
-        self.source.setToolTip("take this digit from the MNIST test digits, or draw it")
+        self.source.addItems([tr("test digit"), tr("drawing")])
+        self.source.setToolTip(tr("take this digit from the MNIST test digits, or draw it"))
         self.canvas = DrawingCanvas(size=DRAW_SIZE)
         self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
         self.canvas.setVisible(False)
-        self.clear = QPushButton("Clear")
+        self.clear = QPushButton(tr("Clear"))
         self.clear.setVisible(False)
         self.index = QSpinBox()
         self.index.setRange(0, count - 1)
-        self.index.setToolTip("index of the digit in the MNIST test digits")
-        self.random = QPushButton("Random")
-        self.random.setToolTip("a random test digit of another class than the other digit")
+        self.index.setToolTip(tr("index of the digit in the MNIST test digits"))
+        self.random = QPushButton(tr("Random"))
+        self.random.setToolTip(tr("a random test digit of another class than the other digit"))
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
         self.shift_labels: list[QLabel] = []
         layout = QGridLayout(self)
-        layout.addWidget(QLabel("digit"), 0, 0)
+        layout.addWidget(QLabel(tr("digit")), 0, 0)
         layout.addWidget(self.index, 0, 1)
         layout.addWidget(self.random, 0, 2, 1, 2)
-        for row, (name, slider) in enumerate((("shift ↓", self.dy), ("shift →", self.dx)), start=1):
+        for row, (name, slider) in enumerate(((tr("shift ↓"), self.dy), (tr("shift →"), self.dx)), start=1):
             slider.setRange(-MAX_SHIFT, MAX_SHIFT)
             slider.setPageStep(1)
             slider.setTickPosition(QSlider.TickPosition.TicksBelow)
-            slider.setToolTip(f"rows / columns to move the digit by, −{MAX_SHIFT}…{MAX_SHIFT} px")
+            slider.setToolTip(tr("rows / columns to move the digit by, −{k}…{k} px", k=MAX_SHIFT))
             value = QLabel("+0 px")
             self.shift_labels.append(value)
             layout.addWidget(QLabel(name), row, 0)
@@ -92,7 +97,7 @@ class DigitControls(QGroupBox):
             slider.valueChanged.connect(self.changed)
         self.index.valueChanged.connect(self.changed)
         self.changed.connect(self.show_shift)
-        layout.addWidget(QLabel("from"), 3, 0)
+        layout.addWidget(QLabel(tr("from")), 3, 0)
         layout.addWidget(self.source, 3, 1, 1, 2)
         layout.addWidget(self.clear, 3, 3)
         layout.addWidget(self.canvas, 0, 4, 4, 1, Qt.AlignmentFlag.AlignTop)  # shown for a drawing
@@ -167,40 +172,47 @@ class PairPanel(QWidget, InferenceView):
         self, digits: MnistSplit, full_test_split: bool = True, iteration=lambda: 1, seed: int = 0, parent=None
     ):
         super().__init__(parent)
-        self.setToolTip(INFO)
+        self.setToolTip(tr(INFO))
         self.digits = digits
         self.full_test_split = full_test_split
         self.iteration = iteration
         self.rng = np.random.default_rng(seed)
         self.by_class = [np.flatnonzero(digits.labels == k) for k in range(10)]
-        self.controls = [DigitControls(f"digit {name}", len(digits)) for name in ("A (red)", "B (green)")]
+        self.controls = [
+            DigitControls(tr("digit A (red)"), len(digits)),
+            DigitControls(tr("digit B (green)"), len(digits)),
+        ]
         self.scale_label = QLabel("")  # the segmentation's colour scale
         self.scale_label.setWordWrap(True)
         self.scale_label.setToolTip(
-            "The segmentation's colours span the largest departure from an even split over all "
-            "iterations of this pair: where routing barely divides the capsules, faint differences "
-            "show as full colours. The shares are the couplings themselves."
+            tr(
+                "The segmentation's colours span the largest departure from an even split over all "
+                "iterations of this pair: where routing barely divides the capsules, faint differences "
+                "show as full colours. The shares are the couplings themselves."
+            )
         )
         self.absent = QComboBox()
         self.absent.addItems([str(k) for k in range(10)])
-        self.absent.setToolTip("reconstruct from this digit's capsule (the paper's (*) columns)")
+        self.absent.setToolTip(tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
         self.verdict = QLabel("")
         self.verdict.setWordWrap(True)
         self.test_pair = QSpinBox()
         self.test_pair.setRange(0, TEST_PAIRS - 1)
-        self.test_pair.setToolTip(
-            "a pair of the fixed MultiMNIST test set (capsviz.data.multimnist.fixed_test_pairs): its digits and shifts"
-        )
-        self.show_test_pair = QPushButton("Show test pair")
-        self.next_wrong = QPushButton(SCAN_BUTTONS["wrong"])
+        self.test_pair.setToolTip(tr("a pair of the fixed MultiMNIST test set: its digits and shifts"))
+        self.show_test_pair = QPushButton(tr("Show test pair"))
+        self.next_wrong = QPushButton(tr(SCAN_BUTTONS["wrong"]))
         self.next_wrong.setToolTip(
-            "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
-            "(click again to cancel)"
+            tr(
+                "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
+                "(click again to cancel)"
+            )
         )
-        self.next_changed = QPushButton(SCAN_BUTTONS["routing"])
+        self.next_changed = QPushButton(tr(SCAN_BUTTONS["routing"]))
         self.next_changed.setToolTip(
-            "scan the test pairs after this one for the next whose two longest capsules after one routing "
-            "iteration are other digits than after R (the Routing dock's R; click again to cancel)"
+            tr(
+                "scan the test pairs after this one for the next whose two longest capsules after one routing "
+                "iteration are other digits than after R (the Routing dock's R; click again to cancel)"
+            )
         )
         self._scans = {"wrong": self.next_wrong, "routing": self.next_changed}
         self.finding = "wrong"  # what the scan running (or the last one) looks for
@@ -209,24 +221,26 @@ class PairPanel(QWidget, InferenceView):
         if not full_test_split:  # the fixed test pairs are drawn from all 10,000 test digits
             for widget in (self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed):
                 widget.setEnabled(False)
-            self.browse_status.setText("the test pairs need the MNIST test files (see README: MNIST)")
+            self.browse_status.setText(tr("the test pairs need the MNIST test files (File → Download MNIST…)"))
 
         side = FIELD
         # short titles: five panels share the middle of the window (about 100 px each); the tooltips say the rest
         self.composed_panel = ImagePanel("A + B", (side, side))
-        self.input_panel = ImagePanel("input", (side, side))
-        self.fig5_panel = ImagePanel("decoded", (side, side))
-        self.absent_panel = ImagePanel("(*) digit", (side, side))
-        self.segment_panel = ImagePanel("segmentation", (side, side))
+        self.input_panel = ImagePanel(tr("input"), (side, side))
+        self.fig5_panel = ImagePanel(tr("decoded"), (side, side))
+        self.absent_panel = ImagePanel(tr("(*) digit"), (side, side))
+        self.segment_panel = ImagePanel(tr("segmentation"), (side, side))
         for panel, tip in (
-            (self.composed_panel, "the two digits, each alone in its shifted 36×36 field: A in red, B in green"),
-            (self.input_panel, f"the model's {side}×{side} input: the two digits summed and clipped at 1"),
-            (self.fig5_panel, "the reconstructions from the two longest capsules over each other (paper Fig. 5)"),
-            (self.absent_panel, "the reconstruction from the capsule picked under (*): a digit that is not there"),
+            (self.composed_panel, tr("the two digits, each alone in its shifted 36×36 field: A in red, B in green")),
+            (self.input_panel, tr("the model's {k}×{k} input: the two digits summed and clipped at 1", k=side)),
+            (self.fig5_panel, tr("the reconstructions from the two longest capsules over each other (paper Fig. 5)")),
+            (self.absent_panel, tr("the reconstruction from the capsule picked under (*): a digit that is not there")),
             (
                 self.segment_panel,
-                "segmentation by routing at iteration r: each pixel coloured by how the primary capsules that see it "
-                "split their couplings between the two digits (red: to A's capsule, green: to B's)",
+                tr(
+                    "segmentation by routing at iteration r: each pixel coloured by how the primary capsules that "
+                    "see it split their couplings between the two digits (red: to A's capsule, green: to B's)"
+                ),
             ),
         ):
             panel.setToolTip(tip)
@@ -235,12 +249,18 @@ class PairPanel(QWidget, InferenceView):
         for control in self.controls:
             top.addWidget(control)
         options = QGridLayout()
-        options.addWidget(QLabel("(*) reconstruct digit"), 0, 0)
+        options.addWidget(QLabel(tr("(*) reconstruct digit")), 0, 0)
         options.addWidget(self.absent, 0, 1)
         options.addWidget(self.scale_label, 0, 2)
         options.setColumnStretch(2, 1)
         browse = QHBoxLayout()
-        for widget in (QLabel("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed):
+        for widget in (
+            QLabel(tr("test pair")),
+            self.test_pair,
+            self.show_test_pair,
+            self.next_wrong,
+            self.next_changed,
+        ):
             browse.addWidget(widget)
         browse.addStretch(1)
         options.addLayout(browse, 1, 0, 1, 3)
@@ -319,7 +339,9 @@ class PairPanel(QWidget, InferenceView):
         self.test_pair.setValue(k)
         self.set_pair(*block.sources[j], block.shifts[j, 0], block.shifts[j, 1], emit=emit)
         self._browsed = self.composition()  # the label holds while the pair stays as it is
-        self.browse_status.setText(f"test pair {k}: digits {block.labels[j, 0]} and {block.labels[j, 1]}")
+        self.browse_status.setText(
+            tr("test pair {k}: digits {a} and {b}", k=k, a=block.labels[j, 0], b=block.labels[j, 1])
+        )
 
     def composition(self) -> tuple:
         """What makes the pair: per digit, drawn or not, its test index and its shift."""
@@ -335,7 +357,7 @@ class PairPanel(QWidget, InferenceView):
             self._browsed = None  # no longer the test pair the label names
             self.browse_status.setText("")
         for control, label in zip(self.controls, self.setup.labels):
-            control.setTitle(control.name if label is None else f"{control.name}: {a_digit(label)}")
+            control.setTitle(control.name if label is None else f"{control.name}: {a_digit(label, tr)}")
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         if emit:
@@ -351,17 +373,21 @@ class PairPanel(QWidget, InferenceView):
         """Show whether a scan for ``find`` runs: its button then reads *Cancel scan*."""
         self.finding = find
         for name, button in self._scans.items():
-            button.setText("Cancel scan" if running and name == find else SCAN_BUTTONS[name])
+            button.setText(tr("Cancel scan") if running and name == find else tr(SCAN_BUTTONS[name]))
 
     def scan_event(self, ev) -> None:
         """Show an event of :meth:`scan_wrong` (on the GUI thread)."""
         if ev[0] == "progress":
-            self.browse_status.setText(f"scanning the test pairs: {ev[1]:,} / {ev[2]:,}")
+            self.browse_status.setText(tr("scanning the test pairs: {k:,} / {n:,}", k=ev[1], n=ev[2]))
         elif ev[0] == "found":
             self.select_test_pair(ev[1])
         else:
-            what = "wrong pair" if self.finding == "wrong" else "pair where routing changes the answer"
-            self.browse_status.setText(f"no {what} after test pair {ev[1] - 1}")
+            if self.finding == "wrong":
+                self.browse_status.setText(tr("no wrong pair after test pair {k}", k=ev[1] - 1))
+            else:
+                self.browse_status.setText(
+                    tr("no pair where routing changes the answer after test pair {k}", k=ev[1] - 1)
+                )
 
     # -- the reading ------------------------------------------------------------------
     def show_iteration(self) -> None:
@@ -380,23 +406,28 @@ class PairPanel(QWidget, InferenceView):
             self.scale_label.setText("")
             return
         self.fig5_panel.set_image(reading.fig5)
-        self.fig5_panel.set_title(f"decoded {reading.shown[0]}, {reading.shown[1]}")
+        self.fig5_panel.set_title(tr("decoded {a}, {b}", a=reading.shown[0], b=reading.shown[1]))
         absent = self.absent.currentIndex()
         self.absent_panel.set_image(reading.reconstructions[absent])
         labels = reading.labels
         there = absent in labels or (None in labels and absent in reading.top2)
-        self.absent_panel.set_title(f"(*) {absent}" + ("" if there else " absent"))
-        self.verdict.setText(f"{reading.verdict}\n{reading.routing}")
+        self.absent_panel.set_title(f"(*) {absent}" if there else tr("(*) {k} absent", k=absent))
+        self.verdict.setText(f"{reading.verdict(tr)}\n{reading.routing(tr)}")
         r = min(max(self.iteration(), 1), inf.iterations) - 1
         if reading.shares is None:
             self.segment_panel.set_image(None)
-            self.segment_panel.set_title("segmentation")
+            self.segment_panel.set_title(tr("segmentation"))
             self.scale_label.setText("")
             return
         a, b = reading.segmented
         self.segment_panel.set_image(reading.segmentation_image(inf.input, r))
         self.segment_panel.set_title(f"r = {r + 1}: {a} | {b}")
         self.scale_label.setText(
-            f"segmentation colours stretched: full red at a share of {0.5 + reading.contrast:.4f} to {a}, "
-            f"full green at {0.5 - reading.contrast:.4f} (0.5: an even split)"
+            tr(
+                "segmentation colours stretched: full red at a share of {red:.4f} to {a}, "
+                "full green at {green:.4f} (0.5: an even split)",
+                red=0.5 + reading.contrast,
+                a=a,
+                green=0.5 - reading.contrast,
+            )
         )

@@ -27,32 +27,48 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz.data.datasets import TITLES
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.runtime import available_devices
+from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
 from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent
 
-INFO = (
+INFO = QT_TR_NOOP(
     "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
     "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
     "current input with the weights as they are being learned. 'network' trains the baseline "
     "CNN shown beside the capsules instead, with the same data and schedule."
 )
 NETWORKS = (
-    ("CapsNet", "capsnet", "the capsule network of the paper"),
-    ("CNN, CapsNet-sized", "baseline-small", "baseline CNN of 64, 64, 32 channels (8.4 M parameters), as shipped"),
-    ("CNN, the paper's", "baseline", "the paper's baseline CNN: 256, 256, 128 channels (35.4 M parameters)"),
+    ("CapsNet", "capsnet", QT_TR_NOOP("the capsule network of the paper")),
+    (
+        QT_TR_NOOP("CNN, CapsNet-sized"),
+        "baseline-small",
+        QT_TR_NOOP("baseline CNN of 64, 64, 32 channels (8.4 M parameters), as shipped"),
+    ),
+    (
+        QT_TR_NOOP("CNN, the paper's"),
+        "baseline",
+        QT_TR_NOOP("the paper's baseline CNN: 256, 256, 128 channels (35.4 M parameters)"),
+    ),
 )
 AXIS_WIDTH = 52  # pixels for the y axis of the loss and accuracy plots: tick labels and the axis name
 MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
 # The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
 # training and the live views wait while an epoch's test images are classified.
 GUI_TEST_IMAGES = 2000
-TEST_IMAGES_TIP = (
+TEST_IMAGES_TIP = QT_TR_NOOP(
     "Test accuracy after each epoch is measured on the first N of the 10,000 test images "
-    f"(0: all). {GUI_TEST_IMAGES:,} by default: training and the live views wait while the "
+    "(0: all). {n:,} by default: training and the live views wait while the "
     "test images are classified, so a subset keeps that pause short. `capsviz train` "
+    "evaluates all 10,000 unless given --test-subset."
+)
+TEST_PAIRS_TIP = QT_TR_NOOP(
+    "Test accuracy after each epoch is measured on the first N of the 10,000 fixed test pairs "
+    "(0: all). {n:,} by default: training and the live views wait while the "
+    "fixed test pairs are classified, so a subset keeps that pause short. `capsviz train` "
     "evaluates all 10,000 unless given --test-subset."
 )
 
@@ -90,7 +106,7 @@ class TrainingPanel(QWidget):
         d = TrainConfig(dataset=dataset)
         self.dataset = dataset
         multi = dataset == "multimnist"
-        self.setToolTip(INFO.format(title=TITLES[dataset]))
+        self.setToolTip(tr(INFO, title=TITLES[dataset]))
         self.fields: dict[str, QSpinBox | QDoubleSpinBox] = {}  # TrainConfig field -> its spin box
         self.epochs = self._field("epochs")
         self.batch_size = self._field("batch_size")
@@ -109,61 +125,78 @@ class TrainingPanel(QWidget):
         self.precision.addItems(PRECISIONS)
         self.precision.setCurrentText(d.precision)
         self.train_subset = self._field("train_subset", value=0, singleStep=1000)
-        self.train_subset.setSpecialValueText("all 60,000")
+        self.train_subset.setSpecialValueText(tr("all 60,000"))
         self.pairs_per_epoch = self._field("pairs_per_epoch", singleStep=10000)
-        self.test_subset = self._field("test_subset", value=GUI_TEST_IMAGES, singleStep=500, suffix=" of 10,000")
-        self.test_subset.setSpecialValueText("all 10,000")
-        examples = "pairs" if multi else "images"
+        self.test_subset = self._field("test_subset", value=GUI_TEST_IMAGES, singleStep=500, suffix=tr(" of 10,000"))
+        self.test_subset.setSpecialValueText(tr("all 10,000"))
         self.network = QComboBox()
         for label, name, tip in NETWORKS:
-            self.network.addItem(label, name)
-            self.network.setItemData(self.network.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-        self.from_scratch = QCheckBox("start from fresh weights")
+            self.network.addItem(tr(label), name)
+            self.network.setItemData(self.network.count() - 1, tr(tip), Qt.ItemDataRole.ToolTipRole)
+        self.from_scratch = QCheckBox(tr("start from fresh weights"))
         self.from_scratch.setChecked(True)
         self.from_scratch.setToolTip(
-            "Unchecked: fine-tune the model that is loaded now (or the CNN compared with it), "
-            "starting at the learning rate its own training ended with"
+            tr(
+                "Unchecked: fine-tune the model that is loaded now (or the CNN compared with it), "
+                "starting at the learning rate its own training ended with"
+            )
         )
         self._model_info = lambda: None  # the header of the model a fine-tune starts from (see follow)
         form = QFormLayout()
         form.setVerticalSpacing(2)
         rows = (
-            ("network", self.network, "what to train: the CapsNet, or the CNN compared with it"),
-            ("epochs", self.epochs, f"passes over the training {examples}"),
-            ("batch size", self.batch_size, f"{examples} per optimizer step (paper: 128)"),
-            ("learning rate", self.lr, "Adam learning rate at step 0 (paper: 0.001)"),
-            ("lr decay", self.lr_decay, "learning rate factor per 'decay steps' steps (official code: 0.96)"),
-            ("decay steps", self.lr_decay_steps, "steps per decay factor (official code: 2000)"),
-            ("routing iterations", self.routing, "routing iterations during training (paper: 3)"),
-            ("recon. weight", self.reconstruction_weight, "weight of the per-image squared error (paper: 0.0005)"),
+            (tr("network"), self.network, tr("what to train: the CapsNet, or the CNN compared with it")),
             (
-                "max shift",
+                tr("epochs"),
+                self.epochs,
+                tr("passes over the training pairs") if multi else tr("passes over the training images"),
+            ),
+            (
+                tr("batch size"),
+                self.batch_size,
+                tr("pairs per optimizer step (paper: 128)") if multi else tr("images per optimizer step (paper: 128)"),
+            ),
+            (tr("learning rate"), self.lr, tr("Adam learning rate at step 0 (paper: 0.001)")),
+            (tr("lr decay"), self.lr_decay, tr("learning rate factor per 'decay steps' steps (official code: 0.96)")),
+            (tr("decay steps"), self.lr_decay_steps, tr("steps per decay factor (official code: 2000)")),
+            (tr("routing iterations"), self.routing, tr("routing iterations during training (paper: 3)")),
+            (
+                tr("recon. weight"),
+                self.reconstruction_weight,
+                tr("weight of the per-image squared error (paper: 0.0005)"),
+            ),
+            (
+                tr("max shift"),
                 self.max_shift,
-                "MultiMNIST: not used (each digit of a pair is shifted by up to 4 px)"
+                tr("MultiMNIST: not used (each digit of a pair is shifted by up to 4 px)")
                 if multi
-                else "random shifts of up to this many pixels, zero padded (paper: 2)",
+                else tr("random shifts of up to this many pixels, zero padded (paper: 2)"),
             ),
-            ("seed", self.seed, "seed of the weights, the batch order and the shifts"),
-            ("device", self.device, "where training runs"),
+            (tr("seed"), self.seed, tr("seed of the weights, the batch order and the shifts")),
+            (tr("device"), self.device, tr("where training runs")),
             (
-                "precision",
+                tr("precision"),
                 self.precision,
-                "auto: bfloat16 products where the CPU or GPU runs them fast, else float32; "
-                "fp16 for GPUs without bfloat16",
+                tr(
+                    "auto: bfloat16 products where the CPU or GPU runs them fast, else float32; "
+                    "fp16 for GPUs without bfloat16"
+                ),
             ),
             (
-                "training digits" if multi else "training images",
+                tr("training digits") if multi else tr("training images"),
                 self.train_subset,
-                f"use only the first N training images{' to draw the pairs from' if multi else ''} (0: all)",
+                tr("use only the first N training images to draw the pairs from (0: all)")
+                if multi
+                else tr("use only the first N training images (0: all)"),
             ),
         )
         if multi:
-            rows += (("pairs per epoch", self.pairs_per_epoch, "MultiMNIST pairs drawn afresh for each epoch"),)
+            rows += ((tr("pairs per epoch"), self.pairs_per_epoch, tr("MultiMNIST pairs drawn afresh for each epoch")),)
         rows += (
             (
-                "test pairs" if multi else "test images",
+                tr("test pairs") if multi else tr("test images"),
                 self.test_subset,
-                TEST_IMAGES_TIP.replace("test images", "fixed test pairs") if multi else TEST_IMAGES_TIP,
+                tr(TEST_PAIRS_TIP if multi else TEST_IMAGES_TIP, n=GUI_TEST_IMAGES),
             ),
         )
         for label, widget, tip in rows:
@@ -187,22 +220,22 @@ class TrainingPanel(QWidget):
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
         self._inputs = (*(widget for _, widget, _ in rows), self.from_scratch)  # the fields in the form, in order
-        self.start_button = QPushButton("Start")
-        self.pause_button = QPushButton("Pause")
+        self.start_button = QPushButton(tr("Start"))
+        self.pause_button = QPushButton(tr("Pause"))
         self.pause_button.setCheckable(True)
-        self.pause_button.setToolTip("Pause the run after this step; the views show its weights. Again: go on")
-        self.stop_button = QPushButton("Stop")
+        self.pause_button.setToolTip(tr("Pause the run after this step; the views show its weights. Again: go on"))
+        self.stop_button = QPushButton(tr("Stop"))
         self.start_button.clicked.connect(self._start)
         self.stop_button.clicked.connect(self.stopRequested)
         self.pause_button.toggled.connect(self.pauseRequested)
-        self.pause_button.toggled.connect(lambda on: self.pause_button.setText("Resume" if on else "Pause"))
+        self.pause_button.toggled.connect(lambda on: self.pause_button.setText(tr("Resume") if on else tr("Pause")))
         buttons = QHBoxLayout()
         for button in (self.start_button, self.pause_button, self.stop_button):
             button.setEnabled(button is self.start_button)
             buttons.addWidget(button)
         self.progress = QProgressBar()
         self.progress.setVisible(False)  # shown while training runs: idle, it would be an empty box
-        self.status = QLabel("idle")
+        self.status = QLabel(tr("idle"))
         self.status.setWordWrap(True)
         left = QVBoxLayout()
         left.addWidget(self.form_area)
@@ -214,21 +247,21 @@ class TrainingPanel(QWidget):
         # The two plots are stacked, each as wide as the panel allows: curves over training
         # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them.
         self.loss_plot = pg.PlotWidget()
-        self.loss_plot.setLabel("left", "loss")
+        self.loss_plot.setLabel("left", tr("loss"))
         self.loss_plot.addLegend(offset=(-5, 5), labelTextSize="8pt", verSpacing=-6)
-        self.loss_plot.setLabel("bottom", "step")
-        self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name="total")
-        self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name="margin")
-        self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name="0.0005 × recon")
+        self.loss_plot.setLabel("bottom", tr("step"))
+        self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name=tr("total"))
+        self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name=tr("margin"))
+        self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name=tr("0.0005 × recon"))
         self.acc_plot = pg.PlotWidget()
-        self.acc_plot.setLabel("left", "accuracy")
+        self.acc_plot.setLabel("left", tr("accuracy"))
         self.acc_plot.addLegend(offset=(-5, -5), labelTextSize="8pt", verSpacing=-6)
-        self.acc_plot.setLabel("bottom", "step")
+        self.acc_plot.setLabel("bottom", tr("step"))
         self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
-        self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name="train (batch)")
+        self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name=tr("train (batch)"))
         self.test_acc_curve = self.acc_plot.plot(
-            pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6, symbolBrush=(250, 80, 80), name="test"
+            pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6, symbolBrush=(250, 80, 80), name=tr("test")
         )
         for plot in (self.loss_plot, self.acc_plot):
             plot.getAxis("left").setWidth(AXIS_WIDTH)  # the two x axes line up
@@ -314,18 +347,18 @@ class TrainingPanel(QWidget):
         def stop() -> None:
             core.stop_training()
             self.pause_button.setEnabled(False)
-            self.status.setText("stopping…")
+            self.status.setText(tr("stopping…"))
 
         def pause(paused: bool) -> None:
             core.pause_training(paused)
-            self.status.setText("pausing after this step…" if paused else "going on…")
+            self.status.setText(tr("pausing after this step…") if paused else tr("going on…"))
 
         def started(checkpoint) -> None:
             if core.train_config.dataset != self.dataset:  # a run of the window's other kind of model
                 return
             self.reset_curves()
             self.set_running(True)
-            self.status.setText(f"loading MNIST…; the run will be saved to {checkpoint}")
+            self.status.setText(tr("loading MNIST…; the run will be saved to {path}", path=checkpoint))
 
         def event(ev) -> None:
             if core.train_config.dataset != self.dataset:
@@ -335,10 +368,12 @@ class TrainingPanel(QWidget):
             elif isinstance(ev, EpochEvent):
                 self.add_epoch(ev)
             elif isinstance(ev, PausedEvent):
-                self.status.setText(f"paused at step {ev.step}; the views show these weights. Resume goes on")
+                self.status.setText(tr("paused at step {k}; the views show these weights. Resume goes on", k=ev.step))
             elif isinstance(ev, StoppedEvent):
-                word = "finished" if ev.finished else "stopped"
-                self.status.setText(f"{word} at step {ev.step}; saved {ev.checkpoint}")
+                if ev.finished:
+                    self.status.setText(tr("finished at step {k}; saved {path}", k=ev.step, path=ev.checkpoint))
+                else:
+                    self.status.setText(tr("stopped at step {k}; saved {path}", k=ev.step, path=ev.checkpoint))
 
         self.stopRequested.connect(stop)
         self.pauseRequested.connect(pause)
@@ -369,8 +404,15 @@ class TrainingPanel(QWidget):
         self.progress.setValue(min(ev.step, total))
         eta = (total - ev.step) * self.batch_size.value() / max(ev.images_per_s, 1e-9)
         self.status.setText(
-            f"epoch {ev.epoch + 1}, batch {ev.batch}/{ev.batches_per_epoch}, "
-            f"{ev.images_per_s:.0f} images/s, lr {ev.lr:.2e}, ETA {eta / 60:.1f} min"
+            tr(
+                "epoch {epoch}, batch {batch}/{batches}, {rate:.0f} images/s, lr {lr:.2e}, {minutes:.1f} min to go",
+                epoch=ev.epoch + 1,
+                batch=ev.batch,
+                batches=ev.batches_per_epoch,
+                rate=ev.images_per_s,
+                lr=ev.lr,
+                minutes=eta / 60,
+            )
         )
         self.redraws.request()
 

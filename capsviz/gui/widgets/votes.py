@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     VIRIDIS,
@@ -28,8 +29,9 @@ from capsviz.model.analysis import (
     vote_extent,
 )
 from capsviz.model.inference import longest
+from capsviz.texts import QT_TR_NOOP
 
-INFO = (
+INFO = QT_TR_NOOP(
     "The votes of routing by agreement. Every primary capsule i predicts the pose of digit "
     "capsule j: u_hat_j|i = W_ij u_i, a 16-D vector. Each dot is one such vote, seen in the "
     "plane of the two directions in which this input's votes for j spread most (fixed for "
@@ -59,14 +61,14 @@ class VotePanel(QWidget):
         self.digit = QComboBox()
         self.digit.addItem(default, -1)
         for k in range(10):
-            self.digit.addItem(f"digit {k}", k)
-        self.digit.setToolTip("The digit capsule j whose votes are shown")
+            self.digit.addItem(tr("digit {k}", k=k), k)
+        self.digit.setToolTip(tr("The digit capsule j whose votes are shown"))
         self.plot = pg.PlotWidget()
         self.plot.setAspectLocked(True)
-        self.plot.setLabel("bottom", "first axis of the votes")
-        self.plot.setLabel("left", "second axis")
+        self.plot.setLabel("bottom", tr("first axis of the votes"))
+        self.plot.setLabel("left", tr("second axis"))
         self.plot.setMenuEnabled(False)
-        self.plot.setTitle("votes", size="9pt")  # a title row; its text follows the digit and iteration
+        self.plot.setTitle(tr("votes"), size="9pt")  # a title row; its text follows the digit and iteration
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.scatter = pg.ScatterPlotItem(pen=None, hoverable=True, tip=None)
@@ -79,9 +81,9 @@ class VotePanel(QWidget):
         self.key = SeriesKey(
             self.plot,
             [
-                KeyEntry("votes û_j|i", (self.scatter,), dots, "dot"),
-                KeyEntry("v_j by iteration", (self.path,), (PATH,), "line+dot"),
-                KeyEntry("v_j at r", (self.current,), (CURRENT,), "cross"),
+                KeyEntry(tr("votes û_j|i"), (self.scatter,), dots, "dot"),
+                KeyEntry(tr("v_j by iteration"), (self.path,), (PATH,), "line+dot"),
+                KeyEntry(tr("v_j at r"), (self.current,), (CURRENT,), "cross"),
             ],
         )
         self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
@@ -90,14 +92,16 @@ class VotePanel(QWidget):
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
         # two lines: the count and where, so the title fits the narrow panel
-        self.fields = ImagePanel("votes<br>in the rectangle")
+        self.fields = ImagePanel(tr("votes<br>in the rectangle"))
         self.fields.setMinimumSize(140, 160)
         self.fields.setToolTip(
-            "The input pixels seen by the primary capsules whose votes lie inside the rectangle, "
-            "each capsule weighted by ‖u_i‖"
+            tr(
+                "The input pixels seen by the primary capsules whose votes lie inside the rectangle, "
+                "each capsule weighted by ‖u_i‖"
+            )
         )
         top = QHBoxLayout()
-        top.addWidget(QLabel("capsule"))
+        top.addWidget(QLabel(tr("capsule")))
         top.addWidget(self.digit)
         top.addStretch(1)
         grid = QGridLayout(self)
@@ -127,19 +131,19 @@ class VotesView(QWidget, InferenceView):
 
     def __init__(self, panels: int = 1, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
-        self.iteration = iteration_slider("Routing iteration r whose couplings colour the votes")
+        self.setToolTip(tr(INFO))
+        self.iteration = iteration_slider(tr("Routing iteration r whose couplings colour the votes"))
         self.iteration_label = QLabel("r = 3")
         controls = QHBoxLayout()
-        for w in (QLabel("iteration"), self.iteration, self.iteration_label):
+        for w in (QLabel(tr("iteration")), self.iteration, self.iteration_label):
             controls.addWidget(w, 1 if w is self.iteration else 0)
         # two panels, one over the other, for a model that gives two answers (set_answers)
-        self.all_panels = [VotePanel("predicted", k) for k in range(2)]
+        self.all_panels = [VotePanel(tr("predicted"), k) for k in range(2)]
         self.panels = self.all_panels[:1]  # the panels shown
         row = QVBoxLayout()
         for panel in self.all_panels:
             row.addWidget(panel, 1)
-        self.readout = QLabel("hover over a vote to read it")
+        self.readout = QLabel(tr("hover over a vote to read it"))
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -164,7 +168,7 @@ class VotesView(QWidget, InferenceView):
         side by side (2: a pair model's two answers). Off screen, the panels change when the
         view is shown (a panel shown or hidden lays out the docks around it again)."""
         self.panels = self.all_panels[:answers]
-        names = ("predicted",) if answers == 1 else ("longest", "second longest")
+        names = (tr("predicted"),) if answers == 1 else (tr("longest"), tr("second longest"))
         for panel, name in zip(self.panels, names):
             panel.digit.setItemText(0, name)
         if self.on_screen():
@@ -270,14 +274,15 @@ class VotesView(QWidget, InferenceView):
     def _style(self, panel: VotePanel, brushes: bool = True) -> None:
         inf = self.inference
         r = self.iteration.value() - 1
-        self.iteration_label.setText("r = –" if inf is None else f"r = {r + 1} of {inf.iterations}")
+        self.iteration_label.setText("r = –" if inf is None else tr("r = {r} of {n}", r=r + 1, n=inf.iterations))
         if panel.j is None:
             return
         if brushes:
             panel.scatter.setBrush(self._colours(panel.j, r))
         panel.current.setData([panel.centres[r, 0]], [panel.centres[r, 1]])
         panel.colorbar.setLevels(self.colour_scale(panel.j))
-        set_label(panel.plot.getPlotItem().titleLabel, f"votes for digit {panel.j}, iteration {r + 1}", size="9pt")
+        title = tr("votes for digit {j}, iteration {r}", j=panel.j, r=r + 1)
+        set_label(panel.plot.getPlotItem().titleLabel, title, size="9pt")
 
     def describe(self, j: int, i: int) -> str:
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
@@ -285,9 +290,19 @@ class VotesView(QWidget, InferenceView):
         r = self.iteration.value() - 1
         t, y, x = capsule_position(i, len(inf.u_lengths))
         agreement = float(inf.u_hat[i, j] @ inf.v[r, j])
-        return (
-            f"capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {inf.u_lengths[i]:.4f}; for digit {j} at iteration "
-            f"{r + 1}: c_ij = {inf.c[r, i, j]:.4f}, b_ij = {inf.b[r, i, j]:.4f}, agreement û·v_j = {agreement:+.4f}"
+        return tr(
+            "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
+            "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}",
+            i=i,
+            t=t,
+            y=y,
+            x=x,
+            u=inf.u_lengths[i],
+            j=j,
+            r=r + 1,
+            c=inf.c[r, i, j],
+            b=inf.b[r, i, j],
+            agreement=agreement,
         )
 
     def _hover(self, panel: VotePanel, points) -> None:
@@ -319,4 +334,4 @@ class VotesView(QWidget, InferenceView):
         glow = spread / spread.max() if spread.max() > 0 else spread
         rgb = np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)
         panel.fields.set_image(rgb)
-        panel.fields.set_title(f"{int(panel.selected.sum())} votes<br>in the rectangle")
+        panel.fields.set_title(tr("{k} votes<br>in the rectangle", k=int(panel.selected.sum())))
