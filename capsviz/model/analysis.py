@@ -251,3 +251,30 @@ def chosen_fields(u_lengths: np.ndarray, chosen: np.ndarray) -> np.ndarray:
     over the input pixels each sees (:func:`receptive_overlay`): u_lengths (I,) -> (H, H) float32."""
     g = grid_side(len(u_lengths))
     return receptive_overlay(np.where(chosen, u_lengths, 0.0).reshape(-1, g, g).sum(axis=0))
+
+
+def iteration_maps(u_lengths: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The class maps of every routing iteration, and how far each is from uniform routing.
+
+    u_lengths : (I,); c : (R, I, J) couplings per iteration. Returns (maps, departures,
+    uniform): maps (R, J, G, G), :func:`class_maps` of each iteration; departures (R, J, G, G),
+    the same of c_ij - 1/J (sum over the types of ||u_i|| (c_ij - 1/J): what each position sends
+    to digit j beyond an even split); uniform (R,) bool, whether every c_ij of the iteration
+    is 1/J (to 1e-7: the first iteration's couplings are).
+    """
+    even = 1.0 / c.shape[-1]
+    maps = np.stack([class_maps(u_lengths, ci) for ci in c])
+    departures = np.stack([class_maps(u_lengths, ci - even) for ci in c])
+    return maps, departures, np.array([np.allclose(ci, even, rtol=0, atol=1e-7) for ci in c])
+
+
+def colour_levels(values: np.ndarray, symmetric: bool = False) -> tuple[float, float]:
+    """(low, high) colour levels spanning ``values`` (any shape; NaN, the gaps of a mosaic,
+    ignored); ``symmetric``: (-m, m) with m the largest |value|, so that 0 is the centre
+    colour. Data flatter than 1e-6 gets a scale 1e-3 wider each way (symmetric: +-1e-3)."""
+    if symmetric:
+        top = float(np.nanmax(np.abs(values)))
+        top = top if top > 1e-6 else 1e-3
+        return -top, top
+    low, top = float(np.nanmin(values)), float(np.nanmax(values))
+    return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)

@@ -1,5 +1,6 @@
 """What the views draw, computed without Qt: the capsules a model names, the votes' plane and
-its colour scale, the capsules in a rectangle and the input pixels they see."""
+its colour scale, the capsules in a rectangle and the input pixels they see, the class maps of
+every routing iteration and their colour levels."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import pytest
 
 from capsviz.model.analysis import (
     chosen_fields,
+    class_maps,
+    colour_levels,
     colour_steps,
     coupling_scale,
     in_rectangle,
+    iteration_maps,
     project,
     projected_votes,
     receptive_overlay,
@@ -72,3 +76,24 @@ def test_the_capsules_in_a_rectangle_and_the_pixels_they_see():
     assert spread.shape == (28, 28) and spread.dtype == np.float32
     np.testing.assert_allclose(spread, receptive_overlay(grid))
     assert spread[16, 16] == pytest.approx(0.75) and spread[17, 17] == 0
+
+
+def test_the_class_maps_of_every_iteration_and_their_departure_from_an_even_split():
+    rng = np.random.default_rng(1)
+    u_lengths = rng.uniform(0, 1, 1152).astype(np.float32)
+    later = rng.dirichlet(np.ones(10), size=1152).astype(np.float32)
+    c = np.stack([np.full((1152, 10), 0.1, np.float32), later])  # (R = 2, I, J): uniform, then routed
+    maps, departures, uniform = iteration_maps(u_lengths, c)
+    assert maps.shape == departures.shape == (2, 10, 6, 6) and uniform.tolist() == [True, False]
+    np.testing.assert_allclose(maps[1], class_maps(u_lengths, later), rtol=1e-6)
+    np.testing.assert_allclose(departures[1], class_maps(u_lengths, later - 0.1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(departures[0], 0, atol=1e-5)  # an even split departs from nothing
+    np.testing.assert_allclose(departures.sum(axis=1), 0, atol=1e-3)  # c_i sums to 1: the departures to 0
+
+
+def test_colour_levels_span_the_values_or_centre_on_zero():
+    values = np.array([[0.2, np.nan], [-0.5, 0.4]])
+    assert colour_levels(values) == (-0.5, 0.4)
+    assert colour_levels(values, symmetric=True) == (-0.5, 0.5)
+    assert colour_levels(np.full(4, 0.3)) == pytest.approx((0.299, 0.301))  # flat: 1e-3 each way
+    assert colour_levels(np.zeros(4), symmetric=True) == (-1e-3, 1e-3)

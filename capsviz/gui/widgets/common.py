@@ -20,13 +20,15 @@ VIRIDIS = pg.colormap.get("viridis")
 DIGIT_COLOURS = [pg.intColor(k, 10, sat=170) for k in range(10)]
 
 
-def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6) -> tuple[int, int, int] | None:
-    """(type, y, x) of the primary capsule under ``scene_pos`` in a view showing a
-    :func:`~capsviz.model.analysis.type_mosaic` of a ``grid`` x ``grid`` PrimaryCaps grid, or None."""
+def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6, cell=mosaic_capsule) -> tuple[int, int, int] | None:
+    """``cell(row, column, grid)`` of the image pixel under ``scene_pos`` in ``view`` (None off
+    the view): by default (type, y, x) of the primary capsule there in a
+    :func:`~capsviz.model.analysis.type_mosaic` of a ``grid`` x ``grid`` PrimaryCaps grid, or
+    None on a gap line; with :func:`~capsviz.model.analysis.class_cell`, (j, y, x) in the class maps."""
     if not view.sceneBoundingRect().contains(scene_pos):
         return None
     p = view.mapSceneToView(scene_pos)
-    return mosaic_capsule(int(np.floor(p.y())), int(np.floor(p.x())), grid)
+    return cell(int(np.floor(p.y())), int(np.floor(p.x())), grid)
 
 
 def set_quietly(control, value) -> None:

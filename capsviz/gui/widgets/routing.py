@@ -36,10 +36,11 @@ from capsviz.model.analysis import (
     class_cell,
     class_grid,
     class_grid_shape,
-    class_maps,
     class_tile_origin,
+    colour_levels,
     field_side,
     grid_side,
+    iteration_maps,
     mean_entropy,
     mosaic_shape,
     receptive_overlay,
@@ -392,10 +393,8 @@ class RoutingView(QWidget):
                 self._lay_out_grid(grid)
             self.mass = routed_mass(inference.u_lengths, inference.c)
             self.entropy = mean_entropy(inference.c)
-            self._all_maps = np.stack([class_maps(inference.u_lengths, c) for c in inference.c])  # (R, 10, G, G)
-            uniform = 1.0 / inference.c.shape[-1]
-            self._departures = np.stack([class_maps(inference.u_lengths, c - uniform) for c in inference.c])
-            self._uniform = np.array([np.allclose(c, uniform, rtol=0, atol=1e-7) for c in inference.c])  # (R,)
+            # (R, 10, G, G) Σ ‖u_i‖ c_ij and Σ ‖u_i‖ (c_ij − 0.1); (R,) whether c is uniform
+            self._all_maps, self._departures, self._uniform = iteration_maps(inference.u_lengths, inference.c)
             self.digit.setItemText(0, f"predicted ({inference.prediction})")
             self.effect = routing_effect(inference.u_lengths, inference.c, inference.lengths, self.answers)
         else:
@@ -420,13 +419,8 @@ class RoutingView(QWidget):
     def _levels(self, current: np.ndarray, every: np.ndarray) -> tuple[float, float]:
         """Colour levels: from ``current`` (this iteration) or ``every`` (all iterations); for
         departures symmetric about 0 over all iterations, so 0 is the centre colour."""
-        if self.departure():
-            top = float(np.nanmax(np.abs(every)))
-            top = top if top > 1e-6 else 1e-3
-            return -top, top
-        values = every if self.scale.currentIndex() == 1 else current
-        low, top = float(np.nanmin(values)), float(np.nanmax(values))
-        return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)
+        departure = self.departure()
+        return colour_levels(every if departure or self.scale.currentIndex() == 1 else current, symmetric=departure)
 
     def _use_colours(self) -> None:
         """The class maps and the mosaic in VIRIDIS, or for departures in DIVERGING."""
@@ -601,10 +595,7 @@ class RoutingView(QWidget):
 
     # -- hover and click -------------------------------------------------------------------
     def _map_cell(self, scene_pos) -> tuple[int, int, int] | None:
-        if not self.map_view.sceneBoundingRect().contains(scene_pos):
-            return None
-        p = self.map_view.mapSceneToView(scene_pos)
-        return class_cell(int(np.floor(p.y())), int(np.floor(p.x())), self.grid)
+        return mosaic_hit(self.map_view, scene_pos, self.grid, class_cell)
 
     def class_map_scene_pos(self, j: int, y: int, x: int):
         """Scene position of the centre of cell (y, x) of digit j's map (for tests and tools)."""
