@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import os
 import tempfile
+import threading
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -144,3 +145,37 @@ def _fetch(url: str, dest: Path, md5: str, report, cancelled) -> Path:
         return dest
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+class BackgroundDownload:
+    """:func:`download_mnist` of ``data_root`` on a daemon thread of its own, started at once,
+    for a caller that polls it (the app's progress dialog).
+
+    ``name``, ``done`` and ``total`` are the file under way and its bytes so far and in all
+    (total 0 until a mirror says); :attr:`running` says whether it still runs; ``error`` is
+    the exception it ended with (``DownloadCancelled`` after :meth:`cancel`), else None.
+    """
+
+    def __init__(self, data_root: str | os.PathLike | None = None) -> None:
+        self.name, self.done, self.total = "", 0, 0
+        self.error: Exception | None = None
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(data_root,), name="capsviz-download", daemon=True)
+        self._thread.start()
+
+    def _run(self, data_root) -> None:
+        try:
+            download_mnist(data_root, progress=self._progress, cancelled=self._cancel.is_set)
+        except Exception as exc:  # the caller polls for it
+            self.error = exc
+
+    def _progress(self, name: str, done: int, total: int) -> None:
+        self.name, self.done, self.total = name, done, total
+
+    def cancel(self) -> None:
+        """Stop at the next chunk, keeping nothing of the file under way."""
+        self._cancel.set()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()

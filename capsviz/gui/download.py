@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import threading
-
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
-from capsviz.data.download import DownloadCancelled, download_mnist, missing_archives
+from capsviz.data.download import BackgroundDownload, DownloadCancelled, missing_archives
 from capsviz.data.mnist import resolve_data_root
 
 
@@ -36,39 +34,28 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
     dialog.setMinimumDuration(0)
     dialog.setAutoClose(False)
     dialog.setAutoReset(False)
-    cancel, state = threading.Event(), {"name": "", "done": 0, "total": 0}
-    dialog.canceled.connect(cancel.set)
-
-    def work() -> None:
-        try:
-            download_mnist(
-                data_root, progress=lambda n, d, t: state.update(name=n, done=d, total=t), cancelled=cancel.is_set
-            )
-        except Exception as exc:  # shown below, on the GUI thread
-            state["error"] = exc
-
-    thread = threading.Thread(target=work, name="capsviz-download", daemon=True)
+    download = BackgroundDownload(data_root)
+    dialog.canceled.connect(download.cancel)
     loop, timer = QEventLoop(), QTimer(dialog, interval=100)
 
     def poll() -> None:
-        if state["total"]:
+        if download.total:
             dialog.setRange(0, 1000)
-            dialog.setValue(round(1000 * state["done"] / state["total"]))
+            dialog.setValue(round(1000 * download.done / download.total))
             dialog.setLabelText(
-                f"Downloading {state['name']}: {state['done'] / 1e6:.2f} of {state['total'] / 1e6:.2f} MB"
+                f"Downloading {download.name}: {download.done / 1e6:.2f} of {download.total / 1e6:.2f} MB"
             )
-        if not thread.is_alive():
+        if not download.running:
             loop.quit()
 
     timer.timeout.connect(poll)
-    thread.start()
     timer.start()
     dialog.show()
     loop.exec()
     timer.stop()
     dialog.close()
     dialog.deleteLater()
-    error = state.get("error")
+    error = download.error  # shown here, on the GUI thread
     if error is not None and not isinstance(error, DownloadCancelled):
         QMessageBox.warning(parent, "Cannot download MNIST", str(error))
     return error is None and not missing_archives(data_root)

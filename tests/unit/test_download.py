@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from capsviz.data import download
-from capsviz.data.download import DownloadCancelled, MnistDownloadError, download_mnist, missing_archives
+from capsviz.data.download import (
+    BackgroundDownload,
+    DownloadCancelled,
+    MnistDownloadError,
+    download_mnist,
+    missing_archives,
+)
 from capsviz.data.mnist import MnistNotFoundError, load_mnist
 from tests.mirror import Mirror, archives, md5s, refused_url
 
@@ -95,6 +101,35 @@ def test_a_cancel_halfway_keeps_nothing_of_the_file_under_way(tmp_path):
             download_mnist(tmp_path, progress=progress, cancelled=cancelled, mirrors=[mirror.url], checksums=CHECKSUMS)
     assert leftovers(tmp_path) == []
     assert 60_000 < state["done"] < len(FILES["train-images-idx3-ubyte.gz"])
+
+
+def wait_for(download: BackgroundDownload, timeout_s: float = 60) -> None:
+    download._thread.join(timeout_s)
+    assert not download.running
+
+
+def test_a_background_download_reports_its_file_and_bytes_and_its_end(tmp_path, monkeypatch):
+    with Mirror(FILES) as mirror:
+        monkeypatch.setattr(download, "mnist_sources", lambda: ([mirror.url], CHECKSUMS))
+        fetch = BackgroundDownload(tmp_path)
+        wait_for(fetch)
+    assert fetch.error is None and not missing_archives(tmp_path)
+    last = list(FILES)[-1]
+    assert (fetch.name, fetch.done, fetch.total) == (last, len(FILES[last]), len(FILES[last]))
+
+
+def test_a_cancelled_background_download_ends_in_download_cancelled(tmp_path, monkeypatch):
+    with Mirror(FILES) as mirror:
+        monkeypatch.setattr(download, "mnist_sources", lambda: ([mirror.url], CHECKSUMS))
+        mirror.mode["train-images-idx3-ubyte.gz"] = "slow"
+        fetch = BackgroundDownload(tmp_path)
+        fetch.cancel()
+        wait_for(fetch)
+    assert isinstance(fetch.error, DownloadCancelled) and leftovers(tmp_path) == []
+    monkeypatch.setattr(download, "mnist_sources", lambda: ([refused_url()], CHECKSUMS))
+    refused = BackgroundDownload(tmp_path)  # no mirror answers: the error is kept for the caller
+    wait_for(refused)
+    assert isinstance(refused.error, MnistDownloadError)
 
 
 def test_the_cli_downloads_with_download_and_fails_in_one_line_offline(tmp_path, monkeypatch, capsys):
