@@ -46,11 +46,23 @@ def tr(text: str, **fields) -> str:
     if fields:
         out = out.format(**fields)
     if out != text:
-        if len(_sources) >= KEPT:  # the oldest go: views compose new texts as the input changes
-            for old in list(_sources)[: KEPT // 2]:
-                del _sources[old]
-        _sources[out] = (text, fields)
+        _keep(out, text, fields)
     return out
+
+
+def _keep(shown: str, source: str, fields: dict) -> None:
+    if len(_sources) >= KEPT:  # the oldest go: views compose new texts as the input changes
+        for old in list(_sources)[: KEPT // 2]:
+            del _sources[old]
+    _sources[shown] = (source, fields)
+
+
+def made_from(text: str, part: str) -> None:
+    """Note that ``text`` is a text composed around ``part`` (a text :func:`tr` gave, or an
+    English source), as a plot's title with its key under it: :func:`retranslated` gives
+    ``text`` the next language's ``part``, which the widget composes its text from again."""
+    if text != part:
+        _keep(text, *_sources.get(part, (part, {})))
 
 
 def language() -> str:
@@ -98,9 +110,10 @@ def install(name: str) -> None:
 
 def retranslated(text: str) -> str:
     """``text`` as :func:`tr` would give it in the language installed now: a text :func:`tr`
-    gave (in any language) made again from its source and fields, an English source translated;
-    any other text as it is."""
+    gave (in any language) made again from its source and fields (those that are texts
+    retranslated too), an English source translated; any other text as it is."""
     source, fields = _sources.get(text, (text, {}))
+    fields = {k: retranslated(v) if isinstance(v, str) and v != text else v for k, v in fields.items()}
     return tr(source, **fields)
 
 

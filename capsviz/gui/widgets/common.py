@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QSlider
 
+from capsviz.gui import i18n
 from capsviz.model.analysis import mosaic_capsule
 
 VIRIDIS = pg.colormap.get("viridis")
@@ -211,7 +212,8 @@ KEY_SIZE = "8pt"
 class KeyEntry:
     """One series of a plot named in its :class:`SeriesKey`: ``name`` after a sample (a
     :data:`SAMPLES` kind, or "text" for the name alone in the colour) in each of ``colours``;
-    ``items`` are the plot's data items the entry names."""
+    ``items`` are the plot's data items the entry names. The name is shown in the app's
+    language (:func:`~capsviz.gui.i18n.retranslated`)."""
 
     name: str
     items: tuple
@@ -222,17 +224,20 @@ class KeyEntry:
         def colour(c) -> str:
             return pg.mkColor(c).name()
 
+        name = html.escape(i18n.retranslated(self.name))
         if self.sample == "text":
-            return f"<span style='color: {colour(self.colours[0])};'>{html.escape(self.name)}</span>"
+            return f"<span style='color: {colour(self.colours[0])};'>{name}</span>"
         marks = "".join(f"<span style='color: {colour(c)};'>{SAMPLES[self.sample]}</span>" for c in self.colours)
-        return f"{marks}&nbsp;{html.escape(self.name)}"
+        return f"{marks}&nbsp;{name}"
 
 
 class SeriesKey(pg.LabelItem):
     """A plot's title with a key under it: one line naming each series beside a sample in
     its colour (:class:`KeyEntry`). It takes the place of the plot's title label, so the
     plot's ``setTitle`` sets the first line; the title row takes the height of both lines.
-    ``lead`` starts the key's line ("digit j:"); ``sep`` goes between the entries."""
+    ``lead`` starts the key's line ("digit j:"); ``sep`` goes between the entries. The key is
+    composed in the app's language each time the title is set, and a language switch
+    (:func:`~capsviz.gui.i18n.retranslate`) sets the title again."""
 
     def __init__(
         self, plot: pg.PlotWidget | pg.PlotItem, entries=(), lead: str = "", sep: str = "&nbsp;&nbsp;&nbsp;"
@@ -257,9 +262,13 @@ class SeriesKey(pg.LabelItem):
         entries = getattr(self, "entries", [])
         line = getattr(self, "sep", "").join(e.html() for e in entries)
         if line:
-            line = f"<span style='font-size: {KEY_SIZE};'>{self.lead}{line}</span>"
+            words = self.lead.removesuffix("&nbsp;")  # the lead's words in the app's language, its space kept
+            lead = i18n.retranslated(words) + self.lead[len(words) :]
+            line = f"<span style='font-size: {KEY_SIZE};'>{lead}{line}</span>"
         full = "<br>".join(t for t in (text, line) if t)
         super().setText(full, **args)
+        if line:
+            i18n.made_from(full, text)
         plot = getattr(self, "plot_item", None)
         if plot is not None:  # the row holds both lines (PlotItem.setTitle fixes it at 30 px)
             height = math.ceil(self.itemRect().height()) if full else 0
