@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from capsviz.paths import mnist_sample, user_cache_dir, user_data_dir
+from capsviz.texts import QT_TR_NOOP
 
 # name -> (number of items, uncompressed size in bytes)
 MNIST_FILES = {
@@ -261,8 +262,9 @@ def load_sample(path: str | os.PathLike | None = None) -> MnistSplit:
 
 
 def load_test_or_sample(data_root: str | os.PathLike | None = None) -> tuple[MnistSplit, str]:
-    """The full test split when available, else the shipped sample; also returns a description."""
+    """The full test split when available, else the shipped sample; also returns a description
+    (an English source, which the app translates)."""
     try:
-        return load_mnist(train=False, data_root=data_root), "MNIST test set"
+        return load_mnist(train=False, data_root=data_root), QT_TR_NOOP("MNIST test set")
     except MnistNotFoundError:
-        return load_sample(), "assets sample"
+        return load_sample(), QT_TR_NOOP("assets sample")

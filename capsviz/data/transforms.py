@@ -12,6 +12,8 @@ import torch.nn.functional as F
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms.v2 import functional as TF
 
+from capsviz.texts import QT_TR_NOOP
+
 
 @dataclass(frozen=True)
 class InputTransform:
@@ -42,14 +44,15 @@ class InputTransform:
         return asdict(self)
 
 
-# (name, label, low, high, unit) of every parameter, for sliders and sweeps
+# (name, label, low, high, unit) of every parameter, for sliders and sweeps; the labels are
+# English sources the GUI translates
 PARAMETERS = (
-    ("rotation", "rotate", -90.0, 90.0, "°"),
-    ("scale", "scale", 0.5, 1.5, "×"),
-    ("tx", "move x", -8.0, 8.0, " px"),
-    ("ty", "move y", -8.0, 8.0, " px"),
-    ("shear", "shear", -45.0, 45.0, "°"),
-    ("thickness", "stroke", -2.0, 2.0, ""),
+    ("rotation", QT_TR_NOOP("rotate"), -90.0, 90.0, "°"),
+    ("scale", QT_TR_NOOP("scale"), 0.5, 1.5, "×"),
+    ("tx", QT_TR_NOOP("move x"), -8.0, 8.0, " px"),
+    ("ty", QT_TR_NOOP("move y"), -8.0, 8.0, " px"),
+    ("shear", QT_TR_NOOP("shear"), -45.0, 45.0, "°"),
+    ("thickness", QT_TR_NOOP("stroke"), -2.0, 2.0, ""),
 )
 
 

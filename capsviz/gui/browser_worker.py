@@ -10,14 +10,15 @@ from PySide6.QtCore import QObject
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.explorer import classify_in_chunks
 from capsviz.gui.core import ExplorerCore, start_worker
+from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
 
 
-def _score(predictions: np.ndarray, labels: np.ndarray) -> str:
-    """ "N mistakes (P % correct)" of ``predictions`` against ``labels``, both (N,) ints."""
+def _score(predictions: np.ndarray, labels: np.ndarray) -> tuple[int, float]:
+    """(mistakes, per cent correct) of ``predictions`` against ``labels``, both (N,) ints."""
     errors = int((predictions != labels).sum())
-    return f"{errors:,} mistakes ({100 * (1 - errors / len(labels)):.2f} % correct)"
+    return errors, 100 * (1 - errors / len(labels))
 
 
 class BrowserEvaluator(QObject):
@@ -62,7 +63,7 @@ class BrowserEvaluator(QObject):
         if self.worker is not None or (browser.data is not None and browser.predictions is not None):
             return
         if core.is_training and browser.data is not None:
-            browser.status.setText("the model is training: its mistakes are listed when training stops")
+            browser.status.setText(tr("the model is training: its mistakes are listed when training stops"))
             return
         model, cnn = core.model, core.baseline
         data_root = core.data_root
@@ -81,15 +82,25 @@ class BrowserEvaluator(QObject):
                 browser.set_data(ev[1], ev[2])
                 browser.select(0)  # the input stays what the user gave until they pick a digit here
             elif ev[0] == "progress":
-                browser.status.setText(f"classifying the test digits: {ev[1]:,} / {ev[2]:,}")
+                browser.status.setText(tr("classifying the test digits: {done:,} / {total:,}", done=ev[1], total=ev[2]))
             elif ev[0] == "done" and ev[1] is core.model and ev[2] is browser.data and ev[4] is core.baseline:
                 _, _, data, preds, _, cnn_preds = ev
                 browser.set_predictions(preds, cnn_preds)
                 # the number of digits is in the browser's source line already
-                text = _score(preds, data.labels)
-                if cnn_preds is not None:
-                    disagree = int((preds != cnn_preds).sum())
-                    text += f"; the CNN {_score(cnn_preds, data.labels)}; they disagree on {disagree:,}"
+                errors, correct = _score(preds, data.labels)
+                if cnn_preds is None:
+                    text = tr("{errors:,} mistakes ({correct:.2f} % correct)", errors=errors, correct=correct)
+                else:
+                    cnn_errors, cnn_correct = _score(cnn_preds, data.labels)
+                    text = tr(
+                        "{errors:,} mistakes ({correct:.2f} % correct); the CNN {cnn_errors:,} mistakes "
+                        "({cnn_correct:.2f} % correct); they disagree on {disagree:,}",
+                        errors=errors,
+                        correct=correct,
+                        cnn_errors=cnn_errors,
+                        cnn_correct=cnn_correct,
+                        disagree=int((preds != cnn_preds).sum()),
+                    )
                 browser.status.setText(text)
 
         def on_finished() -> None:
@@ -102,7 +113,7 @@ class BrowserEvaluator(QObject):
             work,
             yielded=on_event,
             finished=on_finished,
-            errored=lambda exc: self._show_exception("Cannot browse MNIST", exc),
+            errored=lambda exc: self._show_exception(tr("Cannot browse MNIST"), exc),
         )
 
     def model_changed(self) -> None:

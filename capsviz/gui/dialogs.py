@@ -11,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox
 
+from capsviz.gui.i18n import tr
 from capsviz.logs import exception_report
 
 
@@ -46,7 +47,7 @@ class ErrorRelay(QObject):
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self._window)
         if details:
             box.setDetailedText(details)
-            copy = box.addButton("Copy details", QMessageBox.ButtonRole.ActionRole)
+            copy = box.addButton(tr("Copy details"), QMessageBox.ButtonRole.ActionRole)
             copy.clicked.disconnect()  # keep the box open after copying
             copy.clicked.connect(lambda: QApplication.clipboard().setText(f"{title}: {message}\n\n{details}"))
             box.copy_button = copy
@@ -70,21 +71,23 @@ class ErrorRelay(QObject):
         """Open the About box (one box, brought up to date)."""
         if self.about_box is None:
             ok = QMessageBox.StandardButton.Ok
-            self.about_box = QMessageBox(QMessageBox.Icon.Information, "About capsviz", "", ok, self._window)
+            self.about_box = QMessageBox(QMessageBox.Icon.Information, tr("About capsviz"), "", ok, self._window)
         self.about_box.setText(self._about())
         self.about_box.open()
 
 
 def ask_checkpoint_to_open(window: QMainWindow) -> Path | None:
     """Ask for a checkpoint file to load; None when the user cancels."""
-    path, _ = QFileDialog.getOpenFileName(window, "Open checkpoint", "", "safetensors (*.safetensors);;All files (*)")
+    path, _ = QFileDialog.getOpenFileName(
+        window, tr("Open checkpoint"), "", tr("safetensors (*.safetensors);;All files (*)")
+    )
     return Path(path) if path else None
 
 
 def ask_checkpoint_to_save(window: QMainWindow) -> Path | None:
     """Ask where to save the model as a checkpoint; None when the user cancels."""
     path, _ = QFileDialog.getSaveFileName(
-        window, "Save checkpoint", "capsnet.safetensors", "safetensors (*.safetensors)"
+        window, tr("Save checkpoint"), "capsnet.safetensors", "safetensors (*.safetensors)"
     )
     return Path(path) if path else None
 
@@ -93,7 +96,7 @@ def confirm_stop_training(window: QMainWindow, paused: bool = False) -> bool:
     """Ask whether to stop the training run (running or ``paused``; it autosaves) and quit."""
     answer = QMessageBox.question(
         window,
-        "Training is paused" if paused else "Training is running",
-        "Stop training, save the autosave checkpoint and quit?",
+        tr("Training is paused") if paused else tr("Training is running"),
+        tr("Stop training, save the autosave checkpoint and quit?"),
     )
     return answer == QMessageBox.StandardButton.Yes

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
 from capsviz.data.download import BackgroundDownload, DownloadCancelled, missing_archives
 from capsviz.data.mnist import resolve_data_root
+from capsviz.gui.i18n import tr
 
 
 def offer_mnist(parent: QWidget, data_root, why: str) -> bool:
@@ -17,9 +18,13 @@ def offer_mnist(parent: QWidget, data_root, why: str) -> bool:
     if not missing:
         return True
     folder = resolve_data_root(data_root) / "MNIST" / "raw"
-    text = f"{why} MNIST is not in {folder} (missing {', '.join(missing)}).\n\n"
-    text += "Download it from torchvision's mirrors (up to 11 MB)?"
-    if QMessageBox.question(parent, "MNIST is missing", text) != QMessageBox.StandardButton.Yes:
+    text = tr(
+        "{why} MNIST is not in {folder} (missing {missing}).\n\nDownload it from torchvision's mirrors (up to 11 MB)?",
+        why=why,
+        folder=folder,
+        missing=", ".join(missing),
+    )
+    if QMessageBox.question(parent, tr("MNIST is missing"), text) != QMessageBox.StandardButton.Yes:
         return False
     return fetch_mnist(parent, data_root)
 
@@ -28,8 +33,8 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
     """Download the missing archives with a progress dialog (Cancel stops it and keeps
     nothing of the file under way); True when all are there. A failure is shown in a
     message box that says where to put the files by hand."""
-    dialog = QProgressDialog("Downloading MNIST from torchvision's mirrors…", "Cancel", 0, 0, parent)
-    dialog.setWindowTitle("Downloading MNIST")
+    dialog = QProgressDialog(tr("Downloading MNIST from torchvision's mirrors…"), tr("Cancel"), 0, 0, parent)
+    dialog.setWindowTitle(tr("Downloading MNIST"))
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.setMinimumDuration(0)
     dialog.setAutoClose(False)
@@ -43,7 +48,12 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
             dialog.setRange(0, 1000)
             dialog.setValue(round(1000 * download.done / download.total))
             dialog.setLabelText(
-                f"Downloading {download.name}: {download.done / 1e6:.2f} of {download.total / 1e6:.2f} MB"
+                tr(
+                    "Downloading {name}: {done:.2f} of {total:.2f} MB",
+                    name=download.name,
+                    done=download.done / 1e6,
+                    total=download.total / 1e6,
+                )
             )
         if not download.running:
             loop.quit()
@@ -57,5 +67,5 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
     dialog.deleteLater()
     error = download.error  # shown here, on the GUI thread
     if error is not None and not isinstance(error, DownloadCancelled):
-        QMessageBox.warning(parent, "Cannot download MNIST", str(error))
+        QMessageBox.warning(parent, tr("Cannot download MNIST"), str(error))
     return error is None and not missing_archives(data_root)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QWidget
 
+from capsviz.gui.i18n import tr
 from capsviz.model.inference import Inference, save_trace
 
 
@@ -42,18 +43,18 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
 
 def export_figures_dialog(window: QMainWindow, figures: dict[str, QWidget]) -> None:
     """Ask for a folder and export ``figures`` into it; the status bar says how many files."""
-    folder = QFileDialog.getExistingDirectory(window, "Export figures into folder")
+    folder = QFileDialog.getExistingDirectory(window, tr("Export figures into folder"))
     if folder:
         files = export_figures(figures, Path(folder))
-        window.statusBar().showMessage(f"wrote {len(files)} files to {folder}", 5000)
+        window.statusBar().showMessage(tr("wrote {n} files to {folder}", n=len(files), folder=folder), 5000)
 
 
 def export_trace_dialog(window: QMainWindow, inference: Inference | None) -> None:
     """Ask for a file and save ``inference``'s routing trace there (none: say so)."""
     if inference is None:
-        QMessageBox.information(window, "Nothing to export", "Draw a digit first.")
+        QMessageBox.information(window, tr("Nothing to export"), tr("Draw a digit first."))
         return
-    path, _ = QFileDialog.getSaveFileName(window, "Export routing trace", "trace.npz", "NumPy archive (*.npz)")
+    path, _ = QFileDialog.getSaveFileName(window, tr("Export routing trace"), "trace.npz", tr("NumPy archive (*.npz)"))
     if path:
         save_trace(inference, path)
-        window.statusBar().showMessage(f"saved {path}", 5000)
+        window.statusBar().showMessage(tr("saved {path}", path=path), 5000)

@@ -13,7 +13,10 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from capsviz.data.images import ImageReadError, load_input
 from capsviz.data.mnist import MnistSplit, load_sample
+from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.canvas import InputPanel
+
+PASTED = "pasted image"  # the name image data from a drop or the clipboard goes by
 
 
 class InputSources(QObject):
@@ -51,7 +54,7 @@ class InputSources(QObject):
         self._image_source = None
         self.panel.set_input(
             split.images[index].astype(np.float32) / 255.0,
-            source=f"MNIST test image {index} (label {split.labels[index]})",
+            source=tr("MNIST test image {index} (label {label})", index=index, label=split.labels[index]),
         )
 
     def open_image(self, source, name: str | None = None) -> bool:
@@ -63,23 +66,24 @@ class InputSources(QObject):
         try:
             image, ink = load_input(source, invert=self.panel.invert_choice(), name=name)
         except ImageReadError as exc:
-            self._show_error("Cannot open image", str(exc))
+            self._show_error(tr("Cannot open image"), str(exc))
             return False
         self._image_source = (source, name)
-        self.panel.set_input(image, ink=ink, source=f"image: {Path(name).name}")
+        shown = tr("pasted image") if name == PASTED else Path(name).name
+        self.panel.set_input(image, ink=ink, source=tr("image: {name}", name=shown))
         return True
 
     def reload_image(self) -> None:
         """Read the image on the canvas again (its ink polarity choice changed)."""
-        if self._image_source is not None and self.panel.source.text().startswith("image:"):
+        if self._image_source is not None and self.panel.source.text():  # a drawing clears the source
             self.open_image(*self._image_source)
 
     def open_image_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
             self._parent,
-            "Open image",
+            tr("Open image"),
             "",
-            "Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;All files (*)",
+            tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;All files (*)"),
         )
         if path:
             self.open_image(path)
@@ -94,10 +98,10 @@ class InputSources(QObject):
             buffer = QBuffer()
             buffer.open(QIODevice.OpenModeFlag.WriteOnly)
             if qimage is None or qimage.isNull() or not qimage.save(buffer, "PNG"):
-                self._show_error("Cannot open image", "the pasted or dropped image data cannot be read")
+                self._show_error(tr("Cannot open image"), tr("the pasted or dropped image data cannot be read"))
                 return False
-            return self.open_image(bytes(buffer.data()), name="pasted image")
-        self._show_error("Nothing to open", "the clipboard or the drop holds no image and no image file")
+            return self.open_image(bytes(buffer.data()), name=PASTED)
+        self._show_error(tr("Nothing to open"), tr("the clipboard or the drop holds no image and no image file"))
         return False
 
     def paste_image(self) -> bool:

@@ -9,6 +9,7 @@ import threading
 from PySide6.QtCore import QObject
 
 from capsviz.gui.core import ExplorerCore, start_worker
+from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.robustness import RobustnessView
 from capsviz.train.robustness import measure_first
 
@@ -32,7 +33,7 @@ class RobustnessMeasurer(QObject):
         """Measure on the first ``n`` test digits (the MNIST test split, else the shipped sample)."""
         if self.worker is not None:
             return
-        self.view.clear(f"measuring on {n:,} digits…")
+        self.view.clear(tr("measuring on {n:,} digits…", n=n))
         self.view.set_running(True)
         self._stop = threading.Event()
         # copies: training may swap the core's networks meanwhile
@@ -47,7 +48,7 @@ class RobustnessMeasurer(QObject):
             n,
             self._stop,
             yielded=lambda step: self.view.add_point(*step),
-            errored=lambda exc: self._show_exception("Cannot measure robustness", exc),
+            errored=lambda exc: self._show_exception(tr("Cannot measure robustness"), exc),
             finished=self._finished,
         )
 
@@ -58,7 +59,7 @@ class RobustnessMeasurer(QObject):
         self.worker = None
         self.view.set_running(False)
         if self._stop.is_set():
-            self.view.status.setText(self.view.status.text() + " (stopped)")
+            self.view.status.setText(tr("{status} (stopped)", status=self.view.status.text()))
 
     def quit(self) -> None:
         """Stop and forget the worker (the window is closing)."""

@@ -509,11 +509,11 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
     </message>
     <message>
         <source>Next wrong pair</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个答错的数字对</translation>
     </message>
     <message>
         <source>Next routing change</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个路由改变回答的</translation>
     </message>
     <message>
         <source>Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped in a 36×36 field (MultiMNIST, Sec. 6 of the paper). The two longest digit capsules are the model&apos;s answer. Fig. 5: the reconstructions from those two capsules in red and green over each other, and one from a digit you pick; a digit that is not there cannot be reconstructed. Segmentation by routing: each pixel coloured by how the primary capsules that see it divide their couplings between digit A (red) and digit B (green), at the routing iteration chosen in the Routing dock.</source>
@@ -818,6 +818,10 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
     <message>
         <source>test pair {k}: digits {a} and {b}</source>
         <translation>测试数字对 {k}：数字 {a} 和 {b}</translation>
+    </message>
+    <message>
+        <source>{name}: {digit}</source>
+        <translation>{name}：{digit}</translation>
     </message>
     <message>
         <source>Cancel scan</source>
@@ -1364,6 +1368,10 @@ The current comparison stays.</source>
         <translation>每轮结束后在 10,000 个固定测试数字对的前 N 个上测量测试准确率（0：全部）。默认 {n:,} 个：给测试数字对分类时，训练和实时视图都要等待，只用一部分可以让停顿短一些。`capsviz train` 默认评估全部 10,000 个，除非给出 --test-subset。</translation>
     </message>
     <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
         <source>all 60,000</source>
         <translation>全部 60,000</translation>
     </message>
@@ -1489,7 +1497,7 @@ The current comparison stays.</source>
     </message>
     <message>
         <source>auto: bfloat16 products where the CPU or GPU runs them fast, else float32; fp16 for GPUs without bfloat16</source>
-        <translation>auto：CPU 或 GPU 能快速计算 bfloat16 乘积时用 bfloat16，否则用 float32；fp16 用于不支持 bfloat16 的 GPU</translation>
+        <translation>自动：CPU 或 GPU 能快速计算 bfloat16 乘积时用 bfloat16，否则用 float32；fp16 用于不支持 bfloat16 的 GPU</translation>
     </message>
     <message>
         <source>training digits</source>
@@ -1830,6 +1838,24 @@ Download it from torchvision&apos;s mirrors (up to 11 MB)?</source>
     <message>
         <source>the clipboard or the drop holds no image and no image file</source>
         <translation>剪贴板或拖放的内容里既没有图像，也没有图像文件</translation>
+    </message>
+    <message>
+        <source>device: {device}</source>
+        <translation>设备：{device}</translation>
+    </message>
+    <message>
+        <source>
+
+model: {model}
+log file: {log}
+
+Sabour, Frosst &amp; Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829.</source>
+        <translation>
+
+模型：{model}
+日志文件：{log}
+
+Sabour、Frosst 与 Hinton（2017），Dynamic Routing Between Capsules，arXiv:1710.09829。</translation>
     </message>
 </context>
 </TS>

@@ -4,7 +4,7 @@ confusion matrix whose cells browse their examples."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,9 +23,11 @@ from PySide6.QtWidgets import (
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
 from capsviz.explorer import browsed, step_through
+from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import set_quietly
+from capsviz.texts import QT_TR_NOOP
 
-INFO = (
+INFO = QT_TR_NOOP(
     "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
     "2,000-digit sample shipped in assets/). Each digit goes to the input exactly as stored. "
     "Once the model has read them all, 'only mistakes' keeps the misclassified digits, and "
@@ -47,7 +49,7 @@ class MnistBrowser(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
+        self.setToolTip(tr(INFO))
         self.data: MnistSplit | None = None
         self.predictions: np.ndarray | None = None
         self.baseline_predictions: np.ndarray | None = None  # the compared CNN's, (N,) int64, or None
@@ -55,23 +57,24 @@ class MnistBrowser(QWidget):
         self.index = 0
         self._rng = np.random.default_rng()
 
-        self.source = QLabel("no test data loaded")
-        self.prev_button = QPushButton("◀ Previous")
-        self.next_button = QPushButton("Next ▶")
-        self.random_button = QPushButton("Random")
+        self.description = ""  # what the test digits are (an English source), once loaded
+        self.source = QLabel(tr("no test data loaded"))
+        self.prev_button = QPushButton(tr("◀ Previous"))
+        self.next_button = QPushButton(tr("Next ▶"))
+        self.random_button = QPushButton(tr("Random"))
         self.goto = QSpinBox()
-        self.goto.setPrefix("index ")
+        self.goto.setPrefix(tr("index "))
         self.goto.setKeyboardTracking(False)
-        self.goto.setToolTip("Go to a test image by its index")
-        self.errors_only = QCheckBox("only mistakes")
+        self.goto.setToolTip(tr("Go to a test image by its index"))
+        self.errors_only = QCheckBox(tr("only mistakes"))
         self.errors_only.setEnabled(False)
-        self.disagree_only = QCheckBox("only where the CNN disagrees")
+        self.disagree_only = QCheckBox(tr("only where the CNN disagrees"))
         self.disagree_only.setEnabled(False)
         self.disagree_only.setToolTip(
-            "Keep the digits on which the CapsNet and the compared CNN give different answers"
+            tr("Keep the digits on which the CapsNet and the compared CNN give different answers")
         )
         self.filter_label = QLabel("")
-        self.show_all = QPushButton("Show all")
+        self.show_all = QPushButton(tr("Show all"))
         self.show_all.setVisible(False)
         self.status = QLabel("")
         self.status.setWordWrap(True)
@@ -85,7 +88,7 @@ class MnistBrowser(QWidget):
         self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.matrix.setToolTip("Rows: true digit; columns: predicted digit. Click a cell to browse its digits.")
+        self.matrix.setToolTip(tr("Rows: true digit; columns: predicted digit. Click a cell to browse its digits."))
         self.matrix.cellClicked.connect(self.select_cell)
 
         self.prev_button.clicked.connect(lambda: self.step(-1))
@@ -111,16 +114,27 @@ class MnistBrowser(QWidget):
         layout.addLayout(nav)
         layout.addWidget(self.current_label)
         layout.addLayout(filt)
-        layout.addWidget(QLabel("confusion matrix (rows: true digit, columns: prediction)"))
+        layout.addWidget(QLabel(tr("confusion matrix (rows: true digit, columns: prediction)")))
         layout.addWidget(self.matrix, 1)
         layout.addWidget(self.status)
 
+    def changeEvent(self, event) -> None:
+        """In another language, the texts composed from the browser's state composed again."""
+        if event.type() == QEvent.Type.LanguageChange:
+            self.goto.setPrefix(tr("index "))
+            self._show_source()
+            self._update_filter_label()
+            self._describe()
+        super().changeEvent(event)
+
     # -- data -----------------------------------------------------------------------------
     def set_data(self, data: MnistSplit, description: str) -> None:
+        """Browse ``data``; ``description`` (an English source) says what it is."""
         self.data = data
+        self.description = description
         self.predictions = self.baseline_predictions = None
         self.cell = None
-        self.source.setText(f"{description}: {len(data):,} digits")
+        self._show_source()
         self.goto.setRange(0, len(data) - 1)
         self.errors_only.setChecked(False)
         self.errors_only.setEnabled(False)
@@ -208,30 +222,44 @@ class MnistBrowser(QWidget):
             self.show_index(int(idx[0]))
 
     # -- display ---------------------------------------------------------------------------------
+    def _show_source(self) -> None:
+        if self.data is not None:
+            self.source.setText(tr("{description}: {n:,} digits", description=tr(self.description), n=len(self.data)))
+
     def _update_filter_label(self) -> None:
         n = len(self.indices())
         parts = []
         if self.cell is not None:
-            parts.append(f"true {self.cell[0]}, predicted {self.cell[1]}")
+            parts.append(tr("true {true}, predicted {predicted}", true=self.cell[0], predicted=self.cell[1]))
         if self.errors_only.isChecked():
-            parts.append("mistakes only")
+            parts.append(tr("mistakes only"))
         if self.disagree_only.isChecked():
-            parts.append("CNN disagrees")
+            parts.append(tr("CNN disagrees"))
         # the count of all digits is in the source line above: here only a filter's count
-        self.filter_label.setText(f"browsing {n:,} digits ({'; '.join(parts)})" if parts else "browsing all digits")
+        if parts:
+            text = tr("browsing {n:,} digits ({filters})", n=n, filters=tr("; ").join(parts))
+        else:
+            text = tr("browsing all digits")
+        self.filter_label.setText(text)
         self.show_all.setVisible(self.cell is not None)
 
     def _describe(self) -> None:
         if self.data is None:
             return
         label = int(self.data.labels[self.index])
-        text = f"test image {self.index}: label {label}"
-        if self.predictions is not None:
+        if self.predictions is None:
+            text = tr("test image {index}: label {label}", index=self.index, label=label)
+        else:
             pred = int(self.predictions[self.index])
-            text += f", predicted {pred}" + ("" if pred == label else "  ✗")
-        if self.baseline_predictions is not None:
-            cnn = int(self.baseline_predictions[self.index])
-            text += f"; CNN {cnn}" + ("" if cnn == label else "  ✗")
+            fields = {"index": self.index, "label": label, "predicted": pred, "wrong": "" if pred == label else "  ✗"}
+            if self.baseline_predictions is None:
+                text = tr("test image {index}: label {label}, predicted {predicted}{wrong}", **fields)
+            else:
+                cnn = int(self.baseline_predictions[self.index])
+                fields.update(cnn=cnn, cnn_wrong="" if cnn == label else "  ✗")
+                text = tr(
+                    "test image {index}: label {label}, predicted {predicted}{wrong}; CNN {cnn}{cnn_wrong}", **fields
+                )
         self.current_label.setText(text)
 
     def _fill_matrix(self, cm: np.ndarray | None) -> None:

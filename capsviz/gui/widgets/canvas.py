@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpin
 from superqt.utils import qthrottled
 
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView
 from capsviz.model.losses import RECOGNITION_THRESHOLD
@@ -32,7 +33,7 @@ class DrawingCanvas(QWidget):
         super().__init__(parent)
         self.setFixedSize(size, size)
         self.setCursor(Qt.CursorShape.CrossCursor)
-        self.setToolTip("Draw a digit with the mouse or a pen. Ctrl+Z undo, Ctrl+Shift+Z redo, Del clear.")
+        self.setToolTip(tr("Draw a digit with the mouse or a pen. Ctrl+Z undo, Ctrl+Shift+Z redo, Del clear."))
         self._image = QImage(size, size, QImage.Format.Format_Grayscale8)
         self._image.fill(0)
         # each undo / redo entry: the image and its strokes (None once an image was set)
@@ -190,9 +191,9 @@ class InputPanel(QWidget, InferenceView):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.canvas = DrawingCanvas()
-        self.preview = ImagePanel("model input (28×28)")
+        self.preview = ImagePanel(tr("model input (28×28)"))
         self.preview.setFixedSize(150, 170)
-        self.prediction = QLabel("no digit")
+        self.prediction = QLabel(tr("no digit"))
         self.prediction.setObjectName("predictionLabel")
         self.prediction.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
@@ -203,23 +204,32 @@ class InputPanel(QWidget, InferenceView):
         self.brush.setValue(DEFAULT_BRUSH)
         self.brush.setSuffix(" px")
         self.brush.setToolTip(
-            "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width "
-            "whatever the brush"
+            tr(
+                "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width "
+                "whatever the brush"
+            )
         )
         self.brush.valueChanged.connect(lambda w: setattr(self.canvas, "brush_width", w))
-        self.clear_button = QPushButton("Clear")
-        self.undo_button = QPushButton("Undo")
-        self.redo_button = QPushButton("Redo")
-        self.sample_button = QPushButton("MNIST sample")
-        self.sample_button.setToolTip("Put a random digit of the MNIST test sample on the canvas")
-        self.open_button = QPushButton("Open image…")
-        self.open_button.setToolTip("Classify an image file (or drop one on the window, or paste with Ctrl+V)")
+        self.clear_button = QPushButton(tr("Clear"))
+        self.undo_button = QPushButton(tr("Undo"))
+        self.redo_button = QPushButton(tr("Redo"))
+        self.sample_button = QPushButton(tr("MNIST sample"))
+        self.sample_button.setToolTip(tr("Put a random digit of the MNIST test sample on the canvas"))
+        self.open_button = QPushButton(tr("Open image…"))
+        self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
         self.open_button.clicked.connect(self.openRequested)
         self.polarity = QComboBox()
-        for text, value in (("ink: auto", None), ("ink: light on dark", False), ("ink: dark on light", True)):
+        for text, value in (
+            (tr("ink: auto"), None),
+            (tr("ink: light on dark"), False),
+            (tr("ink: dark on light"), True),
+        ):
             self.polarity.addItem(text, value)
         self.polarity.setToolTip(
-            "How image files are read: auto-detects dark ink on light paper from the image border; choose to override"
+            tr(
+                "How image files are read: auto-detects dark ink on light paper from the image border; "
+                "choose to override"
+            )
         )
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
         self.source = QLabel("")
@@ -236,7 +246,7 @@ class InputPanel(QWidget, InferenceView):
             QShortcut(QKeySequence(keys), self, activated=slot)
 
         tools = QHBoxLayout()
-        for w in (self.clear_button, self.undo_button, self.redo_button, QLabel("brush"), self.brush):
+        for w in (self.clear_button, self.undo_button, self.redo_button, QLabel(tr("brush")), self.brush):
             tools.addWidget(w)
         tools.addStretch(1)
         sources = QHBoxLayout()
@@ -245,7 +255,7 @@ class InputPanel(QWidget, InferenceView):
         sources.addStretch(1)
         side = QVBoxLayout()
         side.addWidget(self.preview)
-        side.addWidget(QLabel("prediction"), alignment=Qt.AlignmentFlag.AlignHCenter)
+        side.addWidget(QLabel(tr("prediction")), alignment=Qt.AlignmentFlag.AlignHCenter)
         side.addWidget(self.prediction)
         side.addStretch(1)
         top = QHBoxLayout()
@@ -253,14 +263,16 @@ class InputPanel(QWidget, InferenceView):
         top.addLayout(side)
         top.addStretch(1)
         # one line under the buttons: where the input came from, or, for a drawing, what to do
-        self.hint = QLabel("Draw a digit with the mouse: it is classified while you draw.")
+        self.hint = QLabel(tr("Draw a digit with the mouse: it is classified while you draw."))
         self.hint.setStyleSheet("color: #505050;")
         self.hint.setToolTip(self.canvas.toolTip())
         self.preview.setToolTip(
-            "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
-            "its centre of mass, as MNIST was made; a drawing's strokes drawn at MNIST's stroke width"
+            tr(
+                "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
+                "its centre of mass, as MNIST was made; a drawing's strokes drawn at MNIST's stroke width"
+            )
         )
-        self.prediction.setToolTip("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
+        self.prediction.setToolTip(tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets"))
         line = QHBoxLayout()
         line.addWidget(self.source)
         line.addWidget(self.hint)
@@ -315,7 +327,7 @@ class InputPanel(QWidget, InferenceView):
         self.current = self.canvas.model_input()
         self.preview.set_image(self.current)
         if self.current is None:
-            self.prediction.setText("no digit")
+            self.prediction.setText(tr("no digit"))
         self.inputChanged.emit(self.current)
 
     def _draw_prediction(self) -> None:
@@ -338,14 +350,17 @@ class InputPanel(QWidget, InferenceView):
         (no capsule reaches the threshold of :func:`capsviz.model.inference.recognised`),
         say so instead, with the longest capsule in smaller print."""
         if digit is None:
-            text = "no digit"
+            text = tr("no digit")
         elif recognised:
             text = f"{digit}   ({length:.2f})"
         else:
-            text = (
+            text = tr(
                 "<span style='font-size: 13pt;'>nothing recognised</span><br>"
-                f"<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
-                f"({length:.2f} &lt; {RECOGNITION_THRESHOLD:.1f})</span>"
+                "<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
+                "({length:.2f} &lt; {threshold:.1f})</span>",
+                digit=digit,
+                length=length,
+                threshold=RECOGNITION_THRESHOLD,
             )
         if text != self.prediction.text():
             self.prediction.setText(text)

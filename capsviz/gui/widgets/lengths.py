@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
@@ -22,12 +23,13 @@ from capsviz.gui.widgets.common import (
 from capsviz.model.analysis import grid_side, mosaic_shape, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
+from capsviz.texts import QT_TR_NOOP
 
 BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
 CNN_BAR = (190, 110, 210)  # the baseline CNN's probabilities, to the right of each capsule's bar
 CNN_PREDICTED = (250, 120, 120)
-INFO = (
+INFO = QT_TR_NOOP(
     "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
     "estimate that digit j is present; the longest (MultiMNIST: the two longest) in orange. "
     "Training pushes the true class above m⁺ = 0.9 and "
@@ -49,14 +51,14 @@ class LengthsView(QWidget, InferenceView):
     def __init__(self, answers: int = 1, parent=None) -> None:
         super().__init__(parent)
         self.answers = answers
-        self.setToolTip(INFO)
-        self.bars_plot, self.bars = capsule_bars("capsule lengths ‖v_j‖", BAR)
+        self.setToolTip(tr(INFO))
+        self.bars_plot, self.bars = capsule_bars(tr("capsule lengths ‖v_j‖"), BAR)
         self.cnn_bars = pg.BarGraphItem(x=np.arange(10) + 0.2, height=np.zeros(10), width=0.38, brushes=[CNN_BAR] * 10)
         self.cnn_bars.setVisible(False)
         self.bars_plot.addItem(self.cnn_bars)
         # with the CNN's bars beside them, a key under the title names the two
         self.bars_key = SeriesKey(self.bars_plot)
-        self.bars_key.setText("capsule lengths ‖v_j‖")
+        self.bars_key.setText(tr("capsule lengths ‖v_j‖"))
         self.baseline: np.ndarray | None = None  # the CNN's probabilities shown (10,), or None
         # the labels end at the right edge, inside the band between the lines (m⁺ under its
         # line, m⁻ over it), so they are never clipped by the plot's edge
@@ -72,16 +74,16 @@ class LengthsView(QWidget, InferenceView):
         # labelled ticks far enough apart for the plot's small height (0, 0.5, 1 there)
         self.iter_plot = pg.PlotWidget()
         sparse_ticks(self.iter_plot.getAxis("left"))
-        self.iter_key = SeriesKey(self.iter_plot, lead="digit j:&nbsp;", sep="&nbsp;")
+        self.iter_key = SeriesKey(self.iter_plot, lead=tr("digit j:") + "&nbsp;", sep="&nbsp;")
         self.iter_plot.setYRange(0, 1, padding=0.02)
         self.iter_plot.setMouseEnabled(False, False)
-        self.iter_plot.setLabel("bottom", "iteration r")
+        self.iter_plot.setLabel("bottom", tr("iteration r"))
         self.iter_curves = [
             self.iter_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5), name=str(k))  # no symbols: cheaper
             for k in range(10)
         ]
         self.iter_key.set_entries(digit_key([(c,) for c in self.iter_curves], DIGIT_COLOURS))
-        self.iter_key.setText("length ‖v_j‖ per routing iteration", size="9pt")
+        self.iter_key.setText(tr("length ‖v_j‖ per routing iteration"), size="9pt")
         self.primary = pg.GraphicsLayoutWidget()
         self.primary.setBackground("k")
         self.primary.ci.setContentsMargins(2, 2, 2, 2)  # in a low dock the maps get the height
@@ -136,13 +138,13 @@ class LengthsView(QWidget, InferenceView):
             self.bars.setOpts(x=np.arange(10) - (0.2 if shown else 0.0), width=0.38 if shown else 0.7)
             self.bars_key.set_entries(
                 [
-                    KeyEntry("capsule ‖v_j‖", (self.bars,), (BAR, PREDICTED), "bar"),
+                    KeyEntry(tr("capsule ‖v_j‖"), (self.bars,), (BAR, PREDICTED), "bar"),
                     KeyEntry("CNN p(j)", (self.cnn_bars,), (CNN_BAR, CNN_PREDICTED), "bar"),
                 ]
                 if shown
                 else []
             )
-            self.bars_key.setText("lengths ‖v_j‖ · CNN p(j)" if shown else "capsule lengths ‖v_j‖")
+            self.bars_key.setText(tr("lengths ‖v_j‖ · CNN p(j)") if shown else tr("capsule lengths ‖v_j‖"))
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:
             picked = longest(self.baseline, self.answers)  # the CNN's answers (a tie: the lower class)
@@ -154,7 +156,7 @@ class LengthsView(QWidget, InferenceView):
 
     @staticmethod
     def _primary_caption(grid: int) -> str:
-        return f"primary capsule lengths ‖u_i‖<br>32 types × {grid}×{grid}"
+        return tr("primary capsule lengths ‖u_i‖<br>32 types × {grid}×{grid}", grid=grid)
 
     def set_primary(self, u_lengths: np.ndarray | None) -> None:
         """``u_lengths``: (I,) primary capsule lengths in [0, 1) (I = 1152 for MNIST, 3200 for
@@ -179,7 +181,15 @@ class LengthsView(QWidget, InferenceView):
             t, y, x = hit
             i = (t * self.grid + y) * self.grid + x
             self.primary_title.setText(
-                f"capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {self.u_lengths[i]:.4f}", size="8pt"
+                tr(
+                    "capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {length:.4f}",
+                    i=i,
+                    t=t,
+                    y=y,
+                    x=x,
+                    length=self.u_lengths[i],
+                ),
+                size="8pt",
             )
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:

@@ -23,12 +23,14 @@ from PySide6.QtWidgets import (
 from superqt import QLabeledDoubleSlider
 
 from capsviz.data.images import save_grey_png
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
 from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
+from capsviz.texts import QT_TR_NOOP
 
 POSE_RANGES = (0.25, 0.5, 1.0)
-INFO = (
+INFO = QT_TR_NOOP(
     "The 16 numbers of a digit capsule's output vector v_j are its pose: how the digit is "
     "drawn (stroke width, slant, scale, local parts). The decoder reconstructs the digit from "
     "this vector alone (the other nine capsules are masked to zero). Drag a slider to add an "
@@ -45,16 +47,20 @@ class PerturbationDialog(QDialog):
 
     def __init__(self, grid: np.ndarray, digit: int, parent=None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Pose perturbations of digit capsule {digit} (paper Fig. 4)")
+        self.setWindowTitle(tr("Pose perturbations of digit capsule {digit} (paper Fig. 4)", digit=digit))
         self.grid = grid
         self.image = tile_grid(grid)
         panel = ImagePanel(
-            f"rows: dimensions 0–15; columns: offsets {PERTURBATION_OFFSETS[0]:+.2f} … {PERTURBATION_OFFSETS[-1]:+.2f}",
+            tr(
+                "rows: dimensions 0–15; columns: offsets {low:+.2f} … {high:+.2f}",
+                low=PERTURBATION_OFFSETS[0],
+                high=PERTURBATION_OFFSETS[-1],
+            ),
             shape=self.image.shape,
         )
         panel.set_image(self.image)
         panel.setMinimumSize(420, 560)
-        save = QPushButton("Save PNG…")
+        save = QPushButton(tr("Save PNG…"))
         save.clicked.connect(self._save_dialog)
         layout = QVBoxLayout(self)
         layout.addWidget(panel, 1)
@@ -66,7 +72,7 @@ class PerturbationDialog(QDialog):
         return Path(path)
 
     def _save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save grid", "pose_grid.png", "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(self, tr("Save grid"), "pose_grid.png", "PNG (*.png)")
         if path:
             self.save_png(path)
 
@@ -95,38 +101,40 @@ class PoseView(QWidget, InferenceView):
         parent=None,
     ) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
+        self.setToolTip(tr(INFO))
         self.decode = decode
         self.grid = grid
         self.compose = compose
         self.digit = QComboBox()
-        self.digit.addItem("predicted", -1)
+        self.digit.addItem(tr("predicted"), -1)
         for k in range(10):
-            self.digit.addItem(f"digit {k}", k)
-        self.digit.setToolTip("Which digit capsule's pose to edit (default: the prediction)")
+            self.digit.addItem(tr("digit {k}", k=k), k)
+        self.digit.setToolTip(tr("Which digit capsule's pose to edit (default: the prediction)"))
         self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.range = QComboBox()
         self.range.addItems([f"±{r:g}" for r in POSE_RANGES])
-        self.range.setToolTip("Range of the offset sliders")
+        self.range.setToolTip(tr("Range of the offset sliders"))
         self.range.currentIndexChanged.connect(self._set_range)
         self.scale = QDoubleSpinBox(decimals=2, minimum=0.0, maximum=3.0, singleStep=0.05, value=1.0)
-        self.scale.setToolTip("Multiply the whole pose vector (its length) by this factor")
+        self.scale.setToolTip(tr("Multiply the whole pose vector (its length) by this factor"))
         self.scale.valueChanged.connect(self._update_reconstruction)
-        self.reset_button = QPushButton("Reset")
-        self.reset_button.setToolTip("Offsets back to 0 and length × 1")
+        self.reset_button = QPushButton(tr("Reset"))
+        self.reset_button.setToolTip(tr("Offsets back to 0 and length × 1"))
         self.reset_button.clicked.connect(self.reset)
-        self.grid_button = QPushButton("Fig. 4 grid…")
-        self.grid_button.setToolTip("Reconstructions with each dimension moved from -0.25 to +0.25")
+        self.grid_button = QPushButton(tr("Fig. 4 grid…"))
+        self.grid_button.setToolTip(tr("Reconstructions with each dimension moved from -0.25 to +0.25"))
         self.grid_button.clicked.connect(self.show_grid)
         self.sliders: list[QLabeledDoubleSlider] = []
         self.inferred_labels: list[QLabel] = []
         self.headings: list[QLabel] = []  # over each half of the grid: "inferred", "offset"
         grid_layout = QGridLayout()
         grid_layout.setVerticalSpacing(1)
+        inferred_tip = tr("the value of each dimension inferred for this input")
+        offset_tip = tr("the offset the slider adds to the inferred value")
         for col in (0, 3):
             for dc, text, align, tip in (
-                (1, "inferred", Qt.AlignmentFlag.AlignLeft, "the value of each dimension inferred for this input"),
-                (2, "offset", Qt.AlignmentFlag.AlignRight, "the offset the slider adds to the inferred value"),
+                (1, tr("inferred"), Qt.AlignmentFlag.AlignLeft, inferred_tip),
+                (2, tr("offset"), Qt.AlignmentFlag.AlignRight, offset_tip),
             ):
                 heading = QLabel(text)
                 heading.setStyleSheet("color: #505050;")
@@ -140,27 +148,28 @@ class PoseView(QWidget, InferenceView):
             s.setDecimals(3)
             s.setValue(0.0)
             s.setObjectName(f"pose_slider_{k}")
-            s.setToolTip(f"offset added to dimension {k} of the capsule's 16-D pose")
+            s.setToolTip(tr("offset added to dimension {k} of the capsule's 16-D pose", k=k))
             s.valueChanged.connect(self._update_reconstruction)
             inferred = QLabel("")
             inferred.setStyleSheet("color: #707070;")
             inferred.setMinimumWidth(48)
-            inferred.setToolTip(f"inferred value of dimension {k}")
+            inferred.setToolTip(tr("inferred value of dimension {k}", k=k))
             row, col = 1 + k % 8, 3 * (k // 8)  # row 0: the headings
             grid_layout.addWidget(QLabel(f"d{k}"), row, col)
             grid_layout.addWidget(inferred, row, col + 1)
             grid_layout.addWidget(s, row, col + 2)
             self.sliders.append(s)
             self.inferred_labels.append(inferred)
-        self.input_panel = ImagePanel("input")
-        self.recon_panel = ImagePanel("reconstruction")
-        self.diff_panel = ImagePanel("reconstruction − input", levels=(-1.0, 1.0), colormap=DIVERGING)
+        self.input_panel = ImagePanel(tr("input"))
+        self.recon_panel = ImagePanel(tr("reconstruction"))
+        self.diff_panel = ImagePanel(tr("reconstruction − input"), levels=(-1.0, 1.0), colormap=DIVERGING)
         for p in (self.input_panel, self.recon_panel, self.diff_panel):
             p.setMinimumSize(110, 120)
         self.status = QLabel("")
         top = QVBoxLayout() if two_rows else QHBoxLayout()
         rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [top, top]
-        for w in (QLabel("capsule"), self.digit, QLabel("range"), self.range, QLabel("length ×"), self.scale):
+        labels = (QLabel(tr("capsule")), QLabel(tr("range")), QLabel(tr("length ×")))
+        for w in (labels[0], self.digit, labels[1], self.range, labels[2], self.scale):
             rows[0].addWidget(w)
         for w in (self.reset_button, self.grid_button):
             rows[1].addWidget(w)
@@ -223,7 +232,7 @@ class PoseView(QWidget, InferenceView):
         """``v``: (10, 16) digit capsule outputs for ``image`` (H, W); None clears."""
         self.v, self.prediction, self.image = v, prediction, image
         self.input_panel.set_image(image)
-        self.digit.setItemText(0, "predicted" if prediction is None else f"predicted ({prediction})")
+        self.digit.setItemText(0, tr("predicted") if prediction is None else tr("predicted ({k})", k=prediction))
         self._update_reconstruction()
 
     def _set_range(self, index: int) -> None:
@@ -255,7 +264,7 @@ class PoseView(QWidget, InferenceView):
                 else self.compose(digit, self.reconstruction)
             )
             self.recon_panel.set_image(shown)
-            self.recon_panel.set_title(f"reconstruction from capsule {digit}")
+            self.recon_panel.set_title(tr("reconstruction from capsule {k}", k=digit))
             self.diff_panel.set_image(combined - self.image)
             self.status.setText(f"‖v‖ = {np.linalg.norm(pose):.3f}")
         self.reconstructionChanged.emit()

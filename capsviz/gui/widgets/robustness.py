@@ -7,26 +7,28 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, sparse_ticks
+from capsviz.texts import QT_TR_NOOP
 from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
-INFO = (
+INFO = QT_TR_NOOP(
     "How far the model's recognition carries beyond the poses MNIST shows: accuracy on the "
     "first N MNIST test digits, each rotated, scaled, sheared or moved by +s or −s (a seeded "
     "choice per digit) for growing strengths s, and on an affine-transformed test set in which "
     "every digit has its own random warp (rotation ±{rot:g}°, scale {s0:g}–{s1:g}, shear "
-    "±{sh:g}°, ±{tr:g} px each way). The same figures as `capsviz robustness`. Strength 0 is "
+    "±{sh:g}°, ±{move:g} px each way). The same figures as `capsviz robustness`. Strength 0 is "
     "the plain test set. With a CNN to compare, its curves are drawn too (purple, dashed): "
     "the paper's claim is that capsules carry further (affNIST: 79 % against 66 % for a CNN "
     "of the same MNIST accuracy)."
-).format(
-    rot=AFFINE_RANGES["rotation"][1],
-    s0=AFFINE_RANGES["scale"][0],
-    s1=AFFINE_RANGES["scale"][1],
-    sh=AFFINE_RANGES["shear"][1],
-    tr=AFFINE_RANGES["translation"][1],
 )
+NAMES = {  # the sweeps' names on screen (English sources)
+    "rotation": QT_TR_NOOP("rotation"),
+    "scale": QT_TR_NOOP("scale"),
+    "shear": QT_TR_NOOP("shear"),
+    "translation": QT_TR_NOOP("translation"),
+}
 LINE = (90, 160, 250)
 CNN_LINE = (190, 110, 210)
 NETWORKS = ("capsnet", "cnn")
@@ -46,18 +48,28 @@ class RobustnessView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
+        ranges = AFFINE_RANGES
+        self.setToolTip(
+            tr(
+                INFO,
+                rot=ranges["rotation"][1],
+                s0=ranges["scale"][0],
+                s1=ranges["scale"][1],
+                sh=ranges["shear"][1],
+                move=ranges["translation"][1],
+            )
+        )
         self.digits = QSpinBox(minimum=10, maximum=10000, value=1000, singleStep=500)
-        self.digits.setToolTip("Measure on the first N MNIST test digits (10,000: the whole test set)")
-        self.measure_button = QPushButton("Measure")
-        self.stop_button = QPushButton("Stop")
+        self.digits.setToolTip(tr("Measure on the first N MNIST test digits (10,000: the whole test set)"))
+        self.measure_button = QPushButton(tr("Measure"))
+        self.stop_button = QPushButton(tr("Stop"))
         self.stop_button.setEnabled(False)
-        self.status = QLabel("not measured for this model")
+        self.status = QLabel(tr("not measured for this model"))
         self.status.setWordWrap(True)
         self.measure_button.clicked.connect(lambda: self.measureRequested.emit(self.digits.value()))
         self.stop_button.clicked.connect(self.stopRequested)
         top = QHBoxLayout()
-        for w in (QLabel("test digits"), self.digits, self.measure_button, self.stop_button):
+        for w in (QLabel(tr("test digits")), self.digits, self.measure_button, self.stop_button):
             top.addWidget(w)
         top.addWidget(self.status, 1)
         self.plots: dict[str, pg.PlotWidget] = {}
@@ -67,7 +79,11 @@ class RobustnessView(QWidget):
         for k, kind in enumerate(KINDS):
             plot = pg.PlotWidget()
             unit = UNITS.get(kind, "").strip()
-            plot.setTitle("affine test set" if kind == "affine" else kind + (f" ({unit})" if unit else ""), size="9pt")
+            if kind == "affine":
+                title = tr("affine test set")
+            else:
+                title = tr("{kind} ({unit})", kind=tr(NAMES[kind]), unit=unit) if unit else tr(NAMES[kind])
+            plot.setTitle(title, size="9pt")
             plot.setYRange(0, 1, padding=0.02)
             plot.setMouseEnabled(False, False)
             sparse_ticks(plot.getAxis("left"))
@@ -124,10 +140,10 @@ class RobustnessView(QWidget):
         """This view's plots, by the file name an export gives them."""
         return {f"robustness_{kind}": plot for kind, plot in self.plots.items()}
 
-    def clear(self, status: str = "not measured for this model") -> None:
-        """Forget the figures (another model came)."""
+    def clear(self, status: str | None = None) -> None:
+        """Forget the figures (another model came); ``status`` (default: not measured) goes on the status line."""
         self.results, self.baseline_results = {}, {}
-        self.status.setText(status)
+        self.status.setText(tr("not measured for this model") if status is None else status)
         self.redraws.request()
 
     def set_running(self, running: bool) -> None:
@@ -142,7 +158,7 @@ class RobustnessView(QWidget):
         results.setdefault(kind, {})[float(strength)] = correct / n
         done = sum(len(v) for r in (self.results, self.baseline_results) for v in r.values())
         total = sum(len(SWEEPS.get(k, (1,))) for k in KINDS) * self.networks
-        self.status.setText(f"{done} of {total} test sets measured on {n:,} digits")
+        self.status.setText(tr("{done} of {total} test sets measured on {n:,} digits", done=done, total=total, n=n))
         self.redraws.request()
 
     def _draw(self) -> None:

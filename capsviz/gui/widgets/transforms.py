@@ -10,10 +10,12 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPush
 from superqt import QLabeledDoubleSlider
 
 from capsviz.data.transforms import PARAMETERS, InputTransform
+from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, set_y_extent, settle
+from capsviz.texts import QT_TR_NOOP
 
-INFO = (
+INFO = QT_TR_NOOP(
     "Transform the input and watch the capsules respond. Capsules aim at equivariance: "
     "when the digit turns, moves or gets bolder, some of the 16 pose dimensions of its "
     "digit capsule should change smoothly with it, while the capsule's length (the "
@@ -48,7 +50,7 @@ class TransformView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
+        self.setToolTip(tr(INFO))
         self.sliders: dict[str, QLabeledDoubleSlider] = {}
         grid = QGridLayout()  # two sliders a row (rotate and scale, move x and y, shear and stroke)
         grid.setHorizontalSpacing(10)
@@ -60,27 +62,28 @@ class TransformView(QWidget):
             slider.setSingleStep(0.01 if name in ("scale", "thickness") else 0.5)
             slider.setValue(1.0 if name == "scale" else 0.0)
             slider.valueChanged.connect(self._emit)
-            grid.addWidget(QLabel(f"{label}{' (' + unit.strip() + ')' if unit.strip() else ''}"), row, col)
+            text = tr("{label} ({unit})", label=tr(label), unit=unit.strip()) if unit.strip() else tr(label)
+            grid.addWidget(QLabel(text), row, col)
             grid.addWidget(slider, row, col + 1)
             self.sliders[name] = slider
-        self.reset_button = QPushButton("Reset")
+        self.reset_button = QPushButton(tr("Reset"))
         self.reset_button.clicked.connect(self.reset)
 
         self.parameter = QComboBox()
         for name, label, *_ in PARAMETERS:
-            self.parameter.addItem(label, name)
-        self.parameter.setToolTip("The transform swept along the plot's x axis")
+            self.parameter.addItem(tr(label), name)
+        self.parameter.setToolTip(tr("The transform swept along the plot's x axis"))
         self.capsule = QComboBox()
-        self.capsule.addItem("predicted", -1)
+        self.capsule.addItem(tr("predicted"), -1)
         for k in range(10):
-            self.capsule.addItem(f"digit {k}", k)
-        self.capsule.setToolTip("The digit capsule whose pose is plotted")
+            self.capsule.addItem(tr("digit {k}", k=k), k)
+        self.capsule.setToolTip(tr("The digit capsule whose pose is plotted"))
         self.parameter.currentIndexChanged.connect(self.sweepRequested)
         self.capsule.currentIndexChanged.connect(self.sweepRequested)
 
-        self.plot = pg.PlotWidget(title="pose of the capsule along the sweep")
+        self.plot = pg.PlotWidget(title=tr("pose of the capsule along the sweep"))
         self.plot.setMouseEnabled(False, False)
-        self.plot.setLabel("left", "pose, length")  # the key under the title names the lines
+        self.plot.setLabel("left", tr("pose, length"))  # the key under the title names the lines
         # a fixed width: tick labels of another width would lay the plot out and paint it
         # again on each sweep
         self.plot.getAxis("left").setWidth(AXIS_WIDTH)
@@ -94,9 +97,9 @@ class TransformView(QWidget):
         self.summary.setWordWrap(True)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel("sweep"))
+        top.addWidget(QLabel(tr("sweep")))
         top.addWidget(self.parameter)
-        top.addWidget(QLabel("capsule"))
+        top.addWidget(QLabel(tr("capsule")))
         top.addWidget(self.capsule)
         top.addStretch(1)
         top.addWidget(self.reset_button)
@@ -176,8 +179,8 @@ class TransformView(QWidget):
         """What the plot's key names for capsule ``digit``: its 16 pose dimensions, its length,
         and with ``cnn`` the CNN's probability of the digit."""
         colours = tuple(pg.intColor(d, 16) for d in (0, 5, 10))  # a few of the 16 lines' colours
-        dims = KeyEntry(f"the 16 dimensions of v_{digit}", tuple(self.pose_curves), colours, "line")
-        entries = [dims, KeyEntry(f"length ‖v_{digit}‖", (self.length_curve,), ("w",), "line")]
+        dims = KeyEntry(tr("the 16 dimensions of v_{k}", k=digit), tuple(self.pose_curves), colours, "line")
+        entries = [dims, KeyEntry(tr("length ‖v_{k}‖", k=digit), (self.length_curve,), ("w",), "line")]
         if cnn:
             entries.append(KeyEntry(f"CNN p({digit})", (self.cnn_curve,), (CNN_PEN,), "dash"))
         return entries
@@ -206,7 +209,7 @@ class TransformView(QWidget):
         self.length_curve.setData(values, lengths)
         self.cnn_curve.setData([] if cnn is None else values, [] if cnn is None else cnn)
         self.marker.setValue(float(getattr(self.transform(), name)))
-        label = next(lbl for n, lbl, *_ in PARAMETERS if n == name)
+        label = tr(next(lbl for n, lbl, *_ in PARAMETERS if n == name))
         set_y_extent(
             self.plot,
             min(float(poses.min()), 0.0),
@@ -215,7 +218,7 @@ class TransformView(QWidget):
             limits=(-1.0, 1.0),
         )
         self.key.set_entries(self.key_entries(digit, cnn is not None))
-        titles = (label, f"capsule {digit} along '{label}'")
+        titles = (label, tr("capsule {k} along '{label}'", k=digit, label=label))
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
             self._titles = titles
             self.plot.setLabel("bottom", label)
@@ -224,8 +227,27 @@ class TransformView(QWidget):
         settle(self.plot)
         swing = poses.max(0) - poses.min(0)
         top = np.argsort(swing)[::-1][:3]
-        cnn_text = "" if cnn is None else f"; CNN p({digit}) {cnn.min():.2f}–{cnn.max():.2f}"
-        self.summary.setText(
-            f"length {lengths.min():.2f}–{lengths.max():.2f} over the sweep{cnn_text}; the dimensions that move "
-            "most: " + ", ".join(f"d{d} (range {swing[d]:.2f})" for d in top)
-        )
+        moved = {}  # the three dimensions that swing most (d0, d1, d2) and their ranges
+        for i, d in enumerate(top):
+            moved[f"d{i}"], moved[f"range{i}"] = int(d), float(swing[d])
+        if cnn is None:
+            text = tr(
+                "length {low:.2f}–{high:.2f} over the sweep; the dimensions that move most: "
+                "d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), d{d2} (range {range2:.2f})",
+                low=lengths.min(),
+                high=lengths.max(),
+                **moved,
+            )
+        else:
+            text = tr(
+                "length {low:.2f}–{high:.2f} over the sweep; CNN p({k}) {cnn_low:.2f}–{cnn_high:.2f}; the "
+                "dimensions that move most: d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), "
+                "d{d2} (range {range2:.2f})",
+                low=lengths.min(),
+                high=lengths.max(),
+                k=digit,
+                cnn_low=cnn.min(),
+                cnn_high=cnn.max(),
+                **moved,
+            )
+        self.summary.setText(text)

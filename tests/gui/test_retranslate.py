@@ -1,0 +1,74 @@
+"""A language switch reaches the texts composed from other texts: a template's fields that are
+texts themselves, a plot's key under its title, the MNIST browser's composed lines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtWidgets import QApplication, QLabel
+
+from capsviz.data.mnist import MnistSplit
+from capsviz.gui import i18n
+from capsviz.gui.i18n import tr
+from capsviz.gui.widgets.browser import MnistBrowser
+from capsviz.gui.widgets.common import KeyEntry, SeriesKey
+
+
+@pytest.fixture
+def switch(qtbot):
+    """install(language), then let the widgets see the LanguageChange events."""
+
+    def to(language: str) -> None:
+        i18n.install(language)
+        QApplication.processEvents()
+
+    yield to
+    i18n.install("en")
+
+
+def test_a_field_that_is_a_text_follows_the_language(qtbot, switch):
+    label = QLabel(tr("{label} ({unit})", label=tr("rotate"), unit="°"))
+    qtbot.addWidget(label)
+    assert label.text() == "rotate (°)"
+    switch("zh_CN")
+    i18n.retranslate(label)
+    assert label.text() == "旋转（°）"
+    switch("en")
+    i18n.retranslate(label)
+    assert label.text() == "rotate (°)"
+
+
+def test_a_plot_key_is_composed_again_in_the_next_language(qtbot, switch):
+    plot = pg.PlotWidget(title=tr("capsule lengths ‖v_j‖"))
+    qtbot.addWidget(plot)
+    key = SeriesKey(plot, lead=tr("digit j:") + "&nbsp;")
+    key.set_entries([KeyEntry(tr("capsule ‖v_j‖"), (), ("w",), "bar"), KeyEntry("CNN p(j)", (), ("w",), "bar")])
+    assert "capsule lengths" in key.text and "digit j:&nbsp;" in key.text and "capsule ‖v_j‖" in key.text
+    switch("zh_CN")
+    i18n.retranslate(plot)
+    assert key.title == "胶囊长度 ‖v_j‖" and "数字 j：&nbsp;" in key.text and "胶囊 ‖v_j‖" in key.text
+    assert "CNN p(j)" in key.text and "capsule" not in key.text
+    switch("en")
+    i18n.retranslate(plot)
+    assert key.title == "capsule lengths ‖v_j‖" and "digit j:&nbsp;" in key.text and "胶囊" not in key.text
+
+
+def test_the_browser_composes_its_lines_again_in_the_next_language(qtbot, switch):
+    browser = MnistBrowser()
+    qtbot.addWidget(browser)
+    labels = np.array([3, 5, 3, 7])
+    browser.set_data(MnistSplit(np.zeros((4, 28, 28), np.uint8), labels), "MNIST test set")
+    browser.set_predictions(np.array([3, 3, 3, 7]))
+    browser.errors_only.setChecked(True)
+    browser.select(1)
+    assert browser.source.text() == "MNIST test set: 4 digits"
+    assert browser.filter_label.text() == "browsing 1 digits (mistakes only)"
+    assert browser.current_label.text() == "test image 1: label 5, predicted 3  ✗"
+    switch("zh_CN")
+    assert browser.source.text() == "MNIST 测试集：4 个数字" and browser.goto.prefix() == "序号 "
+    assert browser.filter_label.text() == "正在浏览 1 个数字（只看错误）"
+    assert browser.current_label.text() == "测试图像 1：标签 5，预测 3  ✗"
+    switch("en")
+    assert browser.source.text() == "MNIST test set: 4 digits" and browser.goto.prefix() == "index "
+    assert browser.current_label.text() == "test image 1: label 5, predicted 3  ✗"
