@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from capsviz import __version__
+from capsviz.texts import english
 
 LOGGER_NAME = "capsviz"
 MAX_BYTES = 1_000_000
@@ -94,15 +95,20 @@ def version_report(device: str | None = None) -> str:
     return ", ".join(parts)
 
 
-def about_report(device, model: str) -> str:
+def about_report(device, model: str, tr=english) -> str:
     """The About box's text: versions, ``device`` (a ``torch.device``, with the GPU's name),
-    ``model`` (a description of the loaded model), the log file and the paper."""
+    ``model`` (a description of the loaded model), the log file and the paper (``tr``: see
+    :mod:`capsviz.texts`)."""
     import torch
 
     name = str(device)
     if device.type == "cuda":
         name += f" ({torch.cuda.get_device_name(device)})"
-    return (
-        f"{version_report(name).replace(', ', chr(10))}\n\nmodel: {model}\nlog file: {log_path()}\n\n"
-        "Sabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710.09829."
+    versions = version_report(name).split(", ")
+    versions[-1] = tr("device: {device}", device=name)
+    return "\n".join(versions) + tr(
+        "\n\nmodel: {model}\nlog file: {log}\n\nSabour, Frosst & Hinton (2017), Dynamic Routing Between Capsules, "
+        "arXiv:1710.09829.",
+        model=model,
+        log=log_path(),
     )

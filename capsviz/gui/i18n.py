@@ -37,6 +37,15 @@ _translators: list[QTranslator] = []  # those installed now
 _language = "en"
 
 
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 (the name Qt's lupdate looks for)
+    """Mark ``text`` for translation in ``context`` without translating it here."""
+    return text
+
+
+# pyqtgraph's own texts on the plots, by the context pyqtgraph translates them in
+PYQTGRAPH = {QT_TRANSLATE_NOOP("GraphicsScene", "Export..."): "GraphicsScene"}
+
+
 def tr(text: str, **fields) -> str:
     """``text`` (an English source) in the app's language, its ``{name}`` fields filled in from
     ``fields`` (``str.format``: ``tr("{n:,} of {total:,}", n=5, total=10)``). lupdate files these
@@ -113,6 +122,11 @@ def retranslated(text: str) -> str:
     gave (in any language) made again from its source and fields (those that are texts
     retranslated too), an English source translated; any other text as it is."""
     source, fields = _sources.get(text, (text, {}))
+    if source in PYQTGRAPH:
+        out = QCoreApplication.translate(PYQTGRAPH[source], source)
+        if out != source:
+            _keep(out, source, {})
+        return out
     fields = {k: retranslated(v) if isinstance(v, str) and v != text else v for k, v in fields.items()}
     return tr(source, **fields)
 

@@ -138,7 +138,7 @@ class MainWindow(QMainWindow):
         self.baseline_label = QLabel("")  # the CNN compared with the capsules, when there is one
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.baseline_label)
-        self.errors = dialogs.ErrorRelay(self, lambda: about_report(core.device, core.model_summary))
+        self.errors = dialogs.ErrorRelay(self, lambda: about_report(core.device, core.model_summary, tr))
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)
         self.routing_checker = RoutingChecker(core, self.routing_view, self.errors.show_exception)

@@ -59,7 +59,7 @@ def test_exceptions_escaping_slots_become_dialogs(window, qtbot):
 def test_about_box_names_versions_device_and_model(window, qtbot):
     window.actions["about"].trigger()
     text = window.errors.about_box.text()
-    assert f"torch {torch.__version__}" in text and "Qt 6." in text and "device cpu" in text
+    assert f"torch {torch.__version__}" in text and "Qt 6." in text and "device: cpu" in text
     assert "99." in text and "capsviz.log" in text
     box = window.errors.about_box
     box.close()

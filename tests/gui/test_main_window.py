@@ -131,7 +131,7 @@ def test_pause_shows_the_paused_weights_and_resume_ends_as_an_unpaused_run(windo
     panel.train_subset.setValue(96)  # 6 steps an epoch
     panel.test_subset.setValue(100)
     panel.epochs.setValue(2)
-    panel.precision.setCurrentText("fp32")
+    panel.precision.setCurrentIndex(panel.precision.findData("fp32"))
     assert not panel.pause_button.isEnabled()
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)

@@ -1858,4 +1858,11 @@ Sabour, Frosst &amp; Hinton (2017), Dynamic Routing Between Capsules, arXiv:1710
 Sabour、Frosst 与 Hinton（2017），Dynamic Routing Between Capsules，arXiv:1710.09829。</translation>
     </message>
 </context>
+<context>
+    <name>GraphicsScene</name>
+    <message>
+        <source>Export...</source>
+        <translation>导出…</translation>
+    </message>
+</context>
 </TS>

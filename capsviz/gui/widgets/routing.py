@@ -48,8 +48,9 @@ from capsviz.model.analysis import (
     type_mosaic,
 )
 from capsviz.model.routing_effect import marked_capsules, routing_effect
+from capsviz.texts import QT_TR_NOOP
 
-INFO = (
+INFO = QT_TR_NOOP(
     "Routing by agreement (Procedure 1 of the paper). Each primary capsule i (1152 on the "
     "6×6 grid of an MNIST model, 3200 on the 10×10 grid of a MultiMNIST model) "
     "splits its output among the 10 digit capsules j with coupling coefficients "
@@ -64,7 +65,7 @@ INFO = (
     "‖u_i‖·c_ij spread over the input pixels each capsule sees. Hover over a map to read "
     "exact values."
 )
-EFFECT_INFO = (
+EFFECT_INFO = QT_TR_NOOP(
     "What routing did for this input: the primary capsules whose coupling c_ij to some digit ends more "
     "than half an even share (0.05) away from 0.1 route decisively; the rest keep nearly the even split "
     "they start with. Their share of Σ‖u_i‖ says how much of the primary output they carry; the mean "
@@ -77,8 +78,12 @@ ITERATION_MS = 700
 AXIS_WIDTH = 48  # pixels for the y tick labels of the mass and entropy plots ("2.3026", "100")
 UNIFORM_ENTROPY = float(np.log(10))  # nats: the entropy of c_i when a capsule splits its vote evenly
 # colour scales of the class maps and the mosaic (the index is what the settings store)
-SCALES = ("scale per iteration", "scale shared by all iterations", "departure from uniform")
-DEPARTURE = SCALES.index("departure from uniform")
+SCALES = (
+    QT_TR_NOOP("scale per iteration"),
+    QT_TR_NOOP("scale shared by all iterations"),
+    QT_TR_NOOP("departure from uniform"),
+)
+DEPARTURE = 2  # SCALES: departure from uniform
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
 TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
@@ -128,15 +133,15 @@ class RoutingView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(INFO)
+        self.setToolTip(tr(INFO))
         # -- controls ------------------------------------------------------------
-        self.iteration = iteration_slider("Routing iteration r whose coupling coefficients are shown")
+        self.iteration = iteration_slider(tr("Routing iteration r whose coupling coefficients are shown"))
         self.iteration_label = QLabel("r = 3")
         self.prev_button = QPushButton("◀")
         self.next_button = QPushButton("▶")
-        self.play_button = QPushButton("Play")
+        self.play_button = QPushButton(tr("Play"))
         self.play_button.setCheckable(True)
-        self.play_button.setToolTip("Step through the iterations r = 1…R repeatedly")
+        self.play_button.setToolTip(tr("Step through the iterations r = 1…R repeatedly"))
         for b in (self.prev_button, self.next_button):
             b.setFixedWidth(32)
         self.prev_button.clicked.connect(lambda: self.iteration.setValue(self.iteration.value() - 1))
@@ -147,24 +152,28 @@ class RoutingView(QWidget):
         self.iterations = QSpinBox()
         self.iterations.setRange(1, 7)
         self.iterations.setValue(3)
-        self.iterations.setToolTip("Routing iterations R run at inference (the model was trained with 3)")
+        self.iterations.setToolTip(tr("Routing iterations R run at inference (the model was trained with 3)"))
         self.iterations.valueChanged.connect(self.iterationsChanged)
         self.digit = QComboBox()
-        self.digit.addItem("predicted", -1)
+        self.digit.addItem(tr("predicted"), -1)
         for k in range(10):
-            self.digit.addItem(f"digit {k}", k)
-        self.digit.setToolTip("Digit j shown in the mosaic and the overlay (or click a class map)")
+            self.digit.addItem(tr("digit {k}", k=k), k)
+        self.digit.setToolTip(tr("Digit j shown in the mosaic and the overlay (or click a class map)"))
+        self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "predicted (7)" fits
         self.scale = QComboBox()
-        self.scale.addItems(SCALES)
+        self.scale.addItems([tr(s) for s in SCALES])
         self.scale.setCurrentIndex(DEPARTURE)
         self.scale.setToolTip(
-            "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
-            "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
-            "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
+            tr(
+                "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
+                "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
+                "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
+            )
         )
         controls = QHBoxLayout()
-        stepping = (QLabel("iteration"), self.prev_button, self.iteration, self.next_button, self.iteration_label)
-        for w in (*stepping, self.play_button, QLabel("R"), self.iterations, QLabel("digit"), self.digit, self.scale):
+        stepping = (QLabel(tr("iteration")), self.prev_button, self.iteration, self.next_button, self.iteration_label)
+        choices = (QLabel("R"), self.iterations, QLabel(tr("digit")), self.digit, self.scale)
+        for w in (*stepping, self.play_button, *choices):
             controls.addWidget(w, 1 if w is self.iteration else 0)
 
         # -- maps -------------------------------------------------------------------
@@ -173,7 +182,7 @@ class RoutingView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("k")
         # what the maps show (two lines: the quantity and iteration, then how to read the colours)
-        self.maps_title = self.graphics.addLabel("class maps<br>", row=0, col=0, colspan=2, size="8pt")
+        self.maps_title = self.graphics.addLabel(tr("class maps") + "<br>", row=0, col=0, colspan=2, size="8pt")
         self.map_view = self.graphics.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
         self.map_view.setMenuEnabled(False)
         self.grid = 6  # side G of the PrimaryCaps grid on screen (6 for MNIST, 10 for MultiMNIST)
@@ -199,11 +208,13 @@ class RoutingView(QWidget):
         # narrow margins: in a low dock the mosaic gets the height
         self.detail.ci.setContentsMargins(4, 2, 4, 2)
         self.detail.ci.layout.setVerticalSpacing(1)
-        self.mosaic_title = self.detail.addLabel("c_ij by capsule type", row=0, col=0, size="8pt")
+        self.mosaic_title = self.detail.addLabel(tr("c_ij by capsule type"), row=0, col=0, size="8pt")
         self.mosaic_title.item.document().setDocumentMargin(1)
         self.detail.setToolTip(
-            "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
-            "capsule type, 4 rows of 8 types (type 0 top left)"
+            tr(
+                "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
+                "capsule type, 4 rows of 8 types (type 0 top left)"
+            )
         )
         self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, mosaic_shape(6))
         self.mosaic.setColorMap(VIRIDIS)
@@ -214,11 +225,11 @@ class RoutingView(QWidget):
         self.overlay_panel = pg.GraphicsLayoutWidget()
         self.overlay_panel.setBackground("k")
         self.overlay_panel.ci.setContentsMargins(PANEL_MARGIN, 2, PANEL_MARGIN, 2)
-        self.overlay_title = self.overlay_panel.addLabel("map over the input", row=0, col=0, size="8pt")
+        self.overlay_title = self.overlay_panel.addLabel(tr("map over the input"), row=0, col=0, size="8pt")
         # wide enough for its longest title and the margins
-        self.overlay_title.setText("map of 8 on the input", size="8pt")
+        self.overlay_title.setText(tr("map of {j} on the input", j=8), size="8pt")
         self.overlay_panel.setMinimumWidth(int(self.overlay_title.item.boundingRect().width()) + 2 * PANEL_MARGIN + 4)
-        self.overlay_title.setText("map over the input", size="8pt")
+        self.overlay_title.setText(tr("map over the input"), size="8pt")
         self.overlay_view, self.overlay_input = _image_view(self.overlay_panel, 1, 0, (28, 28))
         self.overlay = pg.ImageItem(np.zeros((28, 28), dtype=np.float32))
         self.overlay.setColorMap(pg.colormap.get("inferno"))
@@ -233,9 +244,9 @@ class RoutingView(QWidget):
         self.overlay_view.addItem(self.field_marks)
 
         self.mass_plot = pg.PlotWidget()
-        self.mass_key = SeriesKey(self.mass_plot, lead="digit j:&nbsp;", sep="&nbsp;")
-        self.mass_plot.setLabel("bottom", "iteration r")
-        self.mass_plot.setToolTip("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
+        self.mass_key = SeriesKey(self.mass_plot, lead=tr("digit j:") + "&nbsp;", sep="&nbsp;")
+        self.mass_plot.setLabel("bottom", tr("iteration r"))
+        self.mass_plot.setToolTip(tr("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives"))
         self.mass_plot.setMouseEnabled(False, False)
         # lines without symbols: ten scatter items cost more to update and paint than the rest of the view
         self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5)) for k in range(10)]
@@ -252,14 +263,16 @@ class RoutingView(QWidget):
         self.mass_key.set_entries(
             digit_key([(curve, self.mass_points, self.mass_names) for curve in self.mass_curves], DIGIT_COLOURS)
         )
-        self.mass_key.setText("routed mass per digit", size="8pt")  # the small plots: a smaller title fits
+        self.mass_key.setText(tr("routed mass per digit"), size="8pt")  # the small plots: a smaller title fits
         self.entropy_plot = pg.PlotWidget()
-        self.entropy_plot.setTitle("mean entropy of c_i", size="8pt")
+        self.entropy_plot.setTitle(tr("mean entropy of c_i"), size="8pt")
         SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
-        self.entropy_plot.setLabel("bottom", "iteration r")
+        self.entropy_plot.setLabel("bottom", tr("iteration r"))
         self.entropy_plot.setToolTip(
-            "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
-            "ln 10 = 2.303 when every capsule splits its vote evenly"
+            tr(
+                "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
+                "ln 10 = 2.303 when every capsule splits its vote evenly"
+            )
         )
         self.entropy_plot.setMouseEnabled(False, False)
         self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
@@ -277,7 +290,7 @@ class RoutingView(QWidget):
         self.uniform_line = pg.InfiniteLine(
             pos=UNIFORM_ENTROPY,
             angle=0,
-            label="uniform",
+            label=tr("uniform"),
             pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
             labelOpts={"position": 1.0, "color": (150, 150, 150), "anchors": [(1, 1), (1, 1)]},
         )
@@ -285,7 +298,7 @@ class RoutingView(QWidget):
         self._entropy_y: tuple[float, float] | None = None
         self.entropy_plot.getViewBox().sigResized.connect(lambda *_: self._entropy_range())
 
-        self.readout = QLabel("hover over a map to read its values")
+        self.readout = QLabel(tr("hover over a map to read its values"))
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid = QGridLayout()
         grid.setSpacing(SPACING)
@@ -310,17 +323,20 @@ class RoutingView(QWidget):
         self.effect_label = QLabel("")
         self.effect_label.setWordWrap(True)
         self.effect_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.effect_label.setToolTip(EFFECT_INFO)
+        self.effect_label.setToolTip(tr(EFFECT_INFO))
         self.effect_label.setStyleSheet("font-size: 8pt;")
         self.effect_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.mark_button = QPushButton(tr("mark decisive"))
         self.mark_button.setCheckable(True)
         self.mark_button.setToolTip(
-            f"Ring the {MARKED} capsules that route most decisively on the mosaic, "
-            "and their receptive fields on the input"
+            tr(
+                "Ring the {k} capsules that route most decisively on the mosaic, "
+                "and their receptive fields on the input",
+                k=MARKED,
+            )
         )
         self.check_button = QPushButton(tr("count on the test set"))
-        self.check_button.setToolTip("How often one routing iteration (the even split) answers other than R")
+        self.check_button.setToolTip(tr("How often one routing iteration (the even split) answers other than R"))
         self.check_button.clicked.connect(self.checkRequested)
         effect = QVBoxLayout()  # a column at the right, beside the mosaic and the curves
         effect.setSpacing(SPACING)
@@ -395,11 +411,11 @@ class RoutingView(QWidget):
             self.entropy = mean_entropy(inference.c)
             # (R, 10, G, G) Σ ‖u_i‖ c_ij and Σ ‖u_i‖ (c_ij − 0.1); (R,) whether c is uniform
             self._all_maps, self._departures, self._uniform = iteration_maps(inference.u_lengths, inference.c)
-            self.digit.setItemText(0, f"predicted ({inference.prediction})")
+            self.digit.setItemText(0, tr("predicted ({j})", j=inference.prediction))
             self.effect = routing_effect(inference.u_lengths, inference.c, inference.lengths, self.answers)
         else:
             self.shown = self.mass = self.entropy = self.effect = None
-            self.digit.setItemText(0, "predicted")
+            self.digit.setItemText(0, tr("predicted"))
         self.redraws.request()
 
     def selected_digit(self) -> int | None:
@@ -437,17 +453,19 @@ class RoutingView(QWidget):
         departure = self.departure()
         quantity = "Σ_type ‖u_i‖ (c_ij − 0.1)" if departure else "Σ_type ‖u_i‖ c_ij"
         if inf is None:
-            return f"class maps {quantity}<br>"
+            return tr("class maps {quantity}", quantity=quantity) + "<br>"
         r = self.iteration.value() - 1
-        if self._uniform[r]:
-            note = "every c_ij is 0.1 (uniform), so " + ("every map is 0" if departure else "the ten maps are the same")
+        if self._uniform[r] and departure:
+            note = tr("every c_ij is 0.1 (uniform), so every map is 0")
+        elif self._uniform[r]:
+            note = tr("every c_ij is 0.1 (uniform), so the ten maps are the same")
         elif departure:
-            note = "red: more than an even split (0.1) sends, blue: less"
+            note = tr("red: more than an even split (0.1) sends, blue: less")
+        elif self.scale.currentIndex() == 1:
+            note = tr("colours from all iterations' values")
         else:
-            note = "colours from " + (
-                "all iterations' values" if self.scale.currentIndex() == 1 else "this iteration's values"
-            )
-        return f"class maps {quantity}, iteration {r + 1}<br>{note}"
+            note = tr("colours from this iteration's values")
+        return tr("class maps {quantity}, iteration {r}", quantity=quantity, r=r + 1) + "<br>" + note
 
     def _redraw(self) -> None:
         self.redraws.request()
@@ -472,7 +490,7 @@ class RoutingView(QWidget):
             self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
-        self.iteration_label.setText(f"r = {r + 1} of {inf.iterations}")
+        self.iteration_label.setText(tr("r = {r} of {n}", r=r + 1, n=inf.iterations))
         self.shown = self._all_maps[r]
         every = self._departures if self.departure() else self._all_maps
         maps = every[r]
@@ -532,7 +550,7 @@ class RoutingView(QWidget):
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
         spread = receptive_overlay(self._all_maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
-        set_label(self.overlay_title, f"map of {j} on the input", size="8pt")
+        set_label(self.overlay_title, tr("map of {j} on the input", j=j), size="8pt")
 
     def _draw_curves(self) -> None:
         inf = self.inference
@@ -622,10 +640,15 @@ class RoutingView(QWidget):
     def describe_cell(self, j: int, y: int, x: int) -> str:
         """Readout for class map j at grid cell (y, x)."""
         r = self.iteration.value() - 1
-        return (
-            f"digit {j}, grid y={y} x={x}, iteration {r + 1}: Σ_type ‖u_i‖ c_ij = "
-            f"{self._all_maps[r][j, y, x]:.4f}, "
-            f"Σ_type ‖u_i‖ (c_ij − 0.1) = {self._departures[r][j, y, x]:+.4f}"
+        return tr(
+            "digit {j}, grid y={y} x={x}, iteration {r}: Σ_type ‖u_i‖ c_ij = {mass:.4f}, "
+            "Σ_type ‖u_i‖ (c_ij − 0.1) = {departure:+.4f}",
+            j=j,
+            y=y,
+            x=x,
+            r=r + 1,
+            mass=self._all_maps[r][j, y, x],
+            departure=self._departures[r][j, y, x],
         )
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
@@ -634,7 +657,16 @@ class RoutingView(QWidget):
         r = self.iteration.value() - 1
         j = self.selected_digit()
         i = (t * self.grid + y) * self.grid + x
-        return (
-            f"capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {inf.u_lengths[i]:.4f}, "
-            f"c_i{j} = {inf.c[r, i, j]:.4f}, b_i{j} = {inf.b[r, i, j]:.4f} at iteration {r + 1}"
+        return tr(
+            "capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {u:.4f}, c_i{j} = {c:.4f}, b_i{j} = {b:.4f} "
+            "at iteration {r}",
+            i=i,
+            t=t,
+            y=y,
+            x=x,
+            u=inf.u_lengths[i],
+            j=j,
+            c=inf.c[r, i, j],
+            b=inf.b[r, i, j],
+            r=r + 1,
         )
