@@ -1,9 +1,10 @@
 """What a training run reports: the events :meth:`capsviz.train.loop.Trainer.run` yields,
-and the error it raises when the loss stops being finite. Imports no torch and no Qt."""
+the curves they draw (:class:`TrainingCurves`), and the error it raises when the loss stops
+being finite. Imports no torch and no Qt."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -58,6 +59,30 @@ class StoppedEvent:
 
 
 TrainEvent = BatchEvent | EpochEvent | PausedEvent | StoppedEvent
+STEP_CURVES = ("step", "loss", "margin", "recon", "train_acc")  # TrainingCurves.batches, in BatchEvent's order
+
+
+@dataclass
+class TrainingCurves:
+    """A run's loss and accuracy curves, gathered from its events (the Training panel draws
+    them): ``batches`` per optimizer step, lists ``step``, ``loss``, ``margin`` (the margin
+    loss), ``recon`` (the reconstruction loss times its weight in the total) and ``train_acc``;
+    ``tests`` per epoch with a test evaluation, lists ``step`` and ``acc``."""
+
+    batches: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in STEP_CURVES})
+    tests: dict[str, list[float]] = field(default_factory=lambda: {"step": [], "acc": []})
+
+    def add_batch(self, ev: BatchEvent, reconstruction_weight: float) -> None:
+        """Add a step's figures; ``reconstruction_weight`` is the run's (its TrainConfig's)."""
+        values = (ev.step, ev.loss, ev.margin_loss, reconstruction_weight * ev.reconstruction_loss, ev.train_accuracy)
+        for name, value in zip(STEP_CURVES, values):
+            self.batches[name].append(value)
+
+    def add_epoch(self, ev: EpochEvent) -> None:
+        """Add an epoch's test accuracy (none without test images)."""
+        if ev.test_images:
+            self.tests["step"].append(ev.step)
+            self.tests["acc"].append(ev.test_accuracy)
 
 
 class TrainingDiverged(RuntimeError):

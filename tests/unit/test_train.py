@@ -11,7 +11,7 @@ from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.model import CapsNetConfig
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.config import TrainConfig
-from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingDiverged
+from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingCurves, TrainingDiverged
 from capsviz.train.loop import Trainer
 
 
@@ -224,3 +224,16 @@ def test_best_epoch_is_kept_beside_the_autosave(sample, tmp_path):
     assert best_path(path).name == "run.best.safetensors"
     assert best.test_accuracy == pytest.approx(max(accs))
     assert best.epoch == 1 + accs.index(max(accs))
+
+
+def test_the_curves_of_a_run_gather_its_steps_and_tested_epochs():
+    curves = TrainingCurves()
+    for step in (1, 2):
+        curves.add_batch(BatchEvent(0, step, step, 2, 0.5 / step, 0.4 / step, 20.0, 0.9, 1e-3, 100.0), 0.0005)
+    curves.add_epoch(EpochEvent(1, 2, 0.97, 2000, None))
+    curves.add_epoch(EpochEvent(2, 4, float("nan"), 0, None))  # no test set: no point
+    assert curves.batches["step"] == [1, 2] and curves.batches["loss"] == [0.5, 0.25]
+    assert curves.batches["margin"] == [0.4, 0.2] and curves.batches["train_acc"] == [0.9, 0.9]
+    assert curves.batches["recon"] == pytest.approx([0.01, 0.01])  # the weighted reconstruction loss
+    assert curves.tests == {"step": [2], "acc": [0.97]}
+    assert TrainingCurves().batches["step"] == []  # each its own lists

@@ -33,7 +33,7 @@ from capsviz.gui.widgets.common import settle, sparse_ticks
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
-from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent
+from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingCurves
 
 INFO = QT_TR_NOOP(
     "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
@@ -319,8 +319,8 @@ class TrainingPanel(QWidget):
         self.startRequested.emit(self.config(), self.from_scratch.isChecked())
 
     def reset_curves(self) -> None:
-        self.history: dict[str, list[float]] = {k: [] for k in ("step", "loss", "margin", "recon", "train_acc")}
-        self.test_history: dict[str, list[float]] = {"step": [], "acc": []}
+        self.curves = TrainingCurves()
+        self.history, self.test_history = self.curves.batches, self.curves.tests  # per step, per test
         self.redraws.request()
 
     def set_running(self, running: bool) -> None:
@@ -393,12 +393,7 @@ class TrainingPanel(QWidget):
         self.lr.setValue(TrainConfig().lr if lr is None else lr)
 
     def add_batch(self, ev: BatchEvent, weight: float) -> None:
-        h = self.history
-        h["step"].append(ev.step)
-        h["loss"].append(ev.loss)
-        h["margin"].append(ev.margin_loss)
-        h["recon"].append(weight * ev.reconstruction_loss)
-        h["train_acc"].append(ev.train_accuracy)
+        self.curves.add_batch(ev, weight)
         total = ev.batches_per_epoch * self.epochs.value()
         self.progress.setRange(0, total)
         self.progress.setValue(min(ev.step, total))
@@ -417,9 +412,7 @@ class TrainingPanel(QWidget):
         self.redraws.request()
 
     def add_epoch(self, ev: EpochEvent) -> None:
-        if ev.test_images:
-            self.test_history["step"].append(ev.step)
-            self.test_history["acc"].append(ev.test_accuracy)
+        self.curves.add_epoch(ev)
         self.redraws.request()
 
     def _draw_curves(self) -> None:
