@@ -90,6 +90,17 @@ def compose(fields: np.ndarray) -> np.ndarray:
     return np.minimum(fields.astype(np.uint16).sum(axis=-3), 255).astype(np.uint8)
 
 
+def random_partner(labels: np.ndarray, other: int | None, rng: np.random.Generator) -> int:
+    """The index of a random digit of ``labels`` ((N,) ints in 0..9) of another class than
+    ``other`` (None: of any class), for the explorer's pair of digits: a class first, uniform
+    among the others present, then a digit of it. Raises ``ValueError`` when no other class
+    is present."""
+    classes = [k for k in range(10) if k != other and (labels == k).any()]
+    if not classes:
+        raise ValueError(f"no digit of another class than {other}")
+    return int(rng.choice(np.flatnonzero(labels == int(rng.choice(classes)))))
+
+
 def draw_pairs(split: MnistSplit, n: int, rng: np.random.Generator) -> MultiMnistPairs:
     """Draw ``n`` pairs from ``split`` with ``rng`` (the order of the draws is in the module
     docstring). Raises ``ValueError`` for ``n < 0`` or a split lacking one of the ten classes."""
@@ -136,3 +147,21 @@ def fixed_test_block(split: MnistSplit, b: int) -> MultiMnistPairs:
     """Block ``b`` (>= 0) of the fixed test set: its pairs ``b * TEST_BLOCK`` to
     ``(b + 1) * TEST_BLOCK - 1``, drawn from ``default_rng([TEST_SEED, b])``."""
     return draw_pairs(split, TEST_BLOCK, np.random.default_rng([TEST_SEED, b]))
+
+
+class FixedTestBlocks:
+    """The fixed test pairs of ``split`` by blocks: ``blocks(b)`` is :func:`fixed_test_block`
+    ``b``, drawn on first use and kept (the explorer browses the pairs one block at a time)."""
+
+    def __init__(self, split: MnistSplit) -> None:
+        self.split = split
+        self._drawn: dict[int, MultiMnistPairs] = {}
+
+    def __call__(self, b: int) -> MultiMnistPairs:
+        if b not in self._drawn:
+            self._drawn[b] = fixed_test_block(self.split, b)
+        return self._drawn[b]
+
+    def pair(self, k: int) -> tuple[MultiMnistPairs, int]:
+        """(block, j): test pair ``k`` (0 <= k < TEST_PAIRS) is pair ``j`` of ``block``."""
+        return self(k // TEST_BLOCK), k % TEST_BLOCK

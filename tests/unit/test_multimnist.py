@@ -5,15 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capsviz.data.mnist import load_sample
+from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.data.multimnist import (
     FIELD,
     MAX_SHIFT,
     PAD,
+    TEST_BLOCK,
+    FixedTestBlocks,
     compose,
     draw_pairs,
+    fixed_test_block,
     fixed_test_pairs,
     place,
+    random_partner,
     training_pairs,
 )
 
@@ -102,3 +106,28 @@ def test_the_two_digit_loss_has_both_classes_present_and_one_reconstruction_per_
     assert float(sse) == pytest.approx(float(one + two), rel=1e-6)
     assert float(total) == pytest.approx(expected + 0.0005 * float(one + two), rel=1e-6)
     assert float(margin) == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_random_partner_is_of_another_class_and_as_a_seed_draws_it():
+    labels = np.array([3, 3, 5, 7, 5, 3])
+    picks = [random_partner(labels, 3, np.random.default_rng(seed)) for seed in range(40)]
+    assert set(labels[picks]) == {5, 7} and set(picks) == {2, 3, 4}
+
+    def draws(seed: int) -> list[int]:
+        rng = np.random.default_rng(seed)
+        return [random_partner(labels, None, rng) for _ in range(5)]
+
+    assert draws(9) == draws(9)  # the seed's draws
+    assert 3 in {int(labels[random_partner(labels, None, np.random.default_rng(s))]) for s in range(40)}
+    with pytest.raises(ValueError, match="another class than 3"):
+        random_partner(np.array([3, 3]), 3, np.random.default_rng(0))
+
+
+def test_the_fixed_test_blocks_are_drawn_once_and_locate_a_pair():
+    blocks = FixedTestBlocks(SAMPLE)
+    first = blocks(1)
+    assert blocks(1) is first  # kept
+    np.testing.assert_array_equal(first.images, fixed_test_block(SAMPLE, 1).images)
+    block, j = blocks.pair(TEST_BLOCK + 7)
+    assert block is first and j == 7
+    assert blocks.pair(3)[1] == 3 and isinstance(blocks.split, MnistSplit)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz.data.mnist import MnistSplit
-from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_BLOCK, TEST_PAIRS, compose, fixed_test_block, place
+from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlocks, compose, place, random_partner
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
@@ -177,7 +177,6 @@ class PairPanel(QWidget, InferenceView):
         self.full_test_split = full_test_split
         self.iteration = iteration
         self.rng = np.random.default_rng(seed)
-        self.by_class = [np.flatnonzero(digits.labels == k) for k in range(10)]
         self.controls = [
             DigitControls(tr("digit A (red)"), len(digits)),
             DigitControls(tr("digit B (green)"), len(digits)),
@@ -282,7 +281,7 @@ class PairPanel(QWidget, InferenceView):
         self.show_test_pair.clicked.connect(lambda: self.select_test_pair(self.test_pair.value()))
         for find, button in self._scans.items():
             button.clicked.connect(lambda _=False, find=find: self.scanRequested.emit(self.test_pair.value() + 1, find))
-        self._blocks: dict[int, object] = {}  # block b of the fixed test pairs, once built
+        self.test_block = FixedTestBlocks(digits)  # test_block(b): block b of the fixed test pairs, once drawn
         self.absent.currentIndexChanged.connect(lambda _index: self.redraws.request("reading"))
         self.pair_image = np.zeros((side, side), np.float32)
         self.setup = PairSetup(np.zeros((2, side, side), np.uint8), (None, None))
@@ -318,24 +317,13 @@ class PairPanel(QWidget, InferenceView):
 
     def pick_random(self, which: int, update: bool = True) -> None:
         """A random test digit for A (0) or B (1), of another class than the other digit."""
-        other = self.labels[1 - which]
-        avoid = -1 if other is None else other
-        classes = [k for k in range(10) if k != avoid and len(self.by_class[k])]
-        members = self.by_class[int(self.rng.choice(classes))]
-        set_quietly(self.controls[which].index, int(self.rng.choice(members)))
+        set_quietly(self.controls[which].index, random_partner(self.digits.labels, self.labels[1 - which], self.rng))
         if update:
             self.update_pair()
 
-    def test_block(self, b: int):
-        """Block ``b`` of the fixed test pairs (:func:`capsviz.data.multimnist.fixed_test_block`),
-        built on first use."""
-        if b not in self._blocks:
-            self._blocks[b] = fixed_test_block(self.digits, b)
-        return self._blocks[b]
-
     def select_test_pair(self, k: int, emit: bool = True) -> None:
         """Show test pair ``k``: its two digits with their shifts, the same 36 x 36 image."""
-        block, j = self.test_block(k // TEST_BLOCK), k % TEST_BLOCK
+        block, j = self.test_block.pair(k)
         self.test_pair.setValue(k)
         self.set_pair(*block.sources[j], block.shifts[j, 0], block.shifts[j, 1], emit=emit)
         self._browsed = self.composition()  # the label holds while the pair stays as it is
