@@ -56,6 +56,15 @@ PARAMETERS = (
 )
 
 
+def sweep_values(name: str, steps: int) -> np.ndarray:
+    """``steps`` values of parameter ``name`` evenly over its range in :data:`PARAMETERS`
+    (both ends included), float32 (steps,). Raises ``KeyError`` for an unknown name."""
+    low, high = next(((lo, hi) for n, _, lo, hi, _ in PARAMETERS if n == name), (None, None))
+    if low is None:
+        raise KeyError(f"no transform parameter {name!r}")
+    return np.linspace(low, high, steps, dtype=np.float32)
+
+
 def _dilate(x: torch.Tensor) -> torch.Tensor:
     return F.max_pool2d(x, 3, stride=1, padding=1)
 

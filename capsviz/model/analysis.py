@@ -278,3 +278,11 @@ def colour_levels(values: np.ndarray, symmetric: bool = False) -> tuple[float, f
         return -top, top
     low, top = float(np.nanmin(values)), float(np.nanmax(values))
     return (low, top) if top - low > 1e-6 else (low - 1e-3, top + 1e-3)
+
+
+def moving_dimensions(poses: np.ndarray, n: int = 3) -> list[tuple[int, float]]:
+    """The ``n`` pose dimensions that move most along a sweep: poses (K, D), one capsule's v_j
+    at each of K steps -> [(d, range)], range = max - min of dimension d over the steps,
+    largest first."""
+    swing = poses.max(axis=0) - poses.min(axis=0)
+    return [(int(d), float(swing[d])) for d in np.argsort(swing)[::-1][:n]]

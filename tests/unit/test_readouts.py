@@ -1,12 +1,14 @@
 """What the views draw, computed without Qt: the capsules a model names, the votes' plane and
 its colour scale, the capsules in a rectangle and the input pixels they see, the class maps of
-every routing iteration and their colour levels."""
+every routing iteration and their colour levels, a transform sweep's values and the pose
+dimensions that move along it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from capsviz.data.transforms import PARAMETERS, sweep_values
 from capsviz.model.analysis import (
     chosen_fields,
     class_maps,
@@ -15,6 +17,7 @@ from capsviz.model.analysis import (
     coupling_scale,
     in_rectangle,
     iteration_maps,
+    moving_dimensions,
     project,
     projected_votes,
     receptive_overlay,
@@ -97,3 +100,17 @@ def test_colour_levels_span_the_values_or_centre_on_zero():
     assert colour_levels(values, symmetric=True) == (-0.5, 0.5)
     assert colour_levels(np.full(4, 0.3)) == pytest.approx((0.299, 0.301))  # flat: 1e-3 each way
     assert colour_levels(np.zeros(4), symmetric=True) == (-1e-3, 1e-3)
+
+
+def test_a_sweep_spans_its_parameters_range_and_names_the_dimensions_that_move():
+    values = sweep_values("rotation", 21)
+    assert values.dtype == np.float32 and (values[0], values[10], values[-1]) == (-90, 0, 90)
+    assert [float(sweep_values(name, 3)[-1]) for name, *_ in PARAMETERS] == [high for *_, high, _ in PARAMETERS]
+    with pytest.raises(KeyError, match="warp"):
+        sweep_values("warp", 3)
+    poses = np.zeros((5, 16), np.float32)
+    poses[:, 3] = np.linspace(-0.2, 0.2, 5)  # range 0.4
+    poses[:, 9] = [0.0, 0.1, 0.0, 0.1, 0.0]  # range 0.1
+    poses[:, 12] = np.linspace(0.5, 0.0, 5)  # range 0.5
+    assert [d for d, _ in moving_dimensions(poses)] == [12, 3, 9]
+    assert [swing for _, swing in moving_dimensions(poses, 2)] == pytest.approx([0.5, 0.4])

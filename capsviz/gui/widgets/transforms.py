@@ -9,10 +9,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 from superqt import QLabeledDoubleSlider
 
-from capsviz.data.transforms import PARAMETERS, InputTransform
+from capsviz.data.transforms import PARAMETERS, InputTransform, sweep_values
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, set_y_extent, settle
+from capsviz.model.analysis import moving_dimensions
 from capsviz.texts import QT_TR_NOOP
 
 INFO = QT_TR_NOOP(
@@ -132,8 +133,7 @@ class TransformView(QWidget):
     def sweep_parameter(self) -> tuple[str, np.ndarray]:
         """(name, values): the swept parameter and SWEEP_STEPS values over its range."""
         name = self.parameter.currentData()
-        low, high = next((lo, hi) for n, _, lo, hi, _ in PARAMETERS if n == name)
-        return name, np.linspace(low, high, SWEEP_STEPS, dtype=np.float32)
+        return name, sweep_values(name, SWEEP_STEPS)
 
     def sweep_transforms(self) -> tuple[str, np.ndarray, list[InputTransform]]:
         name, values = self.sweep_parameter()
@@ -225,11 +225,9 @@ class TransformView(QWidget):
             self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
-        swing = poses.max(0) - poses.min(0)
-        top = np.argsort(swing)[::-1][:3]
         moved = {}  # the three dimensions that swing most (d0, d1, d2) and their ranges
-        for i, d in enumerate(top):
-            moved[f"d{i}"], moved[f"range{i}"] = int(d), float(swing[d])
+        for i, (d, swing) in enumerate(moving_dimensions(poses, 3)):
+            moved[f"d{i}"], moved[f"range{i}"] = d, swing
         if cnn is None:
             text = tr(
                 "length {low:.2f}–{high:.2f} over the sweep; the dimensions that move most: "
