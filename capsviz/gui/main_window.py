@@ -53,7 +53,7 @@ from capsviz.gui.widgets.votes import VotesView
 from capsviz.logs import about_report
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
-from capsviz.model.pairs import read_pair
+from capsviz.model.pairs import read_pair, scan_in_background
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.checkpoint import header_of
 
@@ -456,8 +456,9 @@ class MainWindow(QMainWindow):
 
         panel.scanning(True, find)
         self.scan = start_worker(
-            panel.scan_wrong,
+            scan_in_background,
             model,
+            panel.test_block,
             start,
             find,
             self.core.input.iterations,

@@ -3,7 +3,6 @@ transformed MNIST test digits."""
 
 from __future__ import annotations
 
-import copy
 import threading
 
 from PySide6.QtCore import QObject
@@ -11,7 +10,7 @@ from PySide6.QtCore import QObject
 from capsviz.gui.core import ExplorerCore, start_worker
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.robustness import RobustnessView
-from capsviz.train.robustness import measure_first
+from capsviz.train.robustness import measure_first, networks_to_measure
 
 
 class RobustnessMeasurer(QObject):
@@ -36,10 +35,7 @@ class RobustnessMeasurer(QObject):
         self.view.clear(tr("measuring on {n:,} digits…", n=n))
         self.view.set_running(True)
         self._stop = threading.Event()
-        # copies: training may swap the core's networks meanwhile
-        networks = {"capsnet": copy.deepcopy(self._core.model).cpu().eval()}
-        if self._core.baseline is not None:
-            networks["cnn"] = copy.deepcopy(self._core.baseline).cpu().eval()
+        networks = networks_to_measure(self._core.model, self._core.baseline)  # copies: training may swap them
         self.view.networks = len(networks)
         self.worker = start_worker(
             measure_first,

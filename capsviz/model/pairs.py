@@ -20,6 +20,7 @@ from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
 from capsviz.evaluate import answers_differ, answers_of, model_lengths, pair_hits
 from capsviz.model.analysis import segmentation
 from capsviz.model.inference import Inference, two_longest
+from capsviz.runtime import lower_thread_priority
 from capsviz.texts import english
 
 RED = np.array([1.0, 0.25, 0.2], np.float32)
@@ -277,3 +278,11 @@ def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK, find: str
             return
         yield ("progress", begin + end - j - start, TEST_PAIRS - start)
     yield ("none", start)
+
+
+def scan_in_background(model, block, start: int, find: str = "wrong", iterations: int = 3):
+    """:func:`scan_test_pairs` of ``model`` from ``start`` for a pair that is ``find``, at a
+    background worker's lower CPU priority (:func:`capsviz.runtime.lower_thread_priority`):
+    the generator a worker thread of the explorer runs, yielding what that one yields."""
+    lower_thread_priority()
+    yield from scan_test_pairs(model, block, start, find=find, iterations=iterations)

@@ -21,6 +21,7 @@ about the centre, background 0), the same as the explorer's Transforms view.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -128,6 +129,16 @@ def measure_networks(networks: dict, test: MnistSplit, stop=None) -> Iterator[tu
                 yield kind, strength, correct, len(test), name
     except Stopped:
         return
+
+
+def networks_to_measure(capsnet, cnn=None) -> dict:
+    """What :func:`measure_networks` measures for the explorer: CPU copies in eval mode of
+    ``capsnet`` (name ``capsnet``) and of the CNN compared with it (``cnn``, when there is
+    one), so that a training run may replace the originals while the measurement runs."""
+    networks = {"capsnet": copy.deepcopy(capsnet).cpu().eval()}
+    if cnn is not None:
+        networks["cnn"] = copy.deepcopy(cnn).cpu().eval()
+    return networks
 
 
 def measure_first(networks: dict, data_root, n: int, stop=None) -> Iterator[tuple[str, float, int, int, str]]:

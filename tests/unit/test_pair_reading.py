@@ -76,3 +76,36 @@ def test_a_pose_edit_keeps_the_other_capsule_as_inferred():
     np.testing.assert_allclose(combined, [[1.0, 0.5], [0.0, 0.0]])
     grey, _ = reading.compose_pose(2, edited)  # a third capsule: light grey over both
     np.testing.assert_allclose(grey[0, 1], [0.425, 0.425, 0.425], atol=1e-6)
+
+
+def test_a_background_scan_lowers_its_threads_priority_and_yields_the_scans_events(monkeypatch):
+    import os
+    import sys
+    import threading
+    from types import SimpleNamespace
+
+    from capsviz.data.multimnist import TEST_BLOCK, TEST_PAIRS
+    from capsviz.model import pairs
+    from capsviz.runtime import BACKGROUND_NICENESS
+
+    images = np.zeros((TEST_BLOCK, 36, 36), np.float32)
+    images[150, 0, 0] = 1.0  # test pair 150 is "wrong"
+    block = SimpleNamespace(images=images, labels=np.zeros((TEST_BLOCK, 2), np.int64))
+    monkeypatch.setattr(pairs, "pair_hits", lambda model, images, labels, **_: np.where(images[:, 0, 0] > 0, 1, 2))
+    seen = {}
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) if sys.platform.startswith("linux") else 0
+
+    def scan() -> None:
+        before = niceness()
+        seen["events"] = list(pairs.scan_in_background(None, lambda b: block, 0))
+        seen["niceness"] = (before, niceness())
+
+    thread = threading.Thread(target=scan)  # a thread of its own: the test's keeps its priority
+    thread.start()
+    thread.join(60)
+    assert seen["events"] == [("progress", 100, TEST_PAIRS), ("found", 150)]
+    before, after = seen["niceness"]
+    if sys.platform.startswith("linux"):  # the scan's thread runs at the background workers' priority
+        assert after == min(19, before + BACKGROUND_NICENESS)

@@ -19,6 +19,7 @@ from capsviz.train.robustness import (
     affine_transforms,
     measure,
     measure_first,
+    networks_to_measure,
     robustness,
     sweep_transforms,
 )
@@ -77,6 +78,23 @@ def test_measure_first_reads_the_first_test_digits_and_stops_when_asked(tmp_path
     stop = threading.Event()
     stop.set()
     assert list(measure_first({"capsnet": model, "cnn": model}, tmp_path, 12, stop)) == []  # stopped before the first
+
+
+def test_the_networks_measured_are_cpu_copies_in_eval_mode():
+    import torch
+
+    from capsviz.model import CapsNet, CapsNetConfig
+    from capsviz.model.baseline import BaselineCNN, preset
+
+    capsnet = CapsNet(CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))).train()
+    cnn = BaselineCNN(preset("baseline-small", 28))
+    networks = networks_to_measure(capsnet, cnn)
+    assert list(networks) == ["capsnet", "cnn"] and networks["capsnet"] is not capsnet and networks["cnn"] is not cnn
+    assert not networks["capsnet"].training and capsnet.training  # the original is left as it was
+    for name, original in (("capsnet", capsnet), ("cnn", cnn)):
+        for a, b in zip(networks[name].state_dict().values(), original.state_dict().values()):
+            assert torch.equal(a, b) and a.device.type == "cpu"
+    assert list(networks_to_measure(capsnet)) == ["capsnet"]
 
 
 @pytest.mark.slow

@@ -36,8 +36,7 @@ from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
-from capsviz.model.pairs import PairSetup, a_digit, red_green, scan_test_pairs
-from capsviz.runtime import lower_thread_priority
+from capsviz.model.pairs import PairSetup, a_digit, red_green
 from capsviz.texts import QT_TR_NOOP
 
 SCAN_BUTTONS = {
@@ -159,7 +158,8 @@ class PairPanel(QWidget, InferenceView):
     pairChanged() : the pair changed; :attr:`pair_image` and :attr:`setup` describe it.
     scanRequested(int, str) : *Next wrong pair* (``wrong``) or *Next routing change*
         (``routing``) asks the window to scan the fixed test pairs from this index for the
-        next such pair (:meth:`scan_wrong`, on a worker thread).
+        next such pair (:func:`capsviz.model.pairs.scan_in_background` over :attr:`test_block`,
+        on a worker thread).
 
     :meth:`show_inference` draws an :class:`~capsviz.model.inference.Inference` whose
     ``reading`` is the pair's :class:`~capsviz.model.pairs.PairReading`.
@@ -351,12 +351,6 @@ class PairPanel(QWidget, InferenceView):
         if emit:
             self.pairChanged.emit()
 
-    def scan_wrong(self, model, start: int, find: str = "wrong", iterations: int = 3):
-        """:func:`capsviz.model.pairs.scan_test_pairs` of ``model`` over the fixed test pairs
-        from ``start`` for a pair that is ``find`` (a generator for a worker thread)."""
-        lower_thread_priority()
-        yield from scan_test_pairs(model, self.test_block, start, find=find, iterations=iterations)
-
     def scanning(self, running: bool, find: str = "wrong") -> None:
         """Show whether a scan for ``find`` runs: its button then reads *Cancel scan*."""
         self.finding = find
@@ -364,7 +358,7 @@ class PairPanel(QWidget, InferenceView):
             button.setText(tr("Cancel scan") if running and name == find else tr(SCAN_BUTTONS[name]))
 
     def scan_event(self, ev) -> None:
-        """Show an event of :meth:`scan_wrong` (on the GUI thread)."""
+        """Show an event of the scan (:func:`~capsviz.model.pairs.scan_test_pairs`; on the GUI thread)."""
         if ev[0] == "progress":
             self.browse_status.setText(tr("scanning the test pairs: {k:,} / {n:,}", k=ev[1], n=ev[2]))
         elif ev[0] == "found":
