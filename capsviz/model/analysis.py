@@ -286,3 +286,11 @@ def moving_dimensions(poses: np.ndarray, n: int = 3) -> list[tuple[int, float]]:
     largest first."""
     swing = poses.max(axis=0) - poses.min(axis=0)
     return [(int(d), float(swing[d])) for d in np.argsort(swing)[::-1][:n]]
+
+
+def fields_image(image: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """The input ``image`` (H, H) in [0, 1], dimmed, with ``spread`` (H, H), what some capsules
+    see (:func:`chosen_fields`), glowing orange over it (scaled to its maximum): (H, H, 3) RGB
+    in [0, 1]."""
+    glow = spread / spread.max() if spread.max() > 0 else spread
+    return np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)

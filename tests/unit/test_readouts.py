@@ -15,6 +15,7 @@ from capsviz.model.analysis import (
     colour_levels,
     colour_steps,
     coupling_scale,
+    fields_image,
     in_rectangle,
     iteration_maps,
     moving_dimensions,
@@ -114,3 +115,14 @@ def test_a_sweep_spans_its_parameters_range_and_names_the_dimensions_that_move()
     poses[:, 12] = np.linspace(0.5, 0.0, 5)  # range 0.5
     assert [d for d, _ in moving_dimensions(poses)] == [12, 3, 9]
     assert [swing for _, swing in moving_dimensions(poses, 2)] == pytest.approx([0.5, 0.4])
+
+
+def test_the_fields_glow_orange_over_the_dimmed_input():
+    image = np.array([[0.0, 1.0], [0.5, 0.0]], np.float32)
+    spread = np.array([[2.0, 0.0], [0.0, 1.0]], np.float32)
+    rgb = fields_image(image, spread)
+    assert rgb.shape == (2, 2, 3)
+    np.testing.assert_allclose(rgb[0, 0], [0.6, 0.35, 0.0])  # full glow on black
+    np.testing.assert_allclose(rgb[0, 1], [0.55, 0.55, 0.55])  # ink alone, dimmed
+    np.testing.assert_allclose(rgb[1, 1], [0.3, 0.175, 0.0])  # half the largest glow
+    np.testing.assert_allclose(fields_image(image, np.zeros((2, 2))), np.stack([image * 0.55] * 3, -1))

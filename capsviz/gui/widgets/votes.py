@@ -24,6 +24,7 @@ from capsviz.model.analysis import (
     chosen_fields,
     colour_steps,
     coupling_scale,
+    fields_image,
     in_rectangle,
     projected_votes,
     vote_extent,
@@ -330,8 +331,5 @@ class VotesView(QWidget, InferenceView):
         if spread is None:
             panel.fields.set_image(None)
             return
-        image = self.inference.input
-        glow = spread / spread.max() if spread.max() > 0 else spread
-        rgb = np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)
-        panel.fields.set_image(rgb)
+        panel.fields.set_image(fields_image(self.inference.input, spread))
         panel.fields.set_title(tr("{k} votes<br>in the rectangle", k=int(panel.selected.sum())))
