@@ -201,7 +201,8 @@ def light_background(a: np.ndarray) -> bool:
 
 def save_grey_png(image: np.ndarray, path: str | os.PathLike, scale: int = 1) -> None:
     """Write ``image`` ((H, W) in [0, 1]; values outside are clipped) as an 8-bit grayscale
-    PNG at ``path``, each pixel ``scale`` x ``scale`` (``scale`` >= 1). Raises ``OSError``
-    when the file cannot be written."""
+    image file at ``path`` (a PNG for a ``.png`` path; PIL picks the format by the suffix),
+    each pixel ``scale`` x ``scale`` (``scale`` >= 1). Raises ``OSError`` when the file
+    cannot be written, ``ValueError`` for a suffix PIL does not know."""
     img = Image.fromarray((np.clip(image, 0, 1) * 255).round().astype(np.uint8), mode="L")
-    img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST).save(path, format="PNG")
+    img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST).save(path)
