@@ -130,9 +130,11 @@ STEPS = (
         "transforms",
         QT_TR_NOOP("Invariance and equivariance"),
         QT_TR_NOOP(
-            "The input is turned step by step and every angle is classified. The length of the answer capsule "
-            "hardly changes (invariance: the digit is still there) while its direction does (equivariance: the "
-            "pose follows the rotation). The CNN's probability beside it can only say yes or no."
+            "The input is turned step by step and every angle is classified. While the digit is turned a little, "
+            "the length of the answer capsule stays high (invariance: the digit is still there) and its pose "
+            "dimensions move with the angle (equivariance: the pose follows the rotation); turned further, the "
+            "length falls and the digit is lost. The CNN's probability along the same sweep can only say how "
+            "sure it is, not how the digit is turned."
         ),
     ),
     Step(

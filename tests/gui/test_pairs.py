@@ -573,7 +573,7 @@ def test_fine_tuning_the_shipped_model_starts_where_its_schedule_ended_and_keeps
     panel.pairs_per_epoch.setValue(64)
     panel.test_subset.setValue(100)
     panel.epochs.setValue(1)
-    panel.device.setCurrentText("cpu")
+    panel.device.setCurrentIndex(panel.device.findData("cpu"))
     with qtbot.waitSignal(window.core.trainingStarted, timeout=5000) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.core.is_training, timeout=180000)

@@ -284,8 +284,8 @@
         <translation>不变性与等变性</translation>
     </message>
     <message>
-        <source>The input is turned step by step and every angle is classified. The length of the answer capsule hardly changes (invariance: the digit is still there) while its direction does (equivariance: the pose follows the rotation). The CNN&apos;s probability beside it can only say yes or no.</source>
-        <translation>输入被一步步旋转，每个角度都分类一次。回答胶囊的长度几乎不变（不变性：数字仍然在），方向却在变（等变性：姿态跟着旋转）。旁边 CNN 的概率只能说“是”或“不是”。</translation>
+        <source>The input is turned step by step and every angle is classified. While the digit is turned a little, the length of the answer capsule stays high (invariance: the digit is still there) and its pose dimensions move with the angle (equivariance: the pose follows the rotation); turned further, the length falls and the digit is lost. The CNN&apos;s probability along the same sweep can only say how sure it is, not how the digit is turned.</source>
+        <translation>输入被一步步旋转，每个角度都分类一次。数字只转一点时，回答胶囊的长度保持在高处（不变性：数字仍然在），姿态维度随角度变化（等变性：姿态跟着旋转）；转得再多，长度就会下降，数字也就认不出来了。沿同一扫描的 CNN 概率只能说它有多确定，说不出数字转了多少。</translation>
     </message>
     <message>
         <source>A CNN beside the capsules</source>

@@ -345,7 +345,9 @@ class PairPanel(QWidget, InferenceView):
             self._browsed = None  # no longer the test pair the label names
             self.browse_status.setText("")
         for control, label in zip(self.controls, self.setup.labels):
-            control.setTitle(control.name if label is None else f"{control.name}: {a_digit(label, tr)}")
+            control.setTitle(
+                control.name if label is None else tr("{name}: {digit}", name=control.name, digit=a_digit(label, tr))
+            )
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         if emit:

@@ -120,10 +120,12 @@ class TrainingPanel(QWidget):
         self.max_shift = self._field("max_shift", suffix=" px")
         self.seed = self._field("seed")
         self.device = QComboBox()
-        self.device.addItems(available_devices())
+        for name in available_devices():
+            self.device.addItem(tr("auto") if name == "auto" else name, name)
         self.precision = QComboBox()
-        self.precision.addItems(PRECISIONS)
-        self.precision.setCurrentText(d.precision)
+        for name in PRECISIONS:
+            self.precision.addItem(tr("auto") if name == "auto" else name, name)
+        self.precision.setCurrentIndex(self.precision.findData(d.precision))
         self.train_subset = self._field("train_subset", value=0, singleStep=1000)
         self.train_subset.setSpecialValueText(tr("all 60,000"))
         self.pairs_per_epoch = self._field("pairs_per_epoch", singleStep=10000)
@@ -310,7 +312,7 @@ class TrainingPanel(QWidget):
     def config(self) -> TrainConfig:
         """The form's settings (``ValueError`` for one outside its limits)."""
         values = {name: box.value() for name, box in self.fields.items()}
-        device, precision = self.device.currentText(), self.precision.currentText()
+        device, precision = self.device.currentData(), self.precision.currentData()
         return TrainConfig(
             **values, device=device, precision=precision, dataset=self.dataset, model=self.network.currentData()
         )
