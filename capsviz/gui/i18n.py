@@ -17,17 +17,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (
-    QAbstractButton,
-    QComboBox,
-    QDockWidget,
-    QGroupBox,
-    QLabel,
-    QMenu,
-    QTabBar,
-    QWidget,
-)
 
 TRANSLATIONS = Path(__file__).resolve().parent / "translations"
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}  # language -> its name, in itself
@@ -131,11 +120,13 @@ def retranslated(text: str) -> str:
     return tr(source, **fields)
 
 
-def text_slots(root: QWidget) -> Iterator[tuple[object, str, Callable[[], str], Callable[[str], None]]]:
-    """Every text ``root`` and its children show: (object, what, get, set) for labels, buttons,
+def text_slots(root) -> Iterator[tuple[object, str, Callable[[], str], Callable[[str], None]]]:
+    """Every text ``root`` (a QWidget) and its children show: (object, what, get, set) for labels, buttons,
     tooltips, window and dock titles, group boxes, combo-box items, tabs, menus and actions,
     and the titles, labels and axis labels of the pyqtgraph plots among them."""
     import pyqtgraph as pg
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QDockWidget, QGroupBox, QLabel, QMenu, QTabBar, QWidget
 
     for w in (root, *root.findChildren(QWidget)):
         yield w, "tooltip", w.toolTip, w.setToolTip
@@ -171,7 +162,7 @@ def _plot_slots(view) -> Iterator[tuple[object, str, Callable[[], str], Callable
             yield item, "text", item.toPlainText, item.setText
 
 
-def retranslate(root: QWidget) -> int:
+def retranslate(root) -> int:
     """Give every text of ``root`` (:func:`text_slots`) the language installed
     (:func:`retranslated`). Returns how many texts changed."""
     changed = 0
