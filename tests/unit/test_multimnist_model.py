@@ -165,8 +165,14 @@ def test_eval_of_a_multimnist_model_scores_the_fixed_test_pairs(widened_checkpoi
     hits = np.array([len(set(t) & set(labels)) for t, labels in zip(top2.tolist(), pairs.labels.tolist())])
     assert int(both.group(2)) == int((hits == 2).sum()) and int(one.group(2)) == int((hits >= 1).sum())
     assert int(one.group(2)) > int(both.group(2))  # a model for single digits finds one of the two
-    rows = re.findall(r"^\s+([12]) \| (\d+) / 60 \| ([\d.]+) % \| ([\d.]+) %$", r.stdout, re.M)
+    rows = re.findall(r"^\s+([12]) \| (\d+) / 60 \| ([\d.]+) % \| ([\d.]+) % \| (\d+)$", r.stdout, re.M)
     assert [row[0] for row in rows] == ["1", "2"]
+    # the last column: the pairs whose two longest capsules after r iterations are not those after the model's R
+    iterations = int(re.search(r"answers other than at r = (\d+)$", r.stdout, re.M).group(1))
+    last = np.sort(np.argsort(-forward_scores(model, pairs.images, iterations), axis=1)[:, :2], axis=1)
+    for r_, row in zip((1, 2), rows):
+        top = np.sort(np.argsort(-forward_scores(model, pairs.images, r_), axis=1)[:, :2], axis=1)
+        assert int(row[4]) == int((top != last).any(axis=1).sum())
     refused = capsviz("eval", "--test-pairs", "10")
     assert refused.returncode == 2 and "--test-pairs is for MultiMNIST models" in refused.stderr
 
