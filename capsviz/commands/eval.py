@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     from capsviz.data.mnist import load_mnist
     from capsviz.evaluate import answers_differ, score, test_examples
-    from capsviz.model.routing_effect import RoutingCheck, cached_routing_check
+    from capsviz.model.routing_effect import RoutingCheck, keep_routing_check
     from capsviz.paths import user_cache_dir
     from capsviz.runtime import tune_process
 
@@ -143,8 +143,7 @@ def run(args: argparse.Namespace) -> int:
             differ = int(answers_differ(s.answers, first.answers).sum())
             print(f"{row} | {differ:,}", flush=True)
             if r == 1:
-                check = RoutingCheck(n, iterations, differ, s.right, right)
-                cached_routing_check(user_cache_dir(), path, iterations, n, lambda check=check: check)
+                keep_routing_check(user_cache_dir(), path, RoutingCheck(n, iterations, differ, s.right, right))
     if first.confusion is not None:
         cm = first.confusion
         print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(len(cm))))

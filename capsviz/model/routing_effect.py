@@ -45,7 +45,7 @@ class RoutingEffect:
 
     primary : I, the number of primary capsules
     decisive : (K,) int64, the capsules i that route decisively, largest departure first
-    departure : (I,) float, ``max_j |c_ij - 1/J|`` at the last iteration
+        (:func:`departures` at the last iteration)
     mass_share : share of ``sum_i ||u_i||`` the decisive capsules carry, in [0, 1]
     entropy : (R,) mean entropy of c_i per iteration, nats (ln J for the even split of r = 1)
     first, last : the answer at r = 1 and at r = R (a digit, or a sorted pair of digits)
@@ -54,7 +54,6 @@ class RoutingEffect:
 
     primary: int
     decisive: np.ndarray
-    departure: np.ndarray
     mass_share: float
     entropy: np.ndarray
     first: tuple[int, ...]
@@ -95,7 +94,7 @@ def routing_effect(
     total = float(u_lengths.sum())
     share = float(u_lengths[decisive].sum()) / total if total > 0 else 0.0
     first, last = (tuple(np.atleast_1d(answers_of(lengths[r], answers)).tolist()) for r in (0, -1))
-    return RoutingEffect(len(u_lengths), decisive, departure, share, mean_entropy(c), first, last, limit)
+    return RoutingEffect(len(u_lengths), decisive, share, mean_entropy(c), first, last, limit)
 
 
 @dataclass(frozen=True)
@@ -168,12 +167,19 @@ def cached_routing_check(
     if compute is None:
         return None
     check = compute()
+    keep_routing_check(folder, checkpoint, check)
+    return check
+
+
+def keep_routing_check(folder: Path, checkpoint: Path, check: RoutingCheck) -> None:
+    """Write ``check`` (counted for model file ``checkpoint``) into the cache in ``folder``, where
+    :func:`cached_routing_check` finds it; a cache that cannot be written is passed over."""
+    path = _cache_file(folder, checkpoint, check.iterations, check.examples)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(asdict(check)), encoding="utf-8")
     except OSError:
         pass
-    return check
 
 
 def marked_capsules(indices: np.ndarray, n_primary: int) -> tuple[np.ndarray, np.ndarray]:
