@@ -132,7 +132,7 @@ def text_slots(root) -> Iterator[tuple[object, str, Callable[[], str], Callable[
         yield w, "tooltip", w.toolTip, w.setToolTip
         if isinstance(w, (QLabel, QAbstractButton)):
             yield w, "text", w.text, w.setText
-        if isinstance(w, QDockWidget) or w is root:
+        if isinstance(w, QDockWidget) or w.isWindow():  # the root, and the dialogs among its children
             yield w, "title", w.windowTitle, w.setWindowTitle
         if isinstance(w, QGroupBox):
             yield w, "title", w.title, w.setTitle

@@ -521,10 +521,7 @@ class MainWindow(QMainWindow):
         self.language = name
         self._install_language(name)
         self.actions[f"language:{i18n.language()}"].setChecked(True)
-        i18n.retranslate(self)
-        for dialog in self.findChildren(QWidget):  # dialogs open beside the window
-            if dialog.isWindow() and dialog.isVisible():
-                i18n.retranslate(dialog)
+        i18n.retranslate(self)  # its children too: the dialogs open beside it (About, Fig. 4) are the window's
         self._show_model()
         self._show_baseline_summary()
         self._title()
