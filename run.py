@@ -75,9 +75,11 @@ def install_steps(python: Path, extras: tuple[str, ...], variant: str) -> list[t
 
 
 def stamp_for(extras: tuple[str, ...], variant: str) -> str:
-    """What the stamp file holds once this set-up is installed: the hash of pyproject.toml,
-    the extras and the PyTorch variant."""
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    """What the stamp file holds once this set-up is installed: the hash of what the install
+    builds from (pyproject.toml, setup.py and the message catalogues it compiles), the extras
+    and the PyTorch variant."""
+    sources = [ROOT / "pyproject.toml", ROOT / "setup.py", *sorted(ROOT.glob("capsviz/locale/*/LC_MESSAGES/*.po"))]
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()
     return " ".join([digest, variant, *sorted(extras)])
 
 

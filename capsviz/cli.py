@@ -14,6 +14,7 @@ import sys
 from capsviz.commands import app, classify, robustness, trace, train
 from capsviz.commands import eval as evaluate
 from capsviz.commands.common import CliError
+from capsviz.texts import _, use_for_argparse
 
 COMMANDS = (train, evaluate, trace, classify, robustness)  # in the order --help lists them
 
@@ -32,17 +33,17 @@ def build_parser() -> argparse.ArgumentParser:
     """``capsviz``'s parser: the app's options and one subparser per command of
     :data:`COMMANDS`, each with ``func``, its run function (none: the app)."""
     parser = argparse.ArgumentParser(
-        prog="capsviz", description="A visual explorer for Capsule Networks. Without a command, opens the app."
+        prog="capsviz", description=_("A visual explorer for Capsule Networks. Without a command, opens the app.")
     )
     parser.add_argument(
         "--version",
         action=_VersionAction,
         nargs=0,
-        help="print the versions of capsviz, Python, torch and Qt, and the device, then exit",
+        help=_("print the versions of capsviz, Python, torch and Qt, and the device, then exit"),
     )
     app.add_options(parser)
     sub = parser.add_subparsers(
-        dest="command", metavar="COMMAND", help="a headless command (without one, capsviz opens the app)"
+        dest="command", metavar="COMMAND", help=_("a headless command (without one, capsviz opens the app)")
     )
     for command in COMMANDS:
         command.add_parser(sub)
@@ -52,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run ``capsviz`` with ``argv`` (default: the process's arguments); returns the exit
     code: 0, 1 (``classify``: a file failed), 2 (a user-facing error, printed as one
-    ``error: ...`` line) or 130 (interrupted)."""
+    ``error: ...`` line) or 130 (interrupted). The help, the errors and the reports are in the
+    language of the environment (:mod:`capsviz.texts`)."""
+    use_for_argparse()
     parser = build_parser()
     args = parser.parse_args(argv)
     from capsviz.logs import setup_logging
@@ -66,16 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except (CheckpointError, MnistNotFoundError, CliError, TrainingDiverged, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {message}", message=exc), file=sys.stderr)
         log.error("capsviz %s: %s", args.command or "app", exc)
         return 2
     except OSError as exc:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        print(f"error: {name}{exc.strerror or exc}", file=sys.stderr)
+        message = f"{name}{exc.strerror or exc}"
+        print(_("error: {message}", message=message), file=sys.stderr)
         log.error("capsviz %s: %s%s", args.command or "app", name, exc.strerror or exc)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(_("interrupted"), file=sys.stderr)
         return 130
     except Exception:
         log.exception("capsviz %s: unexpected error", args.command or "app")

@@ -23,6 +23,7 @@ import torch
 
 from capsviz.model.baseline import BaselineCNN
 from capsviz.model.capsnet import CapsNet
+from capsviz.texts import _
 
 
 def batched(
@@ -50,9 +51,15 @@ def batched(
     size = model.cfg.image_size
     images = np.asarray(images)
     if images.ndim != 3 or images.shape[1:] != (size, size):
-        raise ValueError(f"expected {size}x{size} images, an array of shape (N, {size}, {size}); got {images.shape}")
+        raise ValueError(
+            _(
+                "expected {size}x{size} images, an array of shape (N, {size}, {size}); got {images}",
+                size=size,
+                images=images.shape,
+            )
+        )
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
+        raise ValueError(_("batch_size must be >= 1 (got {batch_size})", batch_size=batch_size))
     device = device or next(model.parameters()).device
     out = [np.zeros((0, *row_shape), np.float32)]
     model.eval()
@@ -136,7 +143,7 @@ def two_digit_hits(lengths, labels):
         return two_digit_hits(torch.tensor(np.asarray(lengths)), torch.tensor(np.asarray(labels))).numpy()
     if lengths.ndim != 2 or labels.shape != (len(lengths), 2):
         shapes = f"{tuple(lengths.shape)} and {tuple(labels.shape)}"
-        raise ValueError(f"expected lengths (N, C) and labels (N, 2); got {shapes}")
+        raise ValueError(_("expected lengths (N, C) and labels (N, 2); got {shapes}", shapes=shapes))
     top2 = top_two(lengths)  # (N, 2)
     return (top2.unsqueeze(2) == labels.unsqueeze(1)).any(dim=1).sum(dim=1)
 
@@ -206,7 +213,13 @@ def score(
     """
     labels = np.asarray(labels)
     if labels.ndim not in (1, 2) or len(labels) != len(images) or labels.shape[1:] not in ((), (2,)):
-        raise ValueError(f"expected labels of shape ({len(images)},) or ({len(images)}, 2); got {labels.shape}")
+        raise ValueError(
+            _(
+                "expected labels of shape ({images},) or ({images}, 2); got {labels}",
+                images=len(images),
+                labels=labels.shape,
+            )
+        )
     lengths = model_lengths(model, images, routing_iterations, batch_size, device, before_batch, after_batch)
     answers = answers_of(lengths, labels.ndim)
     if labels.ndim == 1:
@@ -222,7 +235,7 @@ def answers_of(lengths: np.ndarray, answers: int = 1) -> np.ndarray:
     (..., 2) (``answers`` 2, MultiMNIST's top-2 rule, Sec. 6). Raises ``ValueError`` for another
     ``answers``."""
     if answers not in (1, 2):
-        raise ValueError(f"answers must be 1 or 2, not {answers}")
+        raise ValueError(_("answers must be 1 or 2, not {answers}", answers=answers))
     lengths = np.asarray(lengths)
     if answers == 1:
         return lengths.argmax(axis=-1).astype(np.int64)

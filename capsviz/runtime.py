@@ -63,6 +63,8 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from capsviz.texts import _
+
 if TYPE_CHECKING:
     import torch
 
@@ -158,13 +160,19 @@ def select_device(name: str | None = "auto") -> torch.device:
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError):
-        raise ValueError(f"unknown device {name!r}; use auto, cpu, cuda, cuda:N or mps") from None
+        raise ValueError(_("unknown device {name!r}; use auto, cpu, cuda, cuda:N or mps", name=name)) from None
     if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
-        raise ValueError(f"device {name!r} is not available here (CUDA devices: {torch.cuda.device_count()})")
+        raise ValueError(
+            _(
+                "device {name!r} is not available here (CUDA devices: {device_count})",
+                name=name,
+                device_count=torch.cuda.device_count(),
+            )
+        )
     if device.type == "mps" and not _mps_available(torch):
-        raise ValueError("device 'mps' is not available here")
+        raise ValueError(_("device 'mps' is not available here"))
     if device.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"unsupported device {name!r}; use auto, cpu, cuda, cuda:N or mps")
+        raise ValueError(_("unsupported device {name!r}; use auto, cpu, cuda, cuda:N or mps", name=name))
     return device
 
 
@@ -246,7 +254,13 @@ def tune_process(kind: str) -> bool:
     for another kind.
     """
     if kind not in PROCESS_KINDS:
-        raise ValueError(f"unknown process kind {kind!r}; use one of {', '.join(PROCESS_KINDS)}")
+        raise ValueError(
+            _(
+                "unknown process kind {kind!r}; use one of {PROCESS_KINDS}",
+                kind=kind,
+                PROCESS_KINDS=", ".join(PROCESS_KINDS),
+            )
+        )
     return release_freed_memory() if kind == "app" else retain_freed_memory()
 
 
@@ -342,7 +356,13 @@ def worker_thread(kind: str) -> Iterator[None]:
     import torch
 
     if kind not in WORKER_NICENESS:
-        raise ValueError(f"unknown worker kind {kind!r}; use one of {', '.join(WORKER_NICENESS)}")
+        raise ValueError(
+            _(
+                "unknown worker kind {kind!r}; use one of {WORKER_NICENESS}",
+                kind=kind,
+                WORKER_NICENESS=", ".join(WORKER_NICENESS),
+            )
+        )
     lower_thread_priority(WORKER_NICENESS[kind])
     with intra_op_threads(max(1, torch.get_num_threads() - 1)):
         yield

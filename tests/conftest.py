@@ -32,6 +32,17 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(autouse=True)
+def _english_messages():
+    """The core's messages in English whatever the machine's locale (a test of the other
+    language sets it, and the app's language switch sets it too)."""
+    from capsviz import texts
+
+    texts.set_language("en")
+    yield
+    texts.set_language("en")
+
+
+@pytest.fixture(autouse=True)
 def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     """Point platformdirs' user folders (data, cache, config) at a temporary folder."""
     home = tmp_path_factory.mktemp("home")

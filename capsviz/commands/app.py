@@ -6,15 +6,20 @@ import argparse
 from pathlib import Path
 
 from capsviz.commands.common import DEVICE_HELP
+from capsviz.texts import _
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     """The app's options, given before a command (the commands read them too)."""
     parser.add_argument(
-        "--checkpoint", type=Path, default=None, metavar="FILE", help="checkpoint to load (default: the shipped model)"
+        "--checkpoint",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=_("checkpoint to load (default: the shipped model)"),
     )
-    parser.add_argument("--data-root", type=Path, default=None, metavar="DIR", help="folder holding MNIST/raw/")
-    parser.add_argument("--device", default=None, metavar="DEVICE", help=DEVICE_HELP)
+    parser.add_argument("--data-root", type=Path, default=None, metavar="DIR", help=_("folder holding MNIST/raw/"))
+    parser.add_argument("--device", default=None, metavar="DEVICE", help=_(DEVICE_HELP))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from capsviz.commands.common import CliError, add_common, add_routing, load_model
+from capsviz.texts import _
 
 INVERT = {"auto": None, "light": False, "dark": True}
 
@@ -20,32 +21,37 @@ INVERT = {"auto": None, "light": False, "dark": True}
 def add_parser(sub) -> argparse.ArgumentParser:
     c = sub.add_parser(
         "classify",
-        help="print the predicted digit and capsule lengths of image files",
-        description="Classify image files, preprocessed exactly as the app does (crop to the ink, "
-        "fit into 20x20, centre by mass; an image of the model's input size, 28x28 or 36x36 for a "
-        "MultiMNIST model, is used as stored). A MultiMNIST model prints its two longest capsules; "
-        "a baseline CNN's checkpoint prints the CNN's answer and class probabilities. "
-        "One line per file; a file that cannot be "
-        "read gets an error line and the others go on; the exit code is 1 if any "
-        "file failed.",
+        help=_("print the predicted digit and capsule lengths of image files"),
+        description=_(
+            "Classify image files, preprocessed exactly as the app does (crop to the ink, "
+            "fit into 20x20, centre by mass; an image of the model's input size, 28x28 or 36x36 for a "
+            "MultiMNIST model, is used as stored). A MultiMNIST model prints its two longest capsules; "
+            "a baseline CNN's checkpoint prints the CNN's answer and class probabilities. "
+            "One line per file; a file that cannot be read gets an error line and the others go on; "
+            "the exit code is 1 if any file failed."
+        ),
     )
-    c.add_argument("images", type=Path, nargs="+", metavar="FILE", help="image files (PNG, JPEG, ...)")
+    c.add_argument("images", type=Path, nargs="+", metavar="FILE", help=_("image files (PNG, JPEG, ...)"))
     c.add_argument(
         "--json",
         action="store_true",
-        help='one JSON object per line: {"file", "prediction", "recognised", "lengths"} (a MultiMNIST model: '
-        '{"file", "predictions": [two digits, longest first], "lengths"}; a CNN: "probabilities" in place of '
-        '"lengths" and no "recognised") or {"file", "error"}',
+        help=_(
+            'one JSON object per line: {"file", "prediction", "recognised", "lengths"} (a MultiMNIST model: '
+            '{"file", "predictions": [two digits, longest first], "lengths"}; a CNN: "probabilities" in place of '
+            '"lengths" and no "recognised") or {"file", "error"}'
+        ),
     )
     c.add_argument(
         "--ink",
         choices=("auto", "light", "dark"),
         default="auto",
-        help="light: light ink on a dark background; dark: dark ink on a light background; auto: "
-        "decide from the image: its border, or for a photo the strokes' own contrast (default)",
+        help=_(
+            "light: light ink on a dark background; dark: dark ink on a light background; auto: "
+            "decide from the image: its border, or for a photo the strokes' own contrast (default)"
+        ),
     )
     add_routing(c)
-    add_common(c, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
+    add_common(c, checkpoint_help=_("checkpoint to use (default: the shipped model)"), data=False)
     c.set_defaults(func=run)
     return c
 
@@ -82,12 +88,13 @@ def text(record: dict) -> str:
     v = record[name]
     if "predictions" in record:
         a, b = record["predictions"]
-        answer = f"{a} ({v[a]:.3f}) and {b} ({v[b]:.3f})"
+        answer = _("{a} ({la:.3f}) and {b} ({lb:.3f})", a=a, la=v[a], b=b, lb=v[b])
     else:
         k = record["prediction"]
         seen = record.get("recognised", True)
-        answer = f"{k} ({v[k]:.3f})" if seen else f"nothing recognised (longest: {k}, {v[k]:.3f})"
-    return f"{record['file']}: {answer}  {'CNN ' * (name != 'lengths')}{name} {' '.join(f'{x:.3f}' for x in v)}"
+        answer = f"{k} ({v[k]:.3f})" if seen else _("nothing recognised (longest: {k}, {l:.3f})", k=k, l=v[k])
+    scores = _("lengths") if name == "lengths" else _("CNN probabilities")
+    return f"{record['file']}: {answer}  {scores} {' '.join(f'{x:.3f}' for x in v)}"
 
 
 def write(record: dict, as_json: bool) -> None:
@@ -97,7 +104,7 @@ def write(record: dict, as_json: bool) -> None:
         if as_json:
             print(json.dumps(record), flush=True)
         else:
-            print(f"error: {record['error']}", file=sys.stderr, flush=True)
+            print(_("error: {message}", message=record["error"]), file=sys.stderr, flush=True)
     elif as_json:
         name = scores_name(record)
         print(json.dumps({**record, name: [round(float(x), 6) for x in record[name]]}))
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     inputs, errors = {}, {}
     for k, path in enumerate(args.images):
         try:
-            inputs[k], _ = load_input(path, invert=INVERT[args.ink], size=size)
+            inputs[k], _source = load_input(path, invert=INVERT[args.ink], size=size)
         except ImageReadError as exc:
             errors[k] = str(exc)
     order = sorted(inputs)
@@ -133,4 +140,6 @@ def run(args: argparse.Namespace) -> int:
 def refuse_routing_for_a_cnn(args: argparse.Namespace, info) -> None:
     """``CliError`` for ``--routing-iterations`` given with a baseline CNN's checkpoint (a CNN does not route)."""
     if info.kind == "baseline" and args.routing_iterations is not None:
-        raise CliError(f"{info.path.name} is a baseline CNN: it has no routing; leave out --routing-iterations")
+        raise CliError(
+            _("{name} is a baseline CNN: it has no routing; leave out --routing-iterations", name=info.path.name)
+        )

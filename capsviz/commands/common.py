@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from capsviz.paths import shipped_checkpoint
+from capsviz.texts import N_, _
 from capsviz.train.config import TRAIN_LIMITS, Limit
 
-DEVICE_HELP = "auto, cpu, cuda, cuda:N or mps"
-ROUTING_HELP = "routing iterations at inference, 1 to 100 (default: the number the model was trained with)"
+DEVICE_HELP = N_("auto, cpu, cuda, cuda:N or mps")
+ROUTING_HELP = N_("routing iterations at inference, 1 to 100 (default: the number the model was trained with)")
 # the numeric flags that are not training settings
 LIMITS = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000), "test_pairs": Limit(int, 1, 1_000_000)}
 
@@ -31,7 +32,9 @@ def checked(name: str):
         try:
             value = limit.kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {limit.describe()} (got {text!r})") from None
+            raise argparse.ArgumentTypeError(
+                _("must be {range} (got {text!r})", range=limit.describe(), text=text)
+            ) from None
         problem = limit.problem(value)
         if problem:
             raise argparse.ArgumentTypeError(problem)
@@ -50,16 +53,17 @@ def add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, d
             default=None,
             dest="data_root_sub",
             metavar="DIR",
-            help="folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)",
+            help=_("folder holding MNIST/raw/ (default: $CAPSVIZ_DATA, then the user data folder)"),
         )
         p.add_argument(
             "--download",
             action="store_true",
             dest="download_sub",
-            help="download MNIST from torchvision's mirrors when the data folder lacks it (on a terminal, "
-            "capsviz asks)",
+            help=_(
+                "download MNIST from torchvision's mirrors when the data folder lacks it (on a terminal, capsviz asks)"
+            ),
         )
-    p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=DEVICE_HELP)
+    p.add_argument("--device", default=None, dest="device_sub", metavar="DEVICE", help=_(DEVICE_HELP))
     if checkpoint_help:
         p.add_argument(
             "--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE", help=checkpoint_help
@@ -72,13 +76,13 @@ def add_batch_size(p: argparse.ArgumentParser) -> None:
         type=checked("eval_batch_size"),
         default=500,
         metavar="N",
-        help="images per forward pass, 1 to 100,000 (default: 500)",
+        help=_("images per forward pass, 1 to 100,000 (default: 500)"),
     )
 
 
 def add_routing(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--routing-iterations", type=checked("routing_iterations"), default=None, metavar="N", help=ROUTING_HELP
+        "--routing-iterations", type=checked("routing_iterations"), default=None, metavar="N", help=_(ROUTING_HELP)
     )
 
 
@@ -90,7 +94,7 @@ def resolve(args: argparse.Namespace, name: str):
 def check_routing(args: argparse.Namespace) -> None:
     """Refuse ``--routing-iterations`` outside 1..100 (``CliError``)."""
     if args.routing_iterations is not None and not 1 <= args.routing_iterations <= 100:
-        raise CliError("--routing-iterations must be between 1 and 100")
+        raise CliError(_("--routing-iterations must be between 1 and 100"))
 
 
 def load_model(args: argparse.Namespace, kind: str | None = "capsnet"):
@@ -102,7 +106,7 @@ def load_model(args: argparse.Namespace, kind: str | None = "capsnet"):
 
     check_routing(args)
     device = select_device(resolve(args, "device"))
-    model, info, _ = load(resolve(args, "checkpoint") or shipped_checkpoint(), device=device, kind=kind)
+    model, info, _state = load(resolve(args, "checkpoint") or shipped_checkpoint(), device=device, kind=kind)
     return model, info
 
 
@@ -125,8 +129,9 @@ def ensure_mnist(args: argparse.Namespace, train: bool | None, ask: bool = True)
         if not (ask and sys.stdin.isatty() and sys.stderr.isatty()):
             return
         folder = resolve_data_root(root) / "MNIST" / "raw"
-        print(f"MNIST is not in {folder}: missing {', '.join(missing)}.", file=sys.stderr)
-        if input("Download it from torchvision's mirrors (up to 11 MB)? [y/N] ").strip().lower() not in ("y", "yes"):
+        print(_("MNIST is not in {folder}: missing {files}.", folder=folder, files=", ".join(missing)), file=sys.stderr)
+        answer = input(_("Download it from torchvision's mirrors (up to 11 MB)? [y/N] ")).strip().lower()
+        if answer not in ("y", "yes", _("y")):
             return
     with tqdm(total=None, unit="B", unit_scale=True, desc="MNIST", file=sys.stderr) as bar:
 

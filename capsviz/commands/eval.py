@@ -21,6 +21,7 @@ from capsviz.commands.common import (
     resolve,
 )
 from capsviz.paths import shipped_checkpoint
+from capsviz.texts import N_, _
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,16 @@ class Report:
 
 REPORTS = {
     "mnist": Report(
-        "image", None, "test accuracy", "routing iterations | correct | test error | answers other than at r = {R}"
+        N_("image"),
+        None,
+        N_("test accuracy"),
+        N_("routing iterations | correct | test error | answers other than at r = {R}"),
     ),
     "multimnist": Report(
-        "pair",
-        "MultiMNIST test pairs: {n:,} (capsviz.data.multimnist.fixed_test_pairs)",
-        "both digits right",
-        "routing iterations | both right | error | at least one right | answers other than at r = {R}",
+        N_("pair"),
+        N_("MultiMNIST test pairs: {n:,} (capsviz.data.multimnist.fixed_test_pairs)"),
+        N_("both digits right"),
+        N_("routing iterations | both right | error | at least one right | answers other than at r = {R}"),
     ),
 }
 
@@ -55,27 +59,33 @@ REPORTS = {
 def add_parser(sub) -> argparse.ArgumentParser:
     e = sub.add_parser(
         "eval",
-        help="print the test accuracy of a checkpoint",
-        description="Evaluate a checkpoint on all 10,000 MNIST test images, or a MultiMNIST model on the "
-        "fixed MultiMNIST test pairs (only the test files t10k-* are needed).",
+        help=_("print the test accuracy of a checkpoint"),
+        description=_(
+            "Evaluate a checkpoint on all 10,000 MNIST test images, or a MultiMNIST model on the "
+            "fixed MultiMNIST test pairs (only the test files t10k-* are needed)."
+        ),
     )
-    add_common(e, checkpoint_help="checkpoint to evaluate (default: the shipped model)")
+    add_common(e, checkpoint_help=_("checkpoint to evaluate (default: the shipped model)"))
     add_routing(e)
     e.add_argument(
         "--per-iteration",
         type=checked("routing_iterations"),
         default=None,
         metavar="N",
-        help="also print a table of the accuracy with 1, 2, ..., N routing iterations and how many "
-        "answers each changes against the model's own number (kept per model file for the app's Routing view)",
+        help=_(
+            "also print a table of the accuracy with 1, 2, ..., N routing iterations and how many answers each "
+            "changes against the model's own number (kept per model file for the app's Routing view)"
+        ),
     )
     e.add_argument(
         "--test-pairs",
         type=checked("test_pairs"),
         default=None,
         metavar="N",
-        help="MultiMNIST models: evaluate on the first N of the fixed test pairs (default: 10,000; "
-        "more are drawn in further blocks of 1,000)",
+        help=_(
+            "MultiMNIST models: evaluate on the first N of the fixed test pairs (default: 10,000; "
+            "more are drawn in further blocks of 1,000)"
+        ),
     )
     add_batch_size(e)
     e.set_defaults(func=run)
@@ -85,10 +95,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def model_line(info, iterations: int) -> str:
     """``routing iterations: 3`` for a CapsNet; for a CNN what it is and its size."""
     if info.kind != "baseline":
-        return f"routing iterations: {iterations}"
+        return _("routing iterations: {r}", r=iterations)
     cfg = info.model_config
-    scoring = "top-2 of 10 sigmoids" if cfg.output == "sigmoid" else "softmax"
-    return f"model: baseline CNN, convolutions {'-'.join(map(str, cfg.channels))}, {scoring} (no routing)"
+    scoring = _("top-2 of 10 sigmoids") if cfg.output == "sigmoid" else "softmax"
+    channels = "-".join(map(str, cfg.channels))
+    return _("model: baseline CNN, convolutions {channels}, {scoring} (no routing)", channels=channels, scoring=scoring)
 
 
 def _percent(k: int, n: int) -> str:
@@ -108,10 +119,13 @@ def run(args: argparse.Namespace) -> int:
     path = resolve(args, "checkpoint") or shipped_checkpoint()
     model, info = load_model(args, kind=None)
     if args.test_pairs is not None and info.dataset != "multimnist":
-        raise CliError(f"{path}: --test-pairs is for MultiMNIST models; this is an MNIST model")
+        raise CliError(_("{path}: --test-pairs is for MultiMNIST models; this is an MNIST model", path=path))
     if info.kind == "baseline" and (args.per_iteration or args.routing_iterations is not None):
         raise CliError(
-            f"{path}: a baseline CNN has no routing; --per-iteration and --routing-iterations are for CapsNets"
+            _(
+                "{path}: a baseline CNN has no routing; --per-iteration and --routing-iterations are for CapsNets",
+                path=path,
+            )
         )
     ensure_mnist(args, False)
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
@@ -121,20 +135,31 @@ def run(args: argparse.Namespace) -> int:
     n = len(images)
 
     def scored(n_iterations: int):
-        with tqdm(total=n, unit=report.unit, desc="evaluating", dynamic_ncols=True, leave=False) as bar:
+        with tqdm(total=n, unit=_(report.unit), desc=_("evaluating"), dynamic_ncols=True, leave=False) as bar:
             return score(model, images, labels, n_iterations, args.batch_size, after_batch=bar.update)
 
     first = scored(iterations)
-    print(f"checkpoint: {path}")
+    print(_("checkpoint: {path}", path=path))
     if report.header:
-        print(report.header.format(n=n))
+        print(_(report.header, n=n))
     print(model_line(info, iterations))
     right = first.right
-    print(f"{report.measure}: {_percent(right, n)} % ({right:,} / {n:,}), error {_percent(n - right, n)} %")
+    error = _percent(n - right, n)
+    print(
+        _(
+            "{measure}: {p} % ({k:,} / {n:,}), error {e} %",
+            measure=_(report.measure),
+            p=_percent(right, n),
+            k=right,
+            n=n,
+            e=error,
+        )
+    )
     if first.at_least_one is not None:
-        print(f"at least one digit right: {_percent(first.at_least_one, n)} % ({first.at_least_one:,} / {n:,})")
+        k = first.at_least_one
+        print(_("at least one digit right: {p} % ({k:,} / {n:,})", p=_percent(k, n), k=k, n=n))
     if args.per_iteration:
-        print(report.columns.format(R=iterations))
+        print(_(report.columns, R=iterations))
         for r in range(1, args.per_iteration + 1):
             s = first if r == iterations else scored(r)
             row = f"{r:>18} | {s.right:,} / {n:,} | {_percent(n - s.right, n)} %"
@@ -146,8 +171,8 @@ def run(args: argparse.Namespace) -> int:
                 keep_routing_check(user_cache_dir(), path, RoutingCheck(n, iterations, differ, s.right, right))
     if first.confusion is not None:
         cm = first.confusion
-        print("per class: " + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(len(cm))))
-        print("confusion matrix (rows: true, columns: predicted)")
+        print(_("per class: ") + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(len(cm))))
+        print(_("confusion matrix (rows: true, columns: predicted)"))
         print("      " + "".join(f"{k:>6}" for k in range(len(cm))))
         for k in range(len(cm)):
             print(f"{k:>6}" + "".join(f"{x:>6}" for x in cm[k]))

@@ -17,19 +17,22 @@ from capsviz.commands.common import (
     resolve,
 )
 from capsviz.paths import shipped_checkpoint
+from capsviz.texts import _
 from capsviz.train.sweeps import KINDS
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     rb = sub.add_parser(
         "robustness",
-        help="accuracy under rotation, scale, shear, translation and random affine warps",
-        description="Evaluate MNIST models on the MNIST test digits under affine transforms of "
-        "increasing strength (rotation 0-60 degrees, scale by up to 1.5x either way, shear 0-40 "
-        "degrees, translation 0-6 px; each digit by +s or -s, seeded) and on an affine-transformed "
-        "MNIST test set (every digit under its own random warp: rotation +-20 degrees, scale "
-        "0.8-1.2, shear +-12 degrees, +-3 px each way; not affNIST). Prints the accuracy per "
-        "strength per model (capsviz.train.robustness has the recipe).",
+        help=_("accuracy under rotation, scale, shear, translation and random affine warps"),
+        description=_(
+            "Evaluate MNIST models on the MNIST test digits under affine transforms of "
+            "increasing strength (rotation 0-60 degrees, scale by up to 1.5x either way, shear 0-40 "
+            "degrees, translation 0-6 px; each digit by +s or -s, seeded) and on an affine-transformed "
+            "MNIST test set (every digit under its own random warp: rotation +-20 degrees, scale "
+            "0.8-1.2, shear +-12 degrees, +-3 px each way; not affNIST). Prints the accuracy per "
+            "strength per model (capsviz.train.robustness has the recipe)."
+        ),
     )
     rb.add_argument(
         "--checkpoint",
@@ -38,26 +41,26 @@ def add_parser(sub) -> argparse.ArgumentParser:
         default=None,
         dest="checkpoints",
         metavar="FILE",
-        help="a model to evaluate; give it once per model (default: the shipped model)",
+        help=_("a model to evaluate; give it once per model (default: the shipped model)"),
     )
     rb.add_argument(
         "--kinds",
         default=",".join(KINDS),
         metavar="LIST",
-        help=f"comma-separated transforms to measure, of {', '.join(KINDS)} (default: all)",
+        help=_("comma-separated transforms to measure, of {kinds} (default: all)", kinds=", ".join(KINDS)),
     )
     rb.add_argument(
         "--test-subset",
         type=checked("test_subset"),
         default=0,
         metavar="N",
-        help="use the first N test digits (0: all 10,000; default: 0)",
+        help=_("use the first N test digits (0: all 10,000; default: 0)"),
     )
     rb.add_argument(
-        "--seed", type=checked("seed"), default=0, metavar="INT", help="seed of the transforms (default: 0)"
+        "--seed", type=checked("seed"), default=0, metavar="INT", help=_("seed of the transforms (default: 0)")
     )
-    rb.add_argument("--plot", type=Path, default=None, metavar="FILE", help="also draw the curves into a PNG file")
-    rb.add_argument("--json", action="store_true", help="print one JSON object with every figure instead of tables")
+    rb.add_argument("--plot", type=Path, default=None, metavar="FILE", help=_("also draw the curves into a PNG file"))
+    rb.add_argument("--json", action="store_true", help=_("print one JSON object with every figure instead of tables"))
     add_batch_size(rb)
     add_routing(rb)
     add_common(rb)
@@ -76,21 +79,25 @@ def run(args: argparse.Namespace) -> int:
     from capsviz.runtime import select_device, tune_process
     from capsviz.train.checkpoint import check_dataset_of, load_model
     from capsviz.train.robustness import plot_curves, robustness
-    from capsviz.train.sweeps import SWEEPS, UNITS
+    from capsviz.train.sweeps import KIND_NAMES, SWEEPS, UNITS
 
     tune_process("eval")
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
         raise CliError(
-            f"--kinds: unknown transform {unknown[0] if unknown else '(none)'}; choose from {', '.join(KINDS)}"
+            _(
+                "--kinds: unknown transform {kind}; choose from {kinds}",
+                kind=unknown[0] if unknown else _("(none)"),
+                kinds=", ".join(KINDS),
+            )
         )
     check_routing(args)
     paths = args.checkpoints or [resolve(args, "checkpoint") or shipped_checkpoint()]
     device = select_device(resolve(args, "device"))
     models = {}
     for path in paths:  # every file is checked before any is evaluated
-        model, info, _ = load_model(path, device=device)  # a CapsNet or a baseline CNN
+        model, info, _state = load_model(path, device=device)  # a CapsNet or a baseline CNN
         check_dataset_of(info, "mnist", "capsviz robustness")
         name = Path(path).stem
         while name in models:
@@ -102,14 +109,14 @@ def run(args: argparse.Namespace) -> int:
         test = MnistSplit(test.images[: args.test_subset], test.labels[: args.test_subset])
     steps = sum(len(SWEEPS.get(k, (1,))) for k in kinds) * len(models)
     results = {}
-    with tqdm(total=steps, unit="set", desc="transformed test sets", dynamic_ncols=True, leave=False) as bar:
+    with tqdm(total=steps, unit=_("set"), desc=_("transformed test sets"), dynamic_ncols=True, leave=False) as bar:
         for name, model in models.items():
 
             def predict(images: np.ndarray, model=model) -> np.ndarray:
                 lengths = model_lengths(model, images, args.routing_iterations, args.batch_size)
                 return lengths.argmax(axis=1)
 
-            results[name] = robustness(predict, test, kinds, args.seed, progress=lambda *_: bar.update())
+            results[name] = robustness(predict, test, kinds, args.seed, progress=lambda *done: bar.update())
     if args.json:
         print(
             json.dumps(
@@ -125,14 +132,13 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(f"test digits: {len(test):,} (seed {args.seed})")
+        print(_("test digits: {n:,} (seed {seed})", n=len(test), seed=args.seed))
         for path, name in zip(paths, models):
             print(f"{name}: {path}")
         width = max(12, *(len(n) for n in models))
         for kind in kinds:
-            label = (
-                "affine test set" if kind == "affine" else f"{kind}{UNITS[kind] and ' (' + UNITS[kind].strip() + ')'}"
-            )
+            unit = UNITS[kind].strip()
+            label = _("affine test set") if kind == "affine" else _(KIND_NAMES[kind]) + (f" ({unit})" if unit else "")
             print()
             print(f"{label:<16} | " + " | ".join(f"{n:>{width}}" for n in models))
             for k, s in enumerate(results[next(iter(models))][kind].strengths):
@@ -142,5 +148,5 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         plot_curves(results, args.plot)
         if not args.json:
-            print(f"\nplot: {args.plot}")
+            print("\n" + _("plot: {path}", path=args.plot))
     return 0

@@ -9,27 +9,30 @@ from pathlib import Path
 
 from capsviz.commands.classify import reading, refuse_routing_for_a_cnn, text
 from capsviz.commands.common import CliError, add_common, add_routing, load_model
+from capsviz.texts import _
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     tr = sub.add_parser(
         "trace",
-        help="export the routing trace of one image as .npz",
-        description="Classify one image file (preprocessed like a drawing) and save its routing "
-        "trace: u, u_lengths, u_hat (the votes), b, c, v, lengths, input, prediction. A baseline CNN has "
-        "no capsules and no routing: its file holds input, probabilities and prediction (predictions: "
-        "the two likeliest classes, for a MultiMNIST CNN).",
+        help=_("export the routing trace of one image as .npz"),
+        description=_(
+            "Classify one image file (preprocessed like a drawing) and save its routing "
+            "trace: u, u_lengths, u_hat (the votes), b, c, v, lengths, input, prediction. A baseline CNN has "
+            "no capsules and no routing: its file holds input, probabilities and prediction (predictions: "
+            "the two likeliest classes, for a MultiMNIST CNN)."
+        ),
     )
-    tr.add_argument("image", type=Path, help="image file (PNG, JPEG, ...)")
+    tr.add_argument("image", type=Path, help=_("image file (PNG, JPEG, ...)"))
     tr.add_argument(
         "--out",
         type=Path,
         required=True,
         metavar="FILE",
-        help="the .npz file to write (.npz is added to a name without it)",
+        help=_("the .npz file to write (.npz is added to a name without it)"),
     )
     add_routing(tr)
-    add_common(tr, checkpoint_help="checkpoint to use (default: the shipped model)", data=False)
+    add_common(tr, checkpoint_help=_("checkpoint to use (default: the shipped model)"), data=False)
     tr.set_defaults(func=run)
     return tr
 
@@ -41,10 +44,16 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out.suffix == ".npz" else args.out.with_name(args.out.name + ".npz")
     for given in dict.fromkeys((args.out, out)):
         if given.is_dir():
-            raise CliError(f"{given}: is a folder; give the .npz file to write, e.g. {given / 'trace.npz'}")
+            raise CliError(
+                _(
+                    "{path}: is a folder; give the .npz file to write, e.g. {example}",
+                    path=given,
+                    example=given / "trace.npz",
+                )
+            )
     model, info = load_model(args, kind=None)
     refuse_routing_for_a_cnn(args, info)
-    image, _ = load_input(args.image, size=model.cfg.image_size)
+    image, _source = load_input(args.image, size=model.cfg.image_size)
     two = info.dataset == "multimnist"
     if info.kind == "baseline":
         import numpy as np
@@ -55,9 +64,15 @@ def run(args: argparse.Namespace) -> int:
         key = "predictions" if two else "prediction"
         answer = {key: np.int64(record[key])}
         np.savez(out, input=image.astype(np.float32), probabilities=record["probabilities"], **answer)
-        print(f"{text(record)}; a CNN has no capsules or routing: its input, probabilities and answer saved to {out}")
+        print(
+            _(
+                "{reading}; a CNN has no capsules or routing: its input, probabilities and answer saved to {out}",
+                reading=text(record),
+                out=out,
+            )
+        )
         return 0
     inference = infer(model, image, args.routing_iterations)
     save_trace(inference, out)
-    print(f"{text(reading(args.image, inference.lengths[-1], two))}; trace saved to {out}")
+    print(_("{reading}; trace saved to {out}", reading=text(reading(args.image, inference.lengths[-1], two)), out=out))
     return 0

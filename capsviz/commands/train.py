@@ -10,25 +10,30 @@ from pathlib import Path
 
 from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, ensure_mnist, resolve
 from capsviz.paths import user_checkpoint_dir
+from capsviz.texts import N_, _
 
 TRAIN_HELP = {
-    "epochs": "total epochs to reach (a resumed run counts the epochs it already has)",
-    "batch_size": "images per optimizer step",
-    "lr": "Adam learning rate at step 0",
-    "lr_decay": "learning-rate factor per --lr-decay-steps steps",
-    "lr_decay_steps": "steps per --lr-decay factor (smooth decay)",
-    "routing_iterations": "routing iterations during training",
-    "reconstruction_weight": "weight of the per-image sum of squared pixel errors",
-    "max_shift": "random shifts of up to this many pixels, zero padded",
-    "seed": "seed of the initial weights, the batch order and the shifts",
+    "epochs": N_("total epochs to reach (a resumed run counts the epochs it already has)"),
+    "batch_size": N_("images per optimizer step"),
+    "lr": N_("Adam learning rate at step 0"),
+    "lr_decay": N_("learning-rate factor per --lr-decay-steps steps"),
+    "lr_decay_steps": N_("steps per --lr-decay factor (smooth decay)"),
+    "routing_iterations": N_("routing iterations during training"),
+    "reconstruction_weight": N_("weight of the per-image sum of squared pixel errors"),
+    "max_shift": N_("random shifts of up to this many pixels, zero padded"),
+    "seed": N_("seed of the initial weights, the batch order and the shifts"),
     "device": DEVICE_HELP,
-    "train_subset": "train on the first N training images only (0: all 60,000)",
-    "test_subset": "evaluate on the first N test images (MultiMNIST: test pairs) after each epoch (0: all 10,000)",
-    "dataset": "mnist: single digits, 28x28; multimnist: pairs of overlapping digits, 36x36 (paper Sec. 6)",
-    "pairs_per_epoch": "MultiMNIST pairs drawn afresh for each epoch",
-    "model": "capsnet, or a baseline CNN: baseline (the paper's, 35.4 M parameters on MNIST) or "
-    "baseline-small (64, 64, 32 channels: the CapsNet's size, as shipped)",
-    "precision": "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)",
+    "train_subset": N_("train on the first N training images only (0: all 60,000)"),
+    "test_subset": N_("evaluate on the first N test images (MultiMNIST: test pairs) after each epoch (0: all 10,000)"),
+    "dataset": N_("mnist: single digits, 28x28; multimnist: pairs of overlapping digits, 36x36 (paper Sec. 6)"),
+    "pairs_per_epoch": N_("MultiMNIST pairs drawn afresh for each epoch"),
+    "model": N_(
+        "capsnet, or a baseline CNN: baseline (the paper's, 35.4 M parameters on MNIST) or "
+        "baseline-small (64, 64, 32 channels: the CapsNet's size, as shipped)"
+    ),
+    "precision": N_(
+        "auto (bf16 where the CPU or GPU runs it fast, else fp32), fp32, bf16, or fp16 (GPUs without bf16)"
+    ),
 }
 
 
@@ -46,7 +51,10 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         value = getattr(defaults, f.name)
         if f.name in choices:
             p.add_argument(
-                "--" + f.name, choices=choices[f.name], default=None, help=f"{TRAIN_HELP[f.name]} (default: {value})"
+                "--" + f.name,
+                choices=choices[f.name],
+                default=None,
+                help=_("{help} (default: {value})", help=_(TRAIN_HELP[f.name]), value=value),
             )
             continue
         p.add_argument(
@@ -54,16 +62,23 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
             type=checked(f.name),
             default=None,
             metavar=type(value).__name__.upper(),
-            help=f"{TRAIN_HELP[f.name]}; {TRAIN_LIMITS[f.name].describe()} (default: {value})",
+            help=_(
+                "{help}; {range} (default: {value})",
+                help=_(TRAIN_HELP[f.name]),
+                range=TRAIN_LIMITS[f.name].describe(),
+                value=value,
+            ),
         )
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     t = sub.add_parser(
         "train",
-        help="train headless with a progress bar",
-        description="Train a CapsNet (or, with --model, the baseline CNN) on MNIST or MultiMNIST with the "
-        "paper's recipe; autosaves after every epoch and on Ctrl+C.",
+        help=_("train headless with a progress bar"),
+        description=_(
+            "Train a CapsNet (or, with --model, the baseline CNN) on MNIST or MultiMNIST with the "
+            "paper's recipe; autosaves after every epoch and on Ctrl+C."
+        ),
     )
     _add_train_flags(t)
     t.add_argument(
@@ -71,33 +86,38 @@ def add_parser(sub) -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="FILE",
-        help="checkpoint to write, autosaved every epoch and on stop (default: the file given to "
-        "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors, for a CNN "
-        "baseline[-N].safetensors); an "
-        "existing file is refused unless --overwrite is given",
+        help=_(
+            "checkpoint to write, autosaved every epoch and on stop (default: the file given to "
+            "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors, for a CNN "
+            "baseline[-N].safetensors); an existing file is refused unless --overwrite is given"
+        ),
     )
     t.add_argument(
-        "--overwrite", action="store_true", help="allow --out to replace an existing checkpoint and its .best file"
+        "--overwrite", action="store_true", help=_("allow --out to replace an existing checkpoint and its .best file")
     )
     t.add_argument(
         "--resume",
         type=Path,
         default=None,
         metavar="FILE",
-        help="continue exactly from a training checkpoint (an autosave, with optimizer state), "
-        "writing into FILE unless --out is given",
+        help=_(
+            "continue exactly from a training checkpoint (an autosave, with optimizer state), "
+            "writing into FILE unless --out is given"
+        ),
     )
     t.add_argument(
         "--init",
         type=Path,
         default=None,
         metavar="FILE",
-        help="continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
-        "the weights, the step (so the learning rate), the completed epochs and the recipe "
-        "(every setting above but --device); flags given here replace the recipe's values; Adam "
-        "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs. "
-        "An MNIST model given with --dataset multimnist starts a new MultiMNIST run from its weights "
-        "(convolutions copied, W_ij and the decoder's output widened to the 36x36 field)",
+        help=_(
+            "continue from a weights-only checkpoint (e.g. the shipped one). Taken over from it: "
+            "the weights, the step (so the learning rate), the completed epochs and the recipe "
+            "(every setting above but --device); flags given here replace the recipe's values; Adam "
+            "starts with fresh moments. --epochs is the total, so it must exceed the completed epochs. "
+            "An MNIST model given with --dataset multimnist starts a new MultiMNIST run from its weights "
+            "(convolutions copied, W_ij and the decoder's output widened to the 36x36 field)"
+        ),
     )
     add_common(t)
     t.set_defaults(func=run)
@@ -122,7 +142,10 @@ def _destination(args: argparse.Namespace) -> Path:
         taken = [p for p in (Path(out), best_path(out)) if p.is_file()]
         if taken and not same_run and not args.overwrite:
             raise CliError(
-                f"{taken[0]} exists (a model of an earlier run); pass --overwrite to replace it, or give another --out"
+                _(
+                    "{path} exists (a model of an earlier run); pass --overwrite to replace it, or give another --out",
+                    path=taken[0],
+                )
             )
     return check_destination(out)
 
@@ -131,9 +154,13 @@ def _nothing_to_train(trainer, source: Path) -> str | None:
     """The message when ``trainer`` already has ``--epochs`` completed epochs, else None."""
     if trainer.epoch < trainer.config.epochs:
         return None
-    return (
-        f"{source} has {trainer.epoch} completed epochs and --epochs is {trainer.config.epochs}: nothing to "
-        f"train; --epochs is the total to reach, e.g. --epochs {trainer.epoch + 1} for one more epoch"
+    return _(
+        "{path} has {done} completed epochs and --epochs is {epochs}: nothing to train; --epochs is the total "
+        "to reach, e.g. --epochs {more} for one more epoch",
+        path=source,
+        done=trainer.epoch,
+        epochs=trainer.config.epochs,
+        more=trainer.epoch + 1,
     )
 
 
@@ -147,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
     tune_process("train")
     if args.resume and args.init:
-        raise CliError("use either --resume (a training checkpoint) or --init (weights only), not both")
+        raise CliError(_("use either --resume (a training checkpoint) or --init (weights only), not both"))
     data_root = resolve(args, "data_root")
     for given in (args.resume, args.init):
         if given is not None:
@@ -207,30 +234,54 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     if args.init and trainer.widened:
         size = trainer.model.cfg.image_size
         say(
-            f"from {args.init}: its weights widened to {size}x{size} {trainer.config.dataset} "
-            "(capsviz.model.transfer); a new run from step 0 with the recipe below"
+            _(
+                "from {path}: its weights widened to {size}x{size} {dataset} (capsviz.model.transfer); "
+                "a new run from step 0 with the recipe below",
+                path=args.init,
+                size=size,
+                dataset=trainer.config.dataset,
+            )
         )
     elif args.init:
         given = sorted(k for k in overrides if k != "device")
-        say(
-            f"from {args.init}: its weights, step {trainer.step:,} (lr {trainer.config.lr_at(trainer.step):.2e}), "
-            f"{trainer.epoch} completed epochs and its recipe"
-            + (f", with {', '.join(given)} from the command line" if given else "")
-            + "; fresh Adam moments"
-        )
+        fields = {"path": args.init, "step": trainer.step, "lr": trainer.config.lr_at(trainer.step)}
+        if given:
+            text = _(
+                "from {path}: its weights, step {step:,} (lr {lr:.2e}), {epochs} completed epochs and its recipe, "
+                "with {flags} from the command line; fresh Adam moments",
+                flags=", ".join(given),
+                epochs=trainer.epoch,
+                **fields,
+            )
+        else:
+            text = _(
+                "from {path}: its weights, step {step:,} (lr {lr:.2e}), {epochs} completed epochs and its recipe; "
+                "fresh Adam moments",
+                epochs=trainer.epoch,
+                **fields,
+            )
+        say(text)
     cfg = trainer.config
-    ranks = f" x {trainer.world} processes (torch.distributed)" if trainer.world > 1 else ""
+    ranks = _(" x {n} processes (torch.distributed)", n=trainer.world) if trainer.world > 1 else ""
     why = why_precision(cfg.precision, trainer.device)
     precision = f"{trainer.precision} ({why})" if why else trainer.precision
-    say(f"training on {trainer.device}{ranks} in {precision}: {dataclasses.asdict(cfg)}")
-    say(f"checkpoint: {trainer.checkpoint_path}")
+    say(
+        _(
+            "training on {device}{ranks} in {precision}: {config}",
+            device=trainer.device,
+            ranks=ranks,
+            precision=precision,
+            config=dataclasses.asdict(cfg),
+        )
+    )
+    say(_("checkpoint: {path}", path=trainer.checkpoint_path))
     # the steps already taken (at the batch size they were taken with) and those of the epochs to come
     total = trainer.step + (cfg.epochs - trainer.epoch) * trainer.batches_per_epoch - trainer.batch_in_epoch
-    bar = tqdm(total=total, initial=trainer.step, unit="batch", dynamic_ncols=True, disable=not lead)
+    bar = tqdm(total=total, initial=trainer.step, unit=_("batch"), dynamic_ncols=True, disable=not lead)
 
     def on_sigint(signum, frame):
         # First Ctrl+C: stop cleanly within a second and autosave; a second one aborts.
-        bar.write("stopping after the current step and saving (Ctrl+C again to abort)")
+        bar.write(_("stopping after the current step and saving (Ctrl+C again to abort)"))
         trainer.request_stop()
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -249,14 +300,29 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                     lr=f"{ev.lr:.2e}",
                 )
             elif isinstance(ev, EpochEvent) and lead:
-                measure = f"{task.measure} {100 * ev.test_accuracy:.2f} % ({ev.test_images:,} {task.test_unit})"
-                bar.write(f"epoch {ev.epoch}: {measure}, step {ev.step}, saved {ev.checkpoint}")
+                bar.write(
+                    _(
+                        "epoch {epoch}: {measure} {p:.2f} % ({n:,} {unit}), step {step}, saved {path}",
+                        epoch=ev.epoch,
+                        measure=_(task.measure),
+                        p=100 * ev.test_accuracy,
+                        n=ev.test_images,
+                        unit=_(task.test_unit),
+                        step=ev.step,
+                        path=ev.checkpoint,
+                    )
+                )
             elif isinstance(ev, StoppedEvent):
                 stopped_early = not ev.finished
                 if lead:
-                    text = f"{'finished' if ev.finished else 'stopped'} at step {ev.step}; checkpoint {ev.checkpoint}"
+                    end = (
+                        _("finished at step {step}; checkpoint {path}")
+                        if ev.finished
+                        else _("stopped at step {step}; checkpoint {path}")
+                    )
+                    text = end.format(step=ev.step, path=ev.checkpoint)
                     if not ev.finished and ev.checkpoint is not None:
-                        text += f"\ncontinue with: capsviz train --resume {ev.checkpoint}"
+                        text += "\n" + _("continue with: capsviz train --resume {path}", path=ev.checkpoint)
                     bar.write(text)
     finally:
         signal.signal(signal.SIGINT, previous)

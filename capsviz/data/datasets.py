@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from capsviz.texts import _
+
 # name -> side of the square input image in pixels
 IMAGE_SIZE = {"mnist": 28, "multimnist": 36}
 DATASETS = tuple(IMAGE_SIZE)
@@ -12,5 +14,5 @@ PAIRS_PER_EPOCH = 60_000  # MultiMNIST training pairs drawn afresh for each epoc
 def check_dataset(name: str) -> str:
     """Return ``name`` if it is one of :data:`DATASETS`; else raise ``ValueError`` listing them."""
     if name not in IMAGE_SIZE:
-        raise ValueError(f"dataset must be one of {', '.join(DATASETS)} (got {name!r})")
+        raise ValueError(_("dataset must be one of {DATASETS} (got {name!r})", DATASETS=", ".join(DATASETS), name=name))
     return name

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from capsviz.data.mnist import ELSEWHERE, MNIST_FILES, MnistNotFoundError, is_complete, resolve_data_root, split_files
+from capsviz.texts import _
 
 CHUNK = 1 << 16  # bytes read between progress reports and cancel checks
 TIMEOUT_S = 30  # per connection attempt and per read
@@ -112,8 +113,15 @@ def download_mnist(
                 faults.append(f"{url}: {getattr(exc, 'reason', None) or exc}")
         else:
             raise MnistDownloadError(
-                f"cannot download {name} ({'; '.join(faults)}). Put the MNIST files in {raw} by hand "
-                f"({', '.join(MNIST_FILES)}, or their .gz archives), {ELSEWHERE}"
+                _(
+                    "cannot download {name} ({faults}). Put the MNIST files in {raw} by hand "
+                    "({MNIST_FILES}, or their .gz archives), {ELSEWHERE}",
+                    name=name,
+                    faults="; ".join(faults),
+                    raw=raw,
+                    MNIST_FILES=", ".join(MNIST_FILES),
+                    ELSEWHERE=_(ELSEWHERE),
+                )
             )
     return written
 
@@ -138,9 +146,9 @@ def _fetch(url: str, dest: Path, md5: str, report, cancelled) -> Path:
                 done += len(chunk)
                 report(done, total)
         if total and done != total:
-            raise ValueError(f"the connection closed after {done:,} of {total:,} bytes")
+            raise ValueError(_("the connection closed after {done:,} of {total:,} bytes", done=done, total=total))
         if not check_integrity(tmp, md5):
-            raise ValueError(f"wrong checksum (MD5 is not {md5}): a damaged or different file")
+            raise ValueError(_("wrong checksum (MD5 is not {md5}): a damaged or different file", md5=md5))
         os.replace(tmp, dest)
         return dest
     finally:

@@ -11,6 +11,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from capsviz.data import background
+from capsviz.texts import _
 
 MAX_PIXELS = 50_000_000  # larger images are refused: a decompression bomb, or no digit photo
 WORK_SIDE = 1024  # images are downscaled to this longer side before anything else
@@ -65,8 +66,14 @@ def load_ink(
         with Image.open(source) as im:
             if im.width * im.height > MAX_PIXELS:
                 raise ImageReadError(
-                    f"{name}: {im.width} × {im.height} pixels is more than capsviz opens "
-                    f"({MAX_PIXELS // 1_000_000} megapixels; a decompression bomb?)"
+                    _(
+                        "{name}: {width} × {height} pixels is more than capsviz opens ({megapixels} "
+                        "megapixels; a decompression bomb?)",
+                        name=name,
+                        width=im.width,
+                        height=im.height,
+                        megapixels=MAX_PIXELS // 1_000_000,
+                    )
                 )
             if im.format == "JPEG":
                 im.draft("L" if im.mode == "L" else "RGB", (WORK_SIDE, WORK_SIDE))
@@ -76,17 +83,17 @@ def load_ink(
     except ImageReadError:
         raise
     except FileNotFoundError:
-        raise ImageReadError(f"{name}: no such file") from None
+        raise ImageReadError(_("{name}: no such file", name=name)) from None
     except IsADirectoryError:
-        raise ImageReadError(f"{name}: is a folder, not an image") from None
+        raise ImageReadError(_("{name}: is a folder, not an image", name=name)) from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageReadError(f"{name}: image too large to open safely ({exc})") from None
+        raise ImageReadError(_("{name}: image too large to open safely ({exc})", name=name, exc=exc)) from None
     except UnidentifiedImageError:
-        raise ImageReadError(f"{name}: not an image file (or a format Pillow cannot read)") from None
+        raise ImageReadError(_("{name}: not an image file (or a format Pillow cannot read)", name=name)) from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
-        raise ImageReadError(f"{name}: not a readable image ({exc})") from None
+        raise ImageReadError(_("{name}: not a readable image ({exc})", name=name, exc=exc)) from None
     if a.ndim != 2 or a.size == 0:
-        raise ImageReadError(f"{name}: not a 2-D image")
+        raise ImageReadError(_("{name}: not a 2-D image", name=name))
     auto = invert is None and not is_ink
     if invert is None:
         invert = not is_ink and light_background(a)
@@ -133,16 +140,16 @@ def load_input(
     from capsviz.data.preprocess import FIELD, preprocess_ink
 
     if size < FIELD or (size - FIELD) % 2:
-        raise ValueError(f"size must be 28 + an even number of pixels, got {size}")
+        raise ValueError(_("size must be 28 + an even number of pixels, got {size}", size=size))
     as_stored = _pixel_size(source) == (size, size)
     ink = load_ink(source, invert=invert, name=name, remove_background=remove_background and not as_stored)
     if as_stored:
         if not (ink > 0).any():
-            raise ImageReadError(f"{name or _name(source)}: no ink found (an empty image)")
+            raise ImageReadError(_("{source}: no ink found (an empty image)", source=name or _name(source)))
         return ink.copy(), ink
     image = preprocess_ink(ink)
     if image is None:
-        raise ImageReadError(f"{name or _name(source)}: no ink found (an empty image)")
+        raise ImageReadError(_("{source}: no ink found (an empty image)", source=name or _name(source)))
     pad = (size - FIELD) // 2
     return np.pad(image, pad), ink
 

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from capsviz.paths import mnist_sample, user_cache_dir, user_data_dir
-from capsviz.texts import QT_TR_NOOP
+from capsviz.texts import N_, QT_TR_NOOP, _
 
 # name -> (number of items, uncompressed size in bytes)
 MNIST_FILES = {
@@ -63,7 +63,12 @@ def _atomic_write(dest: Path, fill, expected_size: int, source: Path) -> None:
         size = Path(tmp).stat().st_size
         if size != expected_size:
             raise MnistDataError(
-                f"{source}: gives {size:,} bytes, expected {expected_size:,} (truncated or not an MNIST file)"
+                _(
+                    "{source}: gives {size:,} bytes, expected {expected_size:,} (truncated or not an MNIST file)",
+                    source=source,
+                    size=size,
+                    expected_size=expected_size,
+                )
             )
         umask = os.umask(0)
         os.umask(umask)
@@ -71,7 +76,7 @@ def _atomic_write(dest: Path, fill, expected_size: int, source: Path) -> None:
         os.replace(tmp, dest)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise MnistDataError(f"{source}: corrupt or truncated archive ({exc})") from None
+        raise MnistDataError(_("{source}: corrupt or truncated archive ({exc})", source=source, exc=exc)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -107,31 +112,55 @@ def check_idx(path: Path, count: int) -> None:
     with open(path, "rb") as f:
         head = f.read(header)
     if len(head) < header:
-        raise MnistDataError(f"{path}: truncated: {len(head)} bytes, not even an IDX header")
+        raise MnistDataError(_("{path}: truncated: {head} bytes, not even an IDX header", path=path, head=len(head)))
     magic = int.from_bytes(head[:4], "big")
     if magic != IDX_MAGIC[dims]:
         raise MnistDataError(
-            f"{path}: bad magic number 0x{magic:08x}, expected 0x{IDX_MAGIC[dims]:08x} "
-            f"(an IDX file of {'images' if images else 'labels'}); not an MNIST file"
+            _(
+                "{path}: bad magic number 0x{magic:08x}, expected 0x{expected:08x} (an IDX file of "
+                "{items}); not an MNIST file",
+                path=path,
+                magic=magic,
+                expected=IDX_MAGIC[dims],
+                items=_("images") if images else _("labels"),
+            )
         )
     shape = [int.from_bytes(head[4 * k : 4 * k + 4], "big") for k in range(1, dims + 1)]
     if shape[0] != count:
         raise MnistDataError(
-            f"{path}: holds {shape[0]:,} {'images' if images else 'labels'}, expected {count:,}; "
-            "the image and label files do not belong together"
+            _(
+                "{path}: holds {n:,} {items}, expected {count:,}; the image and label files do not belong together",
+                path=path,
+                n=shape[0],
+                items=_("images") if images else _("labels"),
+                count=count,
+            )
         )
     if images and shape[1:] != [28, 28]:
-        raise MnistDataError(f"{path}: images of {shape[1]} x {shape[2]} pixels, expected 28 x 28")
+        raise MnistDataError(
+            _(
+                "{path}: images of {height} x {width} pixels, expected 28 x 28",
+                path=path,
+                height=shape[1],
+                width=shape[2],
+            )
+        )
     expected = header + count * (784 if images else 1)
     size = path.stat().st_size
     if size != expected:
         raise MnistDataError(
-            f"{path}: {'truncated' if size < expected else 'too long'}: {size:,} bytes, expected {expected:,}"
+            _(
+                "{path}: {problem}: {size:,} bytes, expected {expected:,}",
+                path=path,
+                problem=_("truncated") if size < expected else _("too long"),
+                size=size,
+                expected=expected,
+            )
         )
 
 
 # the way out, when the files are not where capsviz looks (the end of its messages)
-ELSEWHERE = "or point --data-root / CAPSVIZ_DATA at a folder that contains MNIST/raw/."
+ELSEWHERE = N_("or point --data-root / CAPSVIZ_DATA at a folder that contains MNIST/raw/.")
 
 
 def is_complete(plain: Path, size: int) -> bool:
@@ -191,13 +220,18 @@ def prepare_mnist(data_root: str | os.PathLike | None = None, train: bool | None
             use_cache = True
     if missing:
         raise MnistNotFoundError(
-            f"MNIST not found in {raw}: missing {', '.join(missing)} (or the .gz archives). "
-            f"Put the MNIST files there, {ELSEWHERE}"
+            _(
+                "MNIST not found in {raw}: missing {missing} (or the .gz archives). Put the MNIST "
+                "files there, {ELSEWHERE}",
+                raw=raw,
+                missing=", ".join(missing),
+                ELSEWHERE=_(ELSEWHERE),
+            )
         )
     if not use_cache:
         return root
     # A read-only folder with archives: give torchvision an extracted copy in the cache.
-    for name, (_, size) in files.items():
+    for name, (_count, size) in files.items():
         cached = cache_raw / name
         if is_complete(cached, size):
             continue
@@ -244,13 +278,13 @@ def load_mnist(train: bool, data_root: str | os.PathLike | None = None) -> Mnist
     root = prepare_mnist(data_root, train=train)
     raw = root / "MNIST" / "raw"
     files = split_files(train)
-    for name, (count, _) in files.items():
+    for name, (count, _size) in files.items():
         check_idx(raw / name, count)
     images_file, labels_file = sorted(files, key=lambda name: "labels" in name)
     try:  # torchvision's IDX readers, on this split's two files only
         images, labels = read_image_file(str(raw / images_file)), read_label_file(str(raw / labels_file))
     except (RuntimeError, ValueError, AssertionError) as exc:
-        raise MnistDataError(f"cannot read MNIST in {raw}: {exc}") from None
+        raise MnistDataError(_("cannot read MNIST in {raw}: {exc}", raw=raw, exc=exc)) from None
     return MnistSplit(images=images.numpy().astype(np.uint8), labels=labels.numpy().astype(np.int64))
 
 

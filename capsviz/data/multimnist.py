@@ -31,6 +31,7 @@ import numpy as np
 
 from capsviz.data.datasets import PAIRS_PER_EPOCH
 from capsviz.data.mnist import MnistSplit
+from capsviz.texts import _
 
 FIELD = 36  # side of a MultiMNIST image
 PAD = (FIELD - 28) // 2  # 4 px around a 28 x 28 digit
@@ -77,9 +78,11 @@ def place(digit: np.ndarray, shift) -> np.ndarray:
     digit = np.asarray(digit)
     dy, dx = (int(s) for s in shift)
     if digit.shape != (28, 28):
-        raise ValueError(f"expected a 28x28 digit, got shape {digit.shape}")
+        raise ValueError(_("expected a 28x28 digit, got shape {digit}", digit=digit.shape))
     if max(abs(dy), abs(dx)) > MAX_SHIFT:
-        raise ValueError(f"shifts must be within [-{MAX_SHIFT}, {MAX_SHIFT}], got {shift}")
+        raise ValueError(
+            _("shifts must be within [-{MAX_SHIFT}, {MAX_SHIFT}], got {shift}", MAX_SHIFT=MAX_SHIFT, shift=shift)
+        )
     field = np.zeros((FIELD, FIELD), dtype=digit.dtype)
     field[PAD + dy : PAD + dy + 28, PAD + dx : PAD + dx + 28] = digit
     return field
@@ -97,7 +100,7 @@ def random_partner(labels: np.ndarray, other: int | None, rng: np.random.Generat
     is present."""
     classes = [k for k in range(10) if k != other and (labels == k).any()]
     if not classes:
-        raise ValueError(f"no digit of another class than {other}")
+        raise ValueError(_("no digit of another class than {other}", other=other))
     return int(rng.choice(np.flatnonzero(labels == int(rng.choice(classes)))))
 
 
@@ -105,11 +108,11 @@ def draw_pairs(split: MnistSplit, n: int, rng: np.random.Generator) -> MultiMnis
     """Draw ``n`` pairs from ``split`` with ``rng`` (the order of the draws is in the module
     docstring). Raises ``ValueError`` for ``n < 0`` or a split lacking one of the ten classes."""
     if n < 0:
-        raise ValueError(f"the number of pairs must be >= 0, got {n}")
+        raise ValueError(_("the number of pairs must be >= 0, got {n}", n=n))
     labels = np.asarray(split.labels, dtype=np.int64)
     by_class = [np.flatnonzero(labels == k) for k in range(10)]
     if any(len(members) == 0 for members in by_class):
-        raise ValueError("the split must hold digits of all ten classes")
+        raise ValueError(_("the split must hold digits of all ten classes"))
     first = rng.integers(len(labels), size=n)
     second_class = (labels[first] + rng.integers(1, 10, size=n)) % 10
     second = np.empty(n, dtype=np.int64)
@@ -129,7 +132,7 @@ def draw_pairs(split: MnistSplit, n: int, rng: np.random.Generator) -> MultiMnis
 def training_pairs(split: MnistSplit, epoch: int, seed: int = 0, n: int = PAIRS_PER_EPOCH) -> MultiMnistPairs:
     """The ``n`` training pairs of epoch ``epoch`` (>= 0), drawn from ``default_rng([seed, epoch])``."""
     if epoch < 0 or seed < 0:
-        raise ValueError(f"epoch and seed must be >= 0, got epoch {epoch}, seed {seed}")
+        raise ValueError(_("epoch and seed must be >= 0, got epoch {epoch}, seed {seed}", epoch=epoch, seed=seed))
     return draw_pairs(split, n, np.random.default_rng([seed, epoch]))
 
 
@@ -138,7 +141,7 @@ def fixed_test_pairs(split: MnistSplit, n: int = TEST_PAIRS) -> MultiMnistPairs:
     ``split``, in blocks of ``TEST_BLOCK`` (see the module docstring): the first ``k``
     pairs are the same for every ``n >= k``."""
     if n < 1:
-        raise ValueError(f"the number of test pairs must be >= 1, got {n}")
+        raise ValueError(_("the number of test pairs must be >= 1, got {n}", n=n))
     blocks = [fixed_test_block(split, b) for b in range(-(-n // TEST_BLOCK))]
     return MultiMnistPairs(*(np.concatenate([getattr(blk, f) for blk in blocks])[:n] for f in FIELDS))
 

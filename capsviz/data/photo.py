@@ -33,6 +33,8 @@ import io
 import numpy as np
 from PIL import Image
 
+from capsviz.texts import _
+
 KINDS = ("scan", "tint", "gradient", "shadow", "grain", "blur", "jpeg", "perspective", "ink", "combined", "board")
 
 PAPERS = np.array(
@@ -91,10 +93,10 @@ def render_photo(digit: np.ndarray, kind: str, rng: np.random.Generator) -> byte
         If ``kind`` is not one of :data:`KINDS` or ``digit`` is not (28, 28).
     """
     if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+        raise ValueError(_("unknown kind {kind!r}; expected one of {KINDS}", kind=kind, KINDS=", ".join(KINDS)))
     digit = np.asarray(digit)
     if digit.shape != (28, 28):
-        raise ValueError(f"expected a (28, 28) MNIST digit, got shape {digit.shape}")
+        raise ValueError(_("expected a (28, 28) MNIST digit, got shape {digit}", digit=digit.shape))
     board = kind == "board"
     combined = kind in ("combined", "board")
     width, height = (int(v) for v in rng.integers(240, 401, size=2))

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
+from capsviz import texts
+
 TRANSLATIONS = Path(__file__).resolve().parent / "translations"
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}  # language -> its name, in itself
 _sources: dict[str, tuple[str, dict]] = {}  # a text tr() gave -> (its English source, its fields)
@@ -103,6 +105,7 @@ def install(name: str) -> None:
         for translator in _translators:
             app.installTranslator(translator)
     QLocale.setDefault(QLocale(name if name != "en" else "en_US"))
+    texts.set_language(name)  # the core's messages (errors shown in dialogs) in the same language
     _language = name
 
 

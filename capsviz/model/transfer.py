@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from capsviz.model.config import CapsNetConfig
+from capsviz.texts import _
 
 EMPTY_PIXEL_LOGIT = -6.0
 
@@ -37,13 +38,17 @@ def widen_state(state: dict[str, Tensor], source: CapsNetConfig, target: CapsNet
     same = {k: v for k, v in source.__dict__.items() if k not in ("image_size", "routing_iterations")}
     other = {k: v for k, v in target.__dict__.items() if k not in ("image_size", "routing_iterations")}
     if same != other:
-        raise ValueError("the two models differ in more than their input size")
+        raise ValueError(_("the two models differ in more than their input size"))
     pad = target.image_size - source.image_size
     offset = (target.grid_size - source.grid_size) // 2
     if pad < 0 or pad % (2 * source.primary_stride) or 2 * offset != target.grid_size - source.grid_size:
         raise ValueError(
-            f"cannot widen a {source.image_size}px model to {target.image_size}px: the larger image must "
-            f"centre the smaller one on whole PrimaryCaps grid steps"
+            _(
+                "cannot widen a {image_size}px model to {image_size2}px: the larger image must "
+                "centre the smaller one on whole PrimaryCaps grid steps",
+                image_size=source.image_size,
+                image_size2=target.image_size,
+            )
         )
     out = {k: v.detach().to(torch.float32).clone() for k, v in state.items()}
     g_s, g_t, types = source.grid_size, target.grid_size, source.primary_types

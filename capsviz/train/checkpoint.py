@@ -38,7 +38,7 @@ from capsviz import __version__
 from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
-from capsviz.texts import english
+from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
 RESERVED_PREFIXES = ("optimizer.", "rng.")
@@ -141,9 +141,9 @@ def _named(exc: OSError, path: Path) -> OSError:
 def _refuse_non_file(path: Path) -> None:
     """Raise ``OSError`` naming ``path`` when it is a folder or another non-regular file."""
     if path.is_dir():
-        raise OSError(errno.EISDIR, "is a folder; give a file name such as run.safetensors", str(path))
+        raise OSError(errno.EISDIR, _("is a folder; give a file name such as run.safetensors"), str(path))
     if path.exists() and not path.is_file():
-        raise OSError(errno.EINVAL, "is not a regular file (a device, pipe or socket)", str(path))
+        raise OSError(errno.EINVAL, _("is not a regular file (a device, pipe or socket)"), str(path))
 
 
 def check_destination(path: str | os.PathLike) -> Path:
@@ -163,7 +163,9 @@ def check_destination(path: str | os.PathLike) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise OSError(exc.errno, f"cannot write a checkpoint there ({exc.strerror or exc})", str(path)) from None
+        raise OSError(
+            exc.errno, _("cannot write a checkpoint there ({value})", value=exc.strerror or exc), str(path)
+        ) from None
     return path
 
 
@@ -245,38 +247,48 @@ def _read_header(path: Path) -> dict[str, Any]:
     try:
         return _parse_header(path)
     except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise CheckpointError(_("{path}: cannot read: {value}", path=path, value=exc.strerror or exc)) from None
 
 
 def _parse_header(path: Path) -> dict[str, Any]:
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        raise CheckpointError(f"{path}: no such file") from None
+        raise CheckpointError(_("{path}: no such file", path=path)) from None
     if path.is_dir():
-        raise CheckpointError(f"{path}: is a folder, not a checkpoint file")
+        raise CheckpointError(_("{path}: is a folder, not a checkpoint file", path=path))
     with open(path, "rb") as fh:
         head = fh.read(8)
         if len(head) < 8:
-            raise CheckpointError(f"{path}: file is empty or too short to be a safetensors checkpoint")
+            raise CheckpointError(_("{path}: file is empty or too short to be a safetensors checkpoint", path=path))
         (n,) = struct.unpack("<Q", head)
         if n == 0 or n > MAX_HEADER_BYTES or 8 + n > size:
             if (head[0] == 0x80 and 2 <= head[1] <= 5) or head[:4] == b"PK\x03\x04":
                 raise CheckpointError(
-                    f"{path}: looks like a pickle/PyTorch .pt file; capsviz only loads .safetensors "
-                    "checkpoints and never unpickles"
+                    _(
+                        "{path}: looks like a pickle/PyTorch .pt file; capsviz only loads .safetensors "
+                        "checkpoints and never unpickles",
+                        path=path,
+                    )
                 )
-            raise CheckpointError(f"{path}: not a safetensors file (header claims {n:,} bytes, file has {size:,})")
+            raise CheckpointError(
+                _(
+                    "{path}: not a safetensors file (header claims {n:,} bytes, file has {size:,})",
+                    path=path,
+                    n=n,
+                    size=size,
+                )
+            )
         raw = fh.read(n)
     try:
         header = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise CheckpointError(f"{path}: not a safetensors file (header is not JSON)") from None
+        raise CheckpointError(_("{path}: not a safetensors file (header is not JSON)", path=path)) from None
     if not isinstance(header, dict):
-        raise CheckpointError(f"{path}: not a safetensors file (header is not a JSON object)")
+        raise CheckpointError(_("{path}: not a safetensors file (header is not a JSON object)", path=path))
     meta = header.get("__metadata__", {})
     if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise CheckpointError(f"{path}: corrupt safetensors header (metadata is not a map of strings)")
+        raise CheckpointError(_("{path}: corrupt safetensors header (metadata is not a map of strings)", path=path))
     end = 0
     for name, desc in header.items():
         if name == "__metadata__":
@@ -284,9 +296,13 @@ def _parse_header(path: Path) -> dict[str, Any]:
         try:
             end = max(end, int(desc["data_offsets"][1]))
         except (TypeError, KeyError, IndexError, ValueError):
-            raise CheckpointError(f"{path}: corrupt safetensors header entry for {name!r}") from None
+            raise CheckpointError(
+                _("{path}: corrupt safetensors header entry for {name!r}", path=path, name=name)
+            ) from None
     if 8 + n + end > size:
-        raise CheckpointError(f"{path}: file is truncated ({size:,} bytes, header needs {8 + n + end:,})")
+        raise CheckpointError(
+            _("{path}: file is truncated ({size:,} bytes, header needs {end:,})", path=path, size=size, end=8 + n + end)
+        )
     return header
 
 
@@ -303,17 +319,29 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
     meta = header.get("__metadata__") or {}
     if meta.get("format") != FORMAT:
         raise CheckpointError(
-            f"{path}: a safetensors file, but not a capsviz checkpoint (metadata 'format' is "
-            f"{meta.get('format')!r}, expected {FORMAT!r})"
+            _(
+                "{path}: a safetensors file, but not a capsviz checkpoint (metadata 'format' is "
+                "{format!r}, expected {FORMAT!r})",
+                path=path,
+                format=meta.get("format"),
+                FORMAT=FORMAT,
+            )
         )
     kind = meta.get("model", "capsnet")
     if kind not in KINDS:
-        raise CheckpointError(f"{path}: bad checkpoint metadata: model {kind!r} is not one of {', '.join(KINDS)}")
+        raise CheckpointError(
+            _(
+                "{path}: bad checkpoint metadata: model {kind!r} is not one of {KINDS}",
+                path=path,
+                kind=kind,
+                KINDS=", ".join(KINDS),
+            )
+        )
     try:
         cfg = KINDS[kind][1].from_json(meta.get("model_config", ""))
         train_cfg = json.loads(meta.get("train_config") or "{}")
         if not isinstance(train_cfg, dict):
-            raise ValueError("train_config is not a JSON object")
+            raise ValueError(_("train_config is not a JSON object"))
         info = CheckpointInfo(
             path=path,
             model_config=cfg,
@@ -327,16 +355,27 @@ def read_info(path: str | os.PathLike) -> CheckpointInfo:
             metadata=dict(meta),
         )
     except (ValueError, TypeError, KeyError) as exc:
-        raise CheckpointError(f"{path}: bad checkpoint metadata: {exc}") from None
+        raise CheckpointError(_("{path}: bad checkpoint metadata: {exc}", path=path, exc=exc)) from None
     size = IMAGE_SIZE.get(info.dataset)
     if size is None:
         raise CheckpointError(
-            f"{path}: bad checkpoint metadata: dataset {info.dataset!r} is not one of {', '.join(IMAGE_SIZE)}"
+            _(
+                "{path}: bad checkpoint metadata: dataset {dataset!r} is not one of {IMAGE_SIZE}",
+                path=path,
+                dataset=info.dataset,
+                IMAGE_SIZE=", ".join(IMAGE_SIZE),
+            )
         )
     if size != cfg.image_size:
         raise CheckpointError(
-            f"{path}: bad checkpoint metadata: a {info.dataset} model must take {size}x{size} images, "
-            f"its config says {cfg.image_size}x{cfg.image_size}"
+            _(
+                "{path}: bad checkpoint metadata: a {dataset} model must take {size}x{size} "
+                "images, its config says {image_size}x{image_size}",
+                path=path,
+                dataset=info.dataset,
+                size=size,
+                image_size=cfg.image_size,
+            )
         )
     return info
 
@@ -376,8 +415,14 @@ def check_dataset_of(info: CheckpointInfo, dataset: str, command: str) -> None:
     if info.dataset != dataset:
         size = info.model_config.image_size
         raise CheckpointError(
-            f"{info.path}: a model for {TITLES[info.dataset]} ({size}x{size} images); "
-            f"{command} takes {TITLES[dataset]} models"
+            _(
+                "{path}: a model for {dataset} ({size}x{size} images); {command} takes {dataset2} models",
+                path=info.path,
+                dataset=TITLES[info.dataset],
+                size=size,
+                command=command,
+                dataset2=TITLES[dataset],
+            )
         )
 
 
@@ -393,7 +438,9 @@ def load_tensors(path: str | os.PathLike) -> tuple[CheckpointInfo, dict[str, tor
     try:
         tensors = load_file(str(path), device="cpu")
     except (SafetensorError, OSError, RuntimeError, ValueError) as exc:
-        raise CheckpointError(f"{path}: cannot read tensors: {str(exc).splitlines()[0]}") from None
+        raise CheckpointError(
+            _("{path}: cannot read tensors: {value}", path=path, value=str(exc).splitlines()[0])
+        ) from None
     return info, tensors
 
 
@@ -434,10 +481,13 @@ def refuse_kind(info: CheckpointInfo, kind: str) -> None:
         return
     if kind == "capsnet":
         raise CheckpointError(
-            f"{info.path}: a baseline CNN, not a CapsNet; capsule views, routing and traces need a CapsNet"
+            _("{path}: a baseline CNN, not a CapsNet; capsule views, routing and traces need a CapsNet", path=info.path)
         )
     raise CheckpointError(
-        f"{info.path}: a CapsNet, not a baseline CNN; this needs a CNN (capsviz train --model baseline-small)"
+        _(
+            "{path}: a CapsNet, not a baseline CNN; this needs a CNN (capsviz train --model baseline-small)",
+            path=info.path,
+        )
     )
 
 
@@ -460,19 +510,36 @@ def load_model(
     weights = {k: v for k, v in tensors.items() if not k.startswith(RESERVED_PREFIXES)}
     for name, ref in expected.items():
         if name not in weights:
-            raise CheckpointError(f"{path}: missing tensor {name!r} (expected shape {tuple(ref.shape)})")
+            raise CheckpointError(
+                _("{path}: missing tensor {name!r} (expected shape {ref})", path=path, name=name, ref=tuple(ref.shape))
+            )
         got = weights[name]
         if tuple(got.shape) != tuple(ref.shape):
             raise CheckpointError(
-                f"{path}: tensor {name!r} has shape {tuple(got.shape)}, the model expects {tuple(ref.shape)}"
+                _(
+                    "{path}: tensor {name!r} has shape {got}, the model expects {ref}",
+                    path=path,
+                    name=name,
+                    got=tuple(got.shape),
+                    ref=tuple(ref.shape),
+                )
             )
         if not got.is_floating_point():
-            raise CheckpointError(f"{path}: tensor {name!r} has dtype {got.dtype}, expected floating point")
+            raise CheckpointError(
+                _(
+                    "{path}: tensor {name!r} has dtype {dtype}, expected floating point",
+                    path=path,
+                    name=name,
+                    dtype=got.dtype,
+                )
+            )
         if not torch.isfinite(got).all():
-            raise CheckpointError(f"{path}: tensor {name!r} contains NaN or inf values")
+            raise CheckpointError(_("{path}: tensor {name!r} contains NaN or inf values", path=path, name=name))
     unexpected = sorted(set(weights) - set(expected))
     if unexpected:
-        raise CheckpointError(f"{path}: unexpected tensor {unexpected[0]!r} (not part of this model)")
+        raise CheckpointError(
+            _("{path}: unexpected tensor {unexpected!r} (not part of this model)", path=path, unexpected=unexpected[0])
+        )
     model = network(info.model_config)
     model.load_state_dict({k: weights[k].to(torch.float32) for k in expected})
     model.to(device).eval()
@@ -491,7 +558,7 @@ def restore_optimizer(
     """
     groups_json = info.metadata.get("optimizer_param_groups")
     if not groups_json:
-        raise CheckpointError(f"{info.path}: holds no optimizer state, so training cannot resume from it")
+        raise CheckpointError(_("{path}: holds no optimizer state, so training cannot resume from it", path=info.path))
     params = [p for group in optimizer.param_groups for p in group["params"]]
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in training_state.items():
@@ -499,20 +566,27 @@ def restore_optimizer(
             continue
         parts = key.split(".", 2)
         if len(parts) != 3 or not parts[1].isdigit() or int(parts[1]) >= len(params):
-            raise CheckpointError(f"{info.path}: unexpected optimizer tensor {key!r}")
+            raise CheckpointError(_("{path}: unexpected optimizer tensor {key!r}", path=info.path, key=key))
         idx, name = int(parts[1]), parts[2]
         if name != "step" and tuple(value.shape) != tuple(params[idx].shape):
             raise CheckpointError(
-                f"{info.path}: optimizer tensor {key!r} has shape {tuple(value.shape)}, "
-                f"its parameter has {tuple(params[idx].shape)}"
+                _(
+                    "{path}: optimizer tensor {key!r} has shape {shape}, its parameter has {expected}",
+                    path=info.path,
+                    key=key,
+                    shape=tuple(value.shape),
+                    expected=tuple(params[idx].shape),
+                )
             )
         if not torch.isfinite(value).all():
-            raise CheckpointError(f"{info.path}: optimizer tensor {key!r} contains NaN or inf values")
+            raise CheckpointError(
+                _("{path}: optimizer tensor {key!r} contains NaN or inf values", path=info.path, key=key)
+            )
         state.setdefault(idx, {})[name] = value
     try:
         optimizer.load_state_dict({"state": state, "param_groups": json.loads(groups_json)})
     except (ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise CheckpointError(f"{info.path}: optimizer state does not fit: {exc}") from None
+        raise CheckpointError(_("{path}: optimizer state does not fit: {exc}", path=info.path, exc=exc)) from None
 
 
 def average_checkpoints(
@@ -536,13 +610,13 @@ def average_checkpoints(
         different networks (kind, dataset or configuration), named in one line.
     """
     if not paths:
-        raise ValueError("average_checkpoints needs at least one checkpoint")
-    first, info0, _ = load_model(paths[0])
+        raise ValueError(_("average_checkpoints needs at least one checkpoint"))
+    first, info0, _state = load_model(paths[0])
     averaged = torch.optim.swa_utils.AveragedModel(first)
     averaged.update_parameters(first)
     infos = [info0]
     for path in paths[1:]:
-        model, info, _ = load_model(path)
+        model, info, _state = load_model(path)
         for what, a, b in (
             ("network", info0.kind, info.kind),
             ("dataset", info0.dataset, info.dataset),
@@ -550,7 +624,14 @@ def average_checkpoints(
         ):
             if a != b:
                 raise CheckpointError(
-                    f"{info.path}: cannot average it with {info0.path}: a different {what} ({b} vs {a})"
+                    _(
+                        "{path}: cannot average it with {path2}: a different {what} ({b} vs {a})",
+                        path=info.path,
+                        path2=info0.path,
+                        what=what,
+                        b=b,
+                        a=a,
+                    )
                 )
         averaged.update_parameters(model)
         infos.append(info)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from capsviz.data.datasets import IMAGE_SIZE, PAIRS_PER_EPOCH, check_dataset
 from capsviz.model.config import PRESETS
+from capsviz.texts import _
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")  # see capsviz.train.precision
 MODELS = ("capsnet", *PRESETS)  # what ``capsviz train --model`` trains
@@ -27,7 +28,9 @@ MODELS = ("capsnet", *PRESETS)  # what ``capsviz train --model`` trains
 def check_precision(precision: str) -> str:
     """``precision`` if it is one of ``PRECISIONS``; else ``ValueError`` naming them."""
     if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        raise ValueError(
+            _("precision must be one of {names}, not {given!r}", names=", ".join(PRECISIONS), given=precision)
+        )
     return precision
 
 
@@ -47,10 +50,13 @@ class Limit:
 
     def describe(self) -> str:
         """E.g. ``an integer >= 1``, ``a number > 0``, ``a number in (0, 1]``."""
-        noun = "an integer" if self.kind is int else "a number"
+        noun = _("an integer") if self.kind is int else _("a number")
         if self.high is None:
-            return f"{noun} {'>' if self.low_open else '>='} {self.low:g}"
-        return f"{noun} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+            return (_("{noun} > {low}") if self.low_open else _("{noun} >= {low}")).format(
+                noun=noun, low=f"{self.low:g}"
+            )
+        interval = f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+        return _("{noun} in {interval}", noun=noun, interval=interval)
 
     def problem(self, value) -> str | None:
         """None when ``value`` is allowed, else what is wrong, e.g. ``must be an integer >= 1 (got 0)``."""
@@ -64,7 +70,7 @@ class Limit:
             ok = (value > self.low if self.low_open else value >= self.low) and (
                 self.high is None or value <= self.high
             )
-        return None if ok else f"must be {self.describe()} (got {value!r})"
+        return None if ok else _("must be {range} (got {value!r})", range=self.describe(), value=value)
 
     def control_range(self) -> tuple[float, float]:
         """(minimum, maximum) of a spin box for this setting: ``offered``, else ``low`` to ``high``.
@@ -140,11 +146,13 @@ class TrainConfig:
         for name, limit in TRAIN_LIMITS.items():
             problem = limit.problem(getattr(self, name))
             if problem:
-                raise ValueError(f"{name} {problem}")
+                raise ValueError(_("{name} {problem}", name=name, problem=problem))
         check_precision(self.precision)
         check_dataset(self.dataset)
         if self.model not in MODELS:
-            raise ValueError(f"model must be one of {', '.join(MODELS)} (got {self.model!r})")
+            raise ValueError(
+                _("model must be one of {names} (got {given!r})", names=", ".join(MODELS), given=self.model)
+            )
 
     @property
     def image_size(self) -> int:

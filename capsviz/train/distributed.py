@@ -22,6 +22,8 @@ import os
 import torch
 import torch.distributed as dist
 
+from capsviz.texts import _
+
 
 def launched() -> bool:
     """Whether this process is one of several started by ``torchrun`` (``WORLD_SIZE`` > 1)."""
@@ -52,10 +54,16 @@ def start(device: str | None) -> str:
     if device in (None, "", "auto"):
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda"):
-        raise ValueError(f"a data-parallel run takes --device auto, cpu or cuda (got {device!r})")
+        raise ValueError(_("a data-parallel run takes --device auto, cpu or cuda (got {device!r})", device=device))
     if device == "cuda":
         if local >= torch.cuda.device_count():
-            raise ValueError(f"local rank {local} has no GPU (this machine has {torch.cuda.device_count()})")
+            raise ValueError(
+                _(
+                    "local rank {local} has no GPU (this machine has {device_count})",
+                    local=local,
+                    device_count=torch.cuda.device_count(),
+                )
+            )
         torch.cuda.set_device(local)
         device = f"cuda:{local}"
     dist.init_process_group(backend="nccl" if device.startswith("cuda") else "gloo")

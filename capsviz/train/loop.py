@@ -23,6 +23,7 @@ from capsviz.data.mnist import MnistSplit
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig, preset
 from capsviz.runtime import select_device
+from capsviz.texts import _
 from capsviz.train.checkpoint import (
     CheckpointError,
     best_path,
@@ -54,7 +55,7 @@ def _training_position(path, info) -> tuple[dict, int, int]:
         epoch = int(info.metadata.get("completed_epochs", int(info.epoch)))
         batch_in_epoch = int(info.metadata.get("batch_in_epoch", "0"))
     except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"{path}: bad training metadata: {exc}") from None
+        raise CheckpointError(_("{path}: bad training metadata: {exc}", path=path, exc=exc)) from None
     return saved, epoch, batch_in_epoch
 
 
@@ -103,8 +104,13 @@ class Trainer:
             self.model_config = self.model.cfg if self.model is not None else default_model_config(self.config)
         if (self.model.cfg if self.model is not None else self.model_config).image_size != size:
             raise ValueError(
-                f"a model for {self.model_config.image_size}x{self.model_config.image_size} images cannot train on "
-                f"{self.config.dataset} ({size}x{size}); give --dataset of the model"
+                _(
+                    "a model for {image_size}x{image_size} images cannot train on {dataset} "
+                    "({size}x{size}); give --dataset of the model",
+                    image_size=self.model_config.image_size,
+                    dataset=self.config.dataset,
+                    size=size,
+                )
             )
         self.checkpoint_path = check_destination(self.checkpoint_path) if self.checkpoint_path else None
         self.device = select_device(self.config.device)
@@ -113,8 +119,11 @@ class Trainer:
         self.is_cnn = isinstance(self.model, BaselineCNN)  # the baseline CNN, not a CapsNet
         if self.is_cnn != (self.config.model != "capsnet"):
             raise ValueError(
-                f"the model is {'a baseline CNN' if self.is_cnn else 'a CapsNet'}, the recipe says "
-                f"--model {self.config.model}"
+                _(
+                    "the model is {kind}, the recipe says --model {model}",
+                    kind=_("a baseline CNN") if self.is_cnn else _("a CapsNet"),
+                    model=self.config.model,
+                )
             )
         if not self.is_cnn:  # the iterations trained with become the model's default at inference
             self.model.cfg = dataclasses.replace(self.model.cfg, routing_iterations=self.config.routing_iterations)
@@ -162,8 +171,11 @@ class Trainer:
             or ("optimizer_param_groups" not in info.metadata)
         ):
             raise CheckpointError(
-                f"{path}: holds no training state (optimizer, position), so training cannot "
-                "resume from it; use --init to continue from its weights"
+                _(
+                    "{path}: holds no training state (optimizer, position), so training cannot resume "
+                    "from it; use --init to continue from its weights",
+                    path=path,
+                )
             )
         saved, epoch, batch_in_epoch = _training_position(path, info)
         if batch_in_epoch:
@@ -171,8 +183,13 @@ class Trainer:
             changed = [k for k in fixed if k in overrides and overrides[k] != saved[k]]
             if changed:
                 raise ValueError(
-                    f"cannot change {', '.join(changed)} when resuming in the middle of an epoch "
-                    f"(this checkpoint stopped at batch {batch_in_epoch} of epoch {epoch + 1})"
+                    _(
+                        "cannot change {changed} when resuming in the middle of an epoch (this checkpoint "
+                        "stopped at batch {batch_in_epoch} of epoch {epoch})",
+                        changed=", ".join(changed),
+                        batch_in_epoch=batch_in_epoch,
+                        epoch=epoch + 1,
+                    )
                 )
         cfg = TrainConfig.from_dict({**saved, **overrides})
         trainer = cls(
@@ -191,7 +208,7 @@ class Trainer:
             try:
                 trainer.rng.set_state(state["rng.torch"])
             except (RuntimeError, TypeError):
-                raise CheckpointError(f"{path}: tensor 'rng.torch' is not a valid RNG state") from None
+                raise CheckpointError(_("{path}: tensor 'rng.torch' is not a valid RNG state", path=path)) from None
         trainer.last_test_accuracy = info.test_accuracy
         trainer.last_test_images = info.test_images
         trainer.initialised_from = info.metadata.get("initialised_from")  # a widened run keeps its origin
@@ -223,20 +240,34 @@ class Trainer:
         CheckpointError
             If the file is not a capsviz checkpoint.
         """
-        model, info, _ = load_model(path)
-        saved, epoch, _ = _training_position(path, info)
+        model, info, _state = load_model(path)
+        saved, epoch, _batch = _training_position(path, info)
         overrides = dict(overrides or {})
         dataset = overrides.get("dataset", info.dataset)
         if dataset != info.dataset:
             if isinstance(model, BaselineCNN):
-                raise CheckpointError(f"{path}: a baseline CNN for {info.dataset}; it cannot be widened to {dataset}")
+                raise CheckpointError(
+                    _(
+                        "{path}: a baseline CNN for {dataset}; it cannot be widened to {dataset2}",
+                        path=path,
+                        dataset=info.dataset,
+                        dataset2=dataset,
+                    )
+                )
             cfg = TrainConfig(**overrides)  # overrides name the other dataset
             size = info.model_config.image_size
             if cfg.image_size < size:
                 raise CheckpointError(
-                    f"{path}: a model for {size}x{size} images cannot train on {dataset} "
-                    f"({cfg.image_size}x{cfg.image_size}); give --dataset {info.dataset}, or --init an MNIST "
-                    "model to widen it"
+                    _(
+                        "{path}: a model for {size}x{size} images cannot train on {dataset} "
+                        "({image_size}x{image_size}); give --dataset {dataset2}, or --init an MNIST model "
+                        "to widen it",
+                        path=path,
+                        size=size,
+                        dataset=dataset,
+                        image_size=cfg.image_size,
+                        dataset2=info.dataset,
+                    )
                 )
             return cls._widened(model, info, cfg, train_data, test_data, checkpoint_path)
         cfg = TrainConfig.from_dict({**saved, **overrides})
@@ -259,7 +290,7 @@ class Trainer:
         try:
             state = widen_state(model.state_dict(), info.model_config, target)
         except ValueError as exc:
-            raise CheckpointError(f"{info.path}: {exc}") from None
+            raise CheckpointError(_("{path}: {exc}", path=info.path, exc=exc)) from None
         wide = CapsNet(target)
         wide.load_state_dict(state)
         trainer = cls(cfg, train_data, test_data, model=wide, checkpoint_path=checkpoint_path)

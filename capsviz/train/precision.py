@@ -20,6 +20,7 @@ import contextlib
 import torch
 
 from capsviz.runtime import CPU_BF16_FLAGS, cpu_bf16_units  # noqa: F401 (CPU_BF16_FLAGS: part of this API)
+from capsviz.texts import _
 from capsviz.train.config import check_precision
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -41,11 +42,11 @@ def resolve_precision(precision: str, device: torch.device) -> str:
             return "bf16" if bf16_cuda else "fp16"
         return "bf16" if device.type == "cpu" and cpu_bf16_units() else "fp32"
     if precision == "fp16" and not cuda:
-        raise ValueError(f"fp16 needs a CUDA GPU (this run is on {device}); use bf16 or fp32")
+        raise ValueError(_("fp16 needs a CUDA GPU (this run is on {device}); use bf16 or fp32", device=device))
     if precision == "bf16" and cuda and not bf16_cuda:
-        raise ValueError(f"{torch.cuda.get_device_name(device)} has no bfloat16; use fp16 or fp32")
+        raise ValueError(_("{gpu} has no bfloat16; use fp16 or fp32", gpu=torch.cuda.get_device_name(device)))
     if precision == "bf16" and device.type not in ("cpu", "cuda"):
-        raise ValueError(f"bf16 runs on the CPU or CUDA, not on {device}; use fp32")
+        raise ValueError(_("bf16 runs on the CPU or CUDA, not on {device}; use fp32", device=device.type))
     return precision
 
 
@@ -55,13 +56,13 @@ def why_precision(precision: str, device: torch.device) -> str:
     if precision != "auto":
         return ""
     if device.type == "cuda":
-        return "auto: the GPU " + ("has bfloat16" if torch.cuda.is_bf16_supported() else "has no bfloat16")
+        return _("auto: the GPU has bfloat16") if torch.cuda.is_bf16_supported() else _("auto: the GPU has no bfloat16")
     units = cpu_bf16_units()
     if device.type == "cpu" and units:
-        return f"auto: this CPU has bfloat16 units ({', '.join(units)})"
+        return _("auto: this CPU has bfloat16 units ({units})", units=", ".join(units))
     if device.type == "cpu":
-        return "auto: this CPU has no bfloat16 units (AMX or AVX-512 BF16), where bfloat16 would be slower"
-    return f"auto: bfloat16 is not used on {device.type}"
+        return _("auto: this CPU has no bfloat16 units (AMX or AVX-512 BF16), where bfloat16 would be slower")
+    return _("auto: bfloat16 is not used on {device}", device=device.type)
 
 
 def autocast(precision: str, device: torch.device):

@@ -30,6 +30,7 @@ import numpy as np
 from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_each
 from capsviz.runtime import worker_thread
+from capsviz.texts import _
 from capsviz.train.sweeps import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
 
@@ -38,9 +39,9 @@ def sweep_transforms(kind: str, strength: float, n: int, seed: int = 0) -> list[
 
     Raises ``ValueError`` for an unknown kind or a negative strength."""
     if kind not in SWEEPS:
-        raise ValueError(f"unknown transform {kind!r}; choose from {', '.join(SWEEPS)}")
+        raise ValueError(_("unknown transform {kind!r}; choose from {SWEEPS}", kind=kind, SWEEPS=", ".join(SWEEPS)))
     if strength < 0:
-        raise ValueError(f"strength must be >= 0, got {strength}")
+        raise ValueError(_("strength must be >= 0, got {strength}", strength=strength))
     rng = np.random.default_rng([seed, list(SWEEPS).index(kind)])
     sign = rng.choice([-1.0, 1.0], size=n)
     axis = rng.integers(0, 2, size=n)
@@ -96,7 +97,9 @@ def measure(
     [0, 1] -> (N,) classes. Raises ``ValueError`` for an unknown kind (before any work)."""
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise ValueError(f"unknown transform {unknown[0]!r}; choose from {', '.join(KINDS)}")
+        raise ValueError(
+            _("unknown transform {unknown!r}; choose from {KINDS}", unknown=unknown[0], KINDS=", ".join(KINDS))
+        )
     n = len(test)
     for kind in kinds:
         for s in SWEEPS[kind] if kind in SWEEPS else (1.0,):
@@ -147,7 +150,7 @@ def measure_first(networks: dict, data_root, n: int, stop=None) -> Iterator[tupl
     as a background worker (:func:`capsviz.runtime.worker_thread`): the explorer's
     Robustness view runs it on a thread of its own."""
     with worker_thread("background"):
-        test, _ = load_test_or_sample(data_root)
+        test, _source = load_test_or_sample(data_root)
         yield from measure_networks(networks, MnistSplit(test.images[:n], test.labels[:n]), stop)
 
 

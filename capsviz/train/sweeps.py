@@ -4,6 +4,8 @@ set and the kinds of test set. Imports no torch (the CLI's help lists the kinds)
 
 from __future__ import annotations
 
+from capsviz.texts import QT_TR_NOOP
+
 SWEEPS: dict[str, tuple[float, ...]] = {
     "rotation": (0, 10, 20, 30, 40, 50, 60),  # degrees
     "scale": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5),  # factor 1 + s or 1 / (1 + s)
@@ -11,6 +13,13 @@ SWEEPS: dict[str, tuple[float, ...]] = {
     "translation": (0, 1, 2, 3, 4, 5, 6),  # pixels along x or y
 }
 UNITS = {"rotation": "°", "scale": "", "shear": "°", "translation": " px"}
+# the sweeps' names as people read them (English sources, translated where shown)
+KIND_NAMES = {
+    "rotation": QT_TR_NOOP("rotation"),
+    "scale": QT_TR_NOOP("scale"),
+    "shear": QT_TR_NOOP("shear"),
+    "translation": QT_TR_NOOP("translation"),
+}
 # the affine test set: rotation ±20°, scale 0.8..1.2, shear ±12° (about ±0.2 as a slope), ±3 px each way
 AFFINE_RANGES = {"rotation": (-20.0, 20.0), "scale": (0.8, 1.2), "shear": (-12.0, 12.0), "translation": (-3.0, 3.0)}
 KINDS = (*SWEEPS, "affine")  # the sweeps, then the affine test set

@@ -30,6 +30,7 @@ from capsviz.data.multimnist import TEST_PAIRS, MultiMnistPairs, fixed_test_pair
 from capsviz.evaluate import score, two_digit_hits
 from capsviz.model.capsnet import CapsNetOutput
 from capsviz.model.losses import total_loss, two_digit_loss
+from capsviz.texts import N_
 from capsviz.train.config import TrainConfig
 
 # images per forward pass of the test evaluation: small enough to notice a stop request
@@ -69,8 +70,8 @@ class Task:
     prints them); ``examples_per_epoch`` is the number of training examples per epoch.
     """
 
-    measure = "test accuracy"
-    test_unit = "images"
+    measure = N_("test accuracy")
+    test_unit = N_("images")
 
     def __init__(self, config: TrainConfig, train_data: MnistSplit, test_data: MnistSplit | None = None) -> None:
         self.config = config
@@ -160,8 +161,8 @@ class PairTask(Task):
     """MultiMNIST pairs, 36 x 36: fresh training pairs every epoch, the fixed test pairs
     (``test_subset`` of them, default :data:`~capsviz.data.multimnist.TEST_PAIRS`)."""
 
-    measure = "both digits right"
-    test_unit = "test pairs"
+    measure = N_("both digits right")
+    test_unit = N_("test pairs")
 
     def __init__(self, config: TrainConfig, train_data: MnistSplit, test_data: MnistSplit | None = None) -> None:
         super().__init__(config, train_data, test_data)

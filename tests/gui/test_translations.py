@@ -90,3 +90,22 @@ def test_no_english_is_left_in_chinese(chinese, qtbot):
     qtbot.waitUntil(lambda: not window.core.loading, timeout=60000)
     found += _walk(qtbot, window)
     assert sorted(set(found)) == []
+
+
+def test_the_cores_errors_follow_the_language_of_the_app(chinese, qtbot, tmp_path):
+    """A checkpoint the core refuses is refused in the app's language: the dialog's title from
+    the app's catalogue, the reason from the core's (gettext, capsviz.texts)."""
+    empty = tmp_path / "empty.safetensors"
+    empty.write_bytes(b"")
+    model = chinese.core.model
+    assert not chinese.core.load_model(empty)
+    box = chinese.errors.error_box
+    assert box.isVisible() and box.text().splitlines()[0] == f"{empty}：文件为空或太短，不可能是 safetensors 检查点"
+    assert chinese.core.model is model
+    box.close()
+    chinese.set_language("en")
+    assert not chinese.core.load_model(empty)
+    assert chinese.errors.error_box.text().splitlines()[0] == (
+        f"{empty}: file is empty or too short to be a safetensors checkpoint"
+    )
+    chinese.errors.error_box.close()

@@ -19,7 +19,7 @@ from ..conftest import mnist_root
 def capsviz(*args, env=None):
     import os
 
-    e = dict(os.environ)
+    e = {**os.environ, "LANGUAGE": "en"}  # the English messages whatever the machine's locale
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "capsviz", *args], capture_output=True, text=True, env=e)
 
