@@ -69,6 +69,19 @@ class RoutingEffect:
         """Whether routing changed the answer: r = R answers other than the even split of r = 1."""
         return self.first != self.last
 
+    def lines(self, tr) -> list[str]:
+        """What routing did here, a line each, composed with ``tr(template, **fields)`` (the app's
+        translating one)."""
+        first, last = (", ".join(map(str, a)) for a in (self.first, self.last))
+        return [
+            tr("decisive: {k:,} of {n:,}", k=len(self.decisive), n=self.primary),
+            tr("(|c_ij − 0.1| > {t:.2f} at r = {r})", t=self.threshold, r=self.iterations),
+            tr("share of Σ‖u_i‖: {share:.1f} %", share=100 * self.mass_share),
+            tr("entropy {a:.4f} → {b:.4f}", a=self.entropy[0], b=self.entropy[-1]),
+            tr("answer {first} (r = 1), {last} (r = {r})", first=first, r=self.iterations, last=last),
+            tr("routing changes the answer") if self.changed else tr("routing keeps the answer"),
+        ]
+
 
 def routing_effect(
     u_lengths: np.ndarray, c: np.ndarray, lengths: np.ndarray, answers: int = 1, threshold: float = DECISIVE
@@ -111,6 +124,18 @@ class RoutingCheck:
     differ: int
     right_first: int
     right_last: int
+
+    def sentence(self, tr) -> str:
+        """The count as a sentence, composed with ``tr(template, **fields)``."""
+        return tr(
+            "test set: other answers at r = 1 than at r = {r} on {k:,} of {n:,} "
+            "({a:,} right at r = 1, {b:,} at r = {r})",
+            r=self.iterations,
+            k=self.differ,
+            n=self.examples,
+            a=self.right_first,
+            b=self.right_last,
+        )
 
 
 def routing_check(

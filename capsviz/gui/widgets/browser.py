@@ -20,21 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz import explanations
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
 from capsviz.explorer import browsed, step_through
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import set_quietly
-from capsviz.texts import QT_TR_NOOP
-
-INFO = QT_TR_NOOP(
-    "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
-    "2,000-digit sample shipped in assets/). Each digit goes to the input exactly as stored. "
-    "Once the model has read them all, 'only mistakes' keeps the misclassified digits, and "
-    "the confusion matrix counts true digit (row) against prediction (column): click a cell "
-    "to browse its digits. With a CNN to compare, each digit also shows the CNN's answer, and "
-    "'only where the CNN disagrees' keeps the digits on which the two networks differ."
-)
 
 
 class MnistBrowser(QWidget):
@@ -49,7 +40,7 @@ class MnistBrowser(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.BROWSER))
         self.data: MnistSplit | None = None
         self.predictions: np.ndarray | None = None
         self.baseline_predictions: np.ndarray | None = None  # the compared CNN's, (N,) int64, or None

@@ -1,4 +1,5 @@
-"""Shared pieces of the views: a titled image panel, colour maps and the key under a plot's title."""
+"""Shared pieces of the views: rows and columns of widgets, plots, a titled image panel, colour
+maps and the key under a plot's title."""
 
 from __future__ import annotations
 
@@ -10,15 +11,122 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QSlider
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLayout, QSlider, QVBoxLayout
 
 from capsviz.gui import i18n
+from capsviz.gui.i18n import tr
 from capsviz.model.analysis import mosaic_capsule
 
 VIRIDIS = pg.colormap.get("viridis")
 # one colour per digit j, for the plots with a line per digit; not fully saturated, so that
 # the blues stand out from the black background as well as the other hues
 DIGIT_COLOURS = [pg.intColor(k, 10, sat=170) for k in range(10)]
+
+
+def _fill(layout, items, spacing: int | None, margins: tuple[int, int, int, int] | None):
+    if spacing is not None:
+        layout.setSpacing(spacing)
+    if margins is not None:
+        layout.setContentsMargins(*margins)
+    for item in items:
+        item, stretch = item if isinstance(item, tuple) else (item, 0)
+        if isinstance(item, int):
+            layout.addStretch(item)
+        elif isinstance(item, str):
+            layout.addWidget(QLabel(item), stretch)
+        elif isinstance(item, QLayout):
+            layout.addLayout(item, stretch)
+        else:
+            layout.addWidget(item, stretch)
+    return layout
+
+
+def row(*items, spacing: int | None = None, margins=None, parent=None) -> QHBoxLayout:
+    """A horizontal box of ``items``, left to right (see :func:`column`)."""
+    return _fill(QHBoxLayout(parent) if parent is not None else QHBoxLayout(), items, spacing, margins)
+
+
+def column(*items, spacing: int | None = None, margins=None, parent=None) -> QVBoxLayout:
+    """A vertical box of ``items``, top to bottom (the layout of ``parent``, when given): each a
+    widget, a layout, a text (a QLabel of it), a number (a stretch of that factor), or (widget or
+    layout, stretch factor)."""
+    return _fill(QVBoxLayout(parent) if parent is not None else QVBoxLayout(), items, spacing, margins)
+
+
+def readout(text: str = "") -> QLabel:
+    """A label for figures the user may copy: word-wrapped, its text selectable with the mouse."""
+    return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+
+
+def digit_choice(tip: str, default: str | None = None) -> QComboBox:
+    """A choice of digit capsule: ``default`` (item data -1; "predicted" unless given), then
+    "digit 0" … "digit 9" (data 0..9)."""
+    choice = QComboBox(toolTip=tip)
+    choice.addItem(tr("predicted") if default is None else default, -1)
+    for k in range(10):
+        choice.addItem(tr("digit {k}", k=k), k)
+    return choice
+
+
+def plot(
+    title: str | None = None,
+    *,
+    size: str | None = None,
+    bottom: str = "",
+    left: str = "",
+    tip: str = "",
+    axis_width: int | None = None,
+    sparse: bool = True,
+    mouse: bool = False,
+) -> pg.PlotWidget:
+    """A plot: ``title`` (of font ``size``), ``bottom`` and ``left`` axis labels, tooltip ``tip``;
+    the mouse pans and zooms only with ``mouse``. ``axis_width`` fixes the left axis's width in
+    pixels: tick labels of another width would lay the plot out again on every update (and
+    plots stacked with the same width line up). ``sparse``: its labelled ticks kept apart
+    (:func:`sparse_ticks`)."""
+    widget = pg.PlotWidget()
+    if title is not None:
+        widget.setTitle(title, **({} if size is None else {"size": size}))
+    for axis, text in (("bottom", bottom), ("left", left)):
+        if text:
+            widget.setLabel(axis, text)
+    if tip:
+        widget.setToolTip(tip)
+    widget.setMouseEnabled(mouse, mouse)
+    if axis_width is not None:
+        widget.getAxis("left").setWidth(axis_width)
+    if sparse:
+        sparse_ticks(widget.getAxis("left"))
+    return widget
+
+
+def marker(angle: int = 90) -> pg.InfiniteLine:
+    """A dotted grey line across a plot (vertical by default) that marks the value shown."""
+    return pg.InfiniteLine(angle=angle, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
+
+
+def image_view(
+    layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, colormap: pg.ColorMap | None = None
+) -> tuple[pg.ViewBox, pg.ImageItem]:
+    """A fixed-aspect view without mouse or menu at (``row``, ``col``) of ``layout``, row 0 at
+    the top, showing an all-zero image of ``shape`` (H, W): (view, image)."""
+    view = layout.addViewBox(row=row, col=col, lockAspect=True, enableMouse=False, invertY=True)
+    view.setMenuEnabled(False)
+    item = pg.ImageItem(np.zeros(shape, dtype=np.float32))
+    if colormap is not None:
+        item.setColorMap(colormap)
+    view.addItem(item)
+    view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
+    return view, item
+
+
+def colour_bar(layout: pg.GraphicsLayoutWidget, image: pg.ImageItem, row: int, col: int) -> pg.ColorBarItem:
+    """The colour scale of ``image`` (VIRIDIS from 0 to 1 until set), at (``row``, ``col``) of ``layout``."""
+    bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
+    bar.setImageItem(image)
+    sparse_ticks(bar.axis)
+    layout.addItem(bar, row=row, col=col)
+    return bar
 
 
 def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6, cell=mosaic_capsule) -> tuple[int, int, int] | None:

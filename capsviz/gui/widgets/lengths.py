@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
@@ -23,24 +24,11 @@ from capsviz.gui.widgets.common import (
 from capsviz.model.analysis import grid_side, mosaic_shape, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
-from capsviz.texts import QT_TR_NOOP
 
 BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
 CNN_BAR = (190, 110, 210)  # the baseline CNN's probabilities, to the right of each capsule's bar
 CNN_PREDICTED = (250, 120, 120)
-INFO = QT_TR_NOOP(
-    "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
-    "estimate that digit j is present; the longest (MultiMNIST: the two longest) in orange. "
-    "Training pushes the true class above m⁺ = 0.9 and "
-    "all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length "
-    "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary "
-    "capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for "
-    "MultiMNIST): which local features fired.\n\n"
-    "With a CNN to compare (the shipped baseline, or one trained in the Training panel), its "
-    "class probabilities stand to the right of each capsule's bar (purple; its answer, or two answers, in red): "
-    "a softmax over the ten digits (MultiMNIST: ten independent sigmoids)."
-)
 
 
 class LengthsView(QWidget, InferenceView):
@@ -51,7 +39,7 @@ class LengthsView(QWidget, InferenceView):
     def __init__(self, answers: int = 1, parent=None) -> None:
         super().__init__(parent)
         self.answers = answers
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.LENGTHS))
         self.bars_plot, self.bars = capsule_bars(tr("capsule lengths ‖v_j‖"), BAR)
         self.cnn_bars = pg.BarGraphItem(x=np.arange(10) + 0.2, height=np.zeros(10), width=0.38, brushes=[CNN_BAR] * 10)
         self.cnn_bars.setVisible(False)

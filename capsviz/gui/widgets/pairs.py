@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz import explanations
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlocks, compose, place, random_partner
 from capsviz.gui.i18n import tr
@@ -44,15 +45,6 @@ SCAN_BUTTONS = {
     "routing": QT_TR_NOOP("Next routing change"),
 }  # scan_test_pairs' finds
 DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
-INFO = QT_TR_NOOP(
-    "Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped "
-    "in a 36×36 field (MultiMNIST, Sec. 6 of the paper). The two longest digit capsules are the "
-    "model's answer. Fig. 5: the reconstructions from those two capsules in red and green over "
-    "each other, and one from a digit you pick; a digit that is not there cannot be "
-    "reconstructed. Segmentation by routing: each pixel coloured by how the primary capsules "
-    "that see it divide their couplings between digit A (red) and digit B (green), at the "
-    "routing iteration chosen in the Routing dock."
-)
 
 
 class DigitControls(QGroupBox):
@@ -172,7 +164,7 @@ class PairPanel(QWidget, InferenceView):
         self, digits: MnistSplit, full_test_split: bool = True, iteration=lambda: 1, seed: int = 0, parent=None
     ):
         super().__init__(parent)
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.PAIRS))
         self.digits = digits
         self.full_test_split = full_test_split
         self.iteration = iteration

@@ -22,23 +22,14 @@ from PySide6.QtWidgets import (
 )
 from superqt import QLabeledDoubleSlider
 
+from capsviz import explanations
 from capsviz.data.images import save_grey_png
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
 from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
-from capsviz.texts import QT_TR_NOOP
 
 POSE_RANGES = (0.25, 0.5, 1.0)
-INFO = QT_TR_NOOP(
-    "The 16 numbers of a digit capsule's output vector v_j are its pose: how the digit is "
-    "drawn (stroke width, slant, scale, local parts). The decoder reconstructs the digit from "
-    "this vector alone (the other nine capsules are masked to zero). Drag a slider to add an "
-    "offset to one dimension and watch what it encodes. Column 'inferred': the value the "
-    "network inferred for this input; column 'offset': the slider and the number added to it. "
-    "'length ×' scales the whole vector. "
-    "The Fig. 4 grid moves each dimension from -0.25 to +0.25 in steps of 0.05, as in the paper."
-)
 DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(60, 120, 255), (0, 0, 0), (255, 90, 60)])
 
 
@@ -101,7 +92,7 @@ class PoseView(QWidget, InferenceView):
         parent=None,
     ) -> None:
         super().__init__(parent)
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.POSE))
         self.decode = decode
         self.grid = grid
         self.compose = compose

@@ -7,22 +7,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
+from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, sparse_ticks
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
-INFO = QT_TR_NOOP(
-    "How far the model's recognition carries beyond the poses MNIST shows: accuracy on the "
-    "first N MNIST test digits, each rotated, scaled, sheared or moved by +s or −s (a seeded "
-    "choice per digit) for growing strengths s, and on an affine-transformed test set in which "
-    "every digit has its own random warp (rotation ±{rot:g}°, scale {s0:g}–{s1:g}, shear "
-    "±{sh:g}°, ±{move:g} px each way). The same figures as `capsviz robustness`. Strength 0 is "
-    "the plain test set. With a CNN to compare, its curves are drawn too (purple, dashed): "
-    "the paper's claim is that capsules carry further (affNIST: 79 % against 66 % for a CNN "
-    "of the same MNIST accuracy)."
-)
 NAMES = {  # the sweeps' names on screen (English sources)
     "rotation": QT_TR_NOOP("rotation"),
     "scale": QT_TR_NOOP("scale"),
@@ -51,7 +42,7 @@ class RobustnessView(QWidget):
         ranges = AFFINE_RANGES
         self.setToolTip(
             tr(
-                INFO,
+                explanations.ROBUSTNESS,
                 rot=ranges["rotation"][1],
                 s0=ranges["scale"][0],
                 s1=ranges["scale"][1],

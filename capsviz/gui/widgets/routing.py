@@ -9,27 +9,33 @@ from PySide6.QtGui import QFont, QPainterPath, QTransform
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
+from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
     VIRIDIS,
     SeriesKey,
+    colour_bar,
+    column,
+    digit_choice,
     digit_key,
     fit_iterations,
+    image_view,
     iteration_slider,
+    marker,
     mosaic_hit,
+    plot,
+    readout,
+    row,
     set_label,
     settle,
-    sparse_ticks,
 )
 from capsviz.model.analysis import (
     RF_SIZE,
@@ -50,28 +56,6 @@ from capsviz.model.analysis import (
 from capsviz.model.routing_effect import marked_capsules, routing_effect
 from capsviz.texts import QT_TR_NOOP
 
-INFO = QT_TR_NOOP(
-    "Routing by agreement (Procedure 1 of the paper). Each primary capsule i (1152 on the "
-    "6×6 grid of an MNIST model, 3200 on the 10×10 grid of a MultiMNIST model) "
-    "splits its output among the 10 digit capsules j with coupling coefficients "
-    "c_ij = softmax_j(b_ij), which sum to 1 over j. All start equal (0.1); after each "
-    "iteration b_ij grows by the agreement û_j|i · v_j, so a capsule whose prediction agrees "
-    "with digit j's output sends more of its vote there.\n\n"
-    "Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at each "
-    "grid position; with the colour scale 'departure from uniform' (the default), "
-    "Σ ‖u_i‖·(c_ij − 0.1) instead: how much more (red) or less (blue) each position sends "
-    "to digit j than an even split would. Mosaic: c_ij (or c_ij − 0.1) of every capsule for "
-    "the selected digit, one tile per type. Overlay: the selected digit's map of "
-    "‖u_i‖·c_ij spread over the input pixels each capsule sees. Hover over a map to read "
-    "exact values."
-)
-EFFECT_INFO = QT_TR_NOOP(
-    "What routing did for this input: the primary capsules whose coupling c_ij to some digit ends more "
-    "than half an even share (0.05) away from 0.1 route decisively; the rest keep nearly the even split "
-    "they start with. Their share of Σ‖u_i‖ says how much of the primary output they carry; the mean "
-    "entropy of c_i falls from ln 10 = 2.3026 nats (even split) as routing decides; r = 1 routes with the "
-    "even split alone, so its answer is what the network gives without routing by agreement."
-)
 MARKED = 12  # the decisive capsules mark decisive rings, at most
 EFFECT_WIDTH = 150  # pixels: the least width of the column saying what routing does here
 ITERATION_MS = 700
@@ -93,15 +77,6 @@ SMALL_PLOT_HEIGHT = 110  # pixels: title, x axis and a plot area with room for t
 MOSAIC_CELL = 3.3
 SPACING = 3  # pixels between the panels
 PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
-
-
-def _image_view(layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, **kw) -> tuple[pg.ViewBox, pg.ImageItem]:
-    vb = layout.addViewBox(row=row, col=col, lockAspect=True, enableMouse=False, invertY=True, **kw)
-    vb.setMenuEnabled(False)
-    item = pg.ImageItem(np.zeros(shape, dtype=np.float32))
-    vb.addItem(item)
-    vb.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
-    return vb, item
 
 
 def glyph(text: str) -> QPainterPath:
@@ -133,32 +108,21 @@ class RoutingView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.ROUTING))
         # -- controls ------------------------------------------------------------
         self.iteration = iteration_slider(tr("Routing iteration r whose coupling coefficients are shown"))
         self.iteration_label = QLabel("r = 3")
-        self.prev_button = QPushButton("◀")
-        self.next_button = QPushButton("▶")
-        self.play_button = QPushButton(tr("Play"))
-        self.play_button.setCheckable(True)
-        self.play_button.setToolTip(tr("Step through the iterations r = 1…R repeatedly"))
-        for b in (self.prev_button, self.next_button):
-            b.setFixedWidth(32)
-        self.prev_button.clicked.connect(lambda: self.iteration.setValue(self.iteration.value() - 1))
-        self.next_button.clicked.connect(lambda: self.iteration.setValue(self.iteration.value() + 1))
-        self._timer = QTimer(self, interval=ITERATION_MS)
-        self._timer.timeout.connect(self._advance)
+        step = self.iteration.setValue
+        self.prev_button = QPushButton("◀", fixedWidth=32, clicked=lambda: step(self.iteration.value() - 1))
+        self.next_button = QPushButton("▶", fixedWidth=32, clicked=lambda: step(self.iteration.value() + 1))
+        tip = tr("Step through the iterations r = 1…R repeatedly")
+        self.play_button = QPushButton(tr("Play"), checkable=True, toolTip=tip)
+        self._timer = QTimer(self, interval=ITERATION_MS, timeout=self._advance)
         self.play_button.toggled.connect(lambda on: self._timer.start() if on else self._timer.stop())
-        self.iterations = QSpinBox()
-        self.iterations.setRange(1, 7)
-        self.iterations.setValue(3)
-        self.iterations.setToolTip(tr("Routing iterations R run at inference (the model was trained with 3)"))
+        tip = tr("Routing iterations R run at inference (the model was trained with 3)")
+        self.iterations = QSpinBox(minimum=1, maximum=7, value=3, toolTip=tip)
         self.iterations.valueChanged.connect(self.iterationsChanged)
-        self.digit = QComboBox()
-        self.digit.addItem(tr("predicted"), -1)
-        for k in range(10):
-            self.digit.addItem(tr("digit {k}", k=k), k)
-        self.digit.setToolTip(tr("Digit j shown in the mosaic and the overlay (or click a class map)"))
+        self.digit = digit_choice(tr("Digit j shown in the mosaic and the overlay (or click a class map)"))
         self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "predicted (7)" fits
         self.scale = QComboBox()
         self.scale.addItems([tr(s) for s in SCALES])
@@ -170,11 +134,8 @@ class RoutingView(QWidget):
                 "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
             )
         )
-        controls = QHBoxLayout()
-        stepping = (QLabel(tr("iteration")), self.prev_button, self.iteration, self.next_button, self.iteration_label)
-        choices = (QLabel("R"), self.iterations, QLabel(tr("digit")), self.digit, self.scale)
-        for w in (*stepping, self.play_button, *choices):
-            controls.addWidget(w, 1 if w is self.iteration else 0)
+        stepping = (tr("iteration"), self.prev_button, (self.iteration, 1), self.next_button, self.iteration_label)
+        controls = row(*stepping, self.play_button, "R", self.iterations, tr("digit"), self.digit, self.scale)
 
         # -- maps -------------------------------------------------------------------
         # One image holds the ten 6x6 class maps (two rows of five, each under its title),
@@ -183,12 +144,8 @@ class RoutingView(QWidget):
         self.graphics.setBackground("k")
         # what the maps show (two lines: the quantity and iteration, then how to read the colours)
         self.maps_title = self.graphics.addLabel(tr("class maps") + "<br>", row=0, col=0, colspan=2, size="8pt")
-        self.map_view = self.graphics.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
-        self.map_view.setMenuEnabled(False)
         self.grid = 6  # side G of the PrimaryCaps grid on screen (6 for MNIST, 10 for MultiMNIST)
-        self.class_image = pg.ImageItem(class_grid(np.zeros((10, 6, 6), np.float32)))
-        self.class_image.setColorMap(VIRIDIS)
-        self.map_view.addItem(self.class_image)
+        self.map_view, self.class_image = image_view(self.graphics, 1, 0, class_grid_shape(6), VIRIDIS)
         self.titles: list[pg.TextItem] = []
         title_font = QFont()
         title_font.setPointSize(TITLE_POINTS)
@@ -197,10 +154,7 @@ class RoutingView(QWidget):
             title.setFont(title_font)
             self.map_view.addItem(title)
             self.titles.append(title)
-        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
-        self.colorbar.setImageItem(self.class_image)
-        sparse_ticks(self.colorbar.axis)
-        self.graphics.addItem(self.colorbar, row=1, col=1)
+        self.colorbar = colour_bar(self.graphics, self.class_image, 1, 1)
         self._departure_colours = False  # the class maps' and the mosaic's colour map is VIRIDIS
 
         self.detail = pg.GraphicsLayoutWidget()
@@ -216,12 +170,8 @@ class RoutingView(QWidget):
                 "capsule type, 4 rows of 8 types (type 0 top left)"
             )
         )
-        self.mosaic_view, self.mosaic = _image_view(self.detail, 1, 0, mosaic_shape(6))
-        self.mosaic.setColorMap(VIRIDIS)
-        self.mosaic_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
-        self.mosaic_bar.setImageItem(self.mosaic)
-        sparse_ticks(self.mosaic_bar.axis)
-        self.detail.addItem(self.mosaic_bar, row=1, col=1)
+        self.mosaic_view, self.mosaic = image_view(self.detail, 1, 0, mosaic_shape(6), VIRIDIS)
+        self.mosaic_bar = colour_bar(self.detail, self.mosaic, 1, 1)
         self.overlay_panel = pg.GraphicsLayoutWidget()
         self.overlay_panel.setBackground("k")
         self.overlay_panel.ci.setContentsMargins(PANEL_MARGIN, 2, PANEL_MARGIN, 2)
@@ -230,7 +180,7 @@ class RoutingView(QWidget):
         self.overlay_title.setText(tr("map of {j} on the input", j=8), size="8pt")
         self.overlay_panel.setMinimumWidth(int(self.overlay_title.item.boundingRect().width()) + 2 * PANEL_MARGIN + 4)
         self.overlay_title.setText(tr("map over the input"), size="8pt")
-        self.overlay_view, self.overlay_input = _image_view(self.overlay_panel, 1, 0, (28, 28))
+        self.overlay_view, self.overlay_input = image_view(self.overlay_panel, 1, 0, (28, 28))
         self.overlay = pg.ImageItem(np.zeros((28, 28), dtype=np.float32))
         self.overlay.setColorMap(pg.colormap.get("inferno"))
         self.overlay.setOpacity(0.55)
@@ -243,14 +193,12 @@ class RoutingView(QWidget):
         self.field_marks = pg.ScatterPlotItem(pxMode=False, size=RF_SIZE, symbol="s", pen=field, brush=None)
         self.overlay_view.addItem(self.field_marks)
 
-        self.mass_plot = pg.PlotWidget()
+        tip = tr("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
+        self.mass_plot = plot(bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH)
         self.mass_key = SeriesKey(self.mass_plot, lead=tr("digit j:") + "&nbsp;", sep="&nbsp;")
-        self.mass_plot.setLabel("bottom", tr("iteration r"))
-        self.mass_plot.setToolTip(tr("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives"))
-        self.mass_plot.setMouseEnabled(False, False)
         # lines without symbols: ten scatter items cost more to update and paint than the rest of the view
         self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5)) for k in range(10)]
-        self.mass_marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
+        self.mass_marker = marker()
         self.mass_plot.addItem(self.mass_marker)
         self.mass_points = pg.ScatterPlotItem(size=6, pen=None)  # R = 1: a point per digit, no line to draw
         self.mass_plot.addItem(self.mass_points)
@@ -264,27 +212,21 @@ class RoutingView(QWidget):
             digit_key([(curve, self.mass_points, self.mass_names) for curve in self.mass_curves], DIGIT_COLOURS)
         )
         self.mass_key.setText(tr("routed mass per digit"), size="8pt")  # the small plots: a smaller title fits
-        self.entropy_plot = pg.PlotWidget()
-        self.entropy_plot.setTitle(tr("mean entropy of c_i"), size="8pt")
-        SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
-        self.entropy_plot.setLabel("bottom", tr("iteration r"))
-        self.entropy_plot.setToolTip(
-            tr(
-                "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
-                "ln 10 = 2.303 when every capsule splits its vote evenly"
-            )
+        tip = tr(
+            "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
+            "ln 10 = 2.303 when every capsule splits its vote evenly"
         )
-        self.entropy_plot.setMouseEnabled(False, False)
+        self.entropy_plot = plot(
+            tr("mean entropy of c_i"), size="8pt", bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH
+        )
+        SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
         self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
         self._curve_iterations = 0
-        for plot in (self.mass_plot, self.entropy_plot):
-            # a fixed width: tick labels of another width would lay the plot out again on every update
-            plot.getAxis("left").setWidth(AXIS_WIDTH)
-            sparse_ticks(plot.getAxis("left"))  # labelled ticks apart also in a short plot
-            plot.getPlotItem().layout.setContentsMargins(2, 2, PANEL_MARGIN, 2)
+        for small in (self.mass_plot, self.entropy_plot):
+            small.getPlotItem().layout.setContentsMargins(2, 2, PANEL_MARGIN, 2)
             # wide enough for the title over the plot area, tall enough for three tick labels
-            title = plot.getPlotItem().titleLabel.item.boundingRect().width()
-            plot.setMinimumSize(int(AXIS_WIDTH + title + 2 * PANEL_MARGIN), SMALL_PLOT_HEIGHT)
+            title = small.getPlotItem().titleLabel.item.boundingRect().width()
+            small.setMinimumSize(int(AXIS_WIDTH + title + 2 * PANEL_MARGIN), SMALL_PLOT_HEIGHT)
         # Entropy never exceeds ln 10, so above the 'uniform' line there is no data: the label
         # sits there, at the right end, and the y range leaves room for it (see _entropy_range).
         self.uniform_line = pg.InfiniteLine(
@@ -300,61 +242,38 @@ class RoutingView(QWidget):
 
         self.readout = QLabel(tr("hover over a map to read its values"))
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
+        self.detail.setMinimumHeight(self.mosaic_min_height(6))
         grid = QGridLayout()
         grid.setSpacing(SPACING)
         # beside the class maps (under them in a narrow dock): the selected digit's mosaic
         # and overlay, under them the curves
-        selected = QHBoxLayout()
-        selected.setSpacing(SPACING)
-        selected.addWidget(self.detail, 3)
-        selected.addWidget(self.overlay_panel, 1)
-        plots = QHBoxLayout()
-        plots.setSpacing(SPACING)
-        plots.addWidget(self.mass_plot, 1)
-        plots.addWidget(self.entropy_plot, 1)
-        # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
-        self.detail.setMinimumHeight(self.mosaic_min_height(6))
         grid.addWidget(self.graphics, 0, 0, 2, 1)
-        grid.addLayout(selected, 0, 1)
-        grid.addLayout(plots, 1, 1)
+        grid.addLayout(row((self.detail, 3), (self.overlay_panel, 1), spacing=SPACING), 0, 1)
+        grid.addLayout(row((self.mass_plot, 1), (self.entropy_plot, 1), spacing=SPACING), 1, 1)
         grid.setColumnStretch(0, 6)
         grid.setColumnStretch(1, 5)
         # what routing does here: the figures of the input shown, and of the test set
-        self.effect_label = QLabel("")
-        self.effect_label.setWordWrap(True)
-        self.effect_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.effect_label.setToolTip(tr(EFFECT_INFO))
+        self.effect_label = readout()
+        self.effect_label.setToolTip(tr(explanations.ROUTING_EFFECT))
         self.effect_label.setStyleSheet("font-size: 8pt;")
         self.effect_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.mark_button = QPushButton(tr("mark decisive"))
-        self.mark_button.setCheckable(True)
-        self.mark_button.setToolTip(
-            tr(
-                "Ring the {k} capsules that route most decisively on the mosaic, "
-                "and their receptive fields on the input",
-                k=MARKED,
-            )
-        )
-        self.check_button = QPushButton(tr("count on the test set"))
-        self.check_button.setToolTip(tr("How often one routing iteration (the even split) answers other than R"))
-        self.check_button.clicked.connect(self.checkRequested)
-        effect = QVBoxLayout()  # a column at the right, beside the mosaic and the curves
-        effect.setSpacing(SPACING)
-        effect.addWidget(self.effect_label, 1)
-        effect.addWidget(self.mark_button)
-        effect.addWidget(self.check_button)
         self.effect_label.setMinimumWidth(EFFECT_WIDTH)
-        grid.addLayout(effect, 0, 2, 2, 1)
+        tip = tr(
+            "Ring the {k} capsules that route most decisively on the mosaic, and their receptive fields on the input",
+            k=MARKED,
+        )
+        self.mark_button = QPushButton(tr("mark decisive"), checkable=True, toolTip=tip)
+        tip = tr("How often one routing iteration (the even split) answers other than R")
+        self.check_button = QPushButton(tr("count on the test set"), toolTip=tip)
+        self.check_button.clicked.connect(self.checkRequested)
+        # a column at the right, beside the mosaic and the curves
+        grid.addLayout(column((self.effect_label, 1), self.mark_button, self.check_button, spacing=SPACING), 0, 2, 2, 1)
         grid.setColumnStretch(2, 0)
         self.effect = None  # RoutingEffect of the input shown
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.setSpacing(SPACING)
-        layout.addLayout(controls)
-        layout.addLayout(grid, 1)
-        layout.addWidget(self.readout)
+        column(controls, (grid, 1), self.readout, spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
 
         self.inference = None
         # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
@@ -365,9 +284,8 @@ class RoutingView(QWidget):
         self.shown: np.ndarray | None = None  # (10, G, G) class maps Σ ‖u_i‖ c_ij of the iteration on screen
         self.mass: np.ndarray | None = None  # (R, 10)
         self.entropy: np.ndarray | None = None  # (R,)
-        self.iteration.valueChanged.connect(self._redraw)
-        self.digit.currentIndexChanged.connect(self._redraw)
-        self.scale.currentIndexChanged.connect(self._redraw)
+        for signal in (self.iteration.valueChanged, self.digit.currentIndexChanged, self.scale.currentIndexChanged):
+            signal.connect(self._redraw)
         self.mark_button.toggled.connect(self._redraw)
         self.graphics.scene().sigMouseMoved.connect(self._hover_maps)
         self.detail.scene().sigMouseMoved.connect(self._hover_mosaic)
@@ -502,18 +420,9 @@ class RoutingView(QWidget):
 
     def effect_text(self) -> str:
         """What routing did for the input shown (:attr:`effect`), then over the test set, as lines."""
-        e = self.effect
-        lines = [tr("<b>what routing does here</b>")]
-        if e is None:
-            return "<br>".join([*lines, tr("no input")])
-        first, last = (", ".join(map(str, a)) for a in (e.first, e.last))
-        lines += [
-            tr("decisive: {k:,} of {n:,}", k=len(e.decisive), n=e.primary),
-            tr("(|c_ij − 0.1| > {t:.2f} at r = {r})", t=e.threshold, r=e.iterations),
-            tr("share of Σ‖u_i‖: {share:.1f} %", share=100 * e.mass_share),
-            tr("entropy {a:.4f} → {b:.4f}", a=e.entropy[0], b=e.entropy[-1]),
-            tr("answer {first} (r = 1), {last} (r = {r})", first=first, r=e.iterations, last=last),
-            tr("routing changes the answer") if e.changed else tr("routing keeps the answer"),
+        lines = [
+            tr("<b>what routing does here</b>"),
+            *(self.effect.lines(tr) if self.effect is not None else [tr("no input")]),
         ]
         return "<br>".join(lines + ([self.check_text] if self.check_text else []))
 

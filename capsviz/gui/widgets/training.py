@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz import explanations
 from capsviz.data.datasets import TITLES
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
@@ -35,12 +36,6 @@ from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
 from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingCurves
 
-INFO = QT_TR_NOOP(
-    "Train a CapsNet on {title} in the background with the paper's recipe (Adam, margin loss + "
-    "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
-    "current input with the weights as they are being learned. 'network' trains the baseline "
-    "CNN shown beside the capsules instead, with the same data and schedule."
-)
 NETWORKS = (
     ("CapsNet", "capsnet", QT_TR_NOOP("the capsule network of the paper")),
     (
@@ -59,18 +54,6 @@ MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
 # The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
 # training and the live views wait while an epoch's test images are classified.
 GUI_TEST_IMAGES = 2000
-TEST_IMAGES_TIP = QT_TR_NOOP(
-    "Test accuracy after each epoch is measured on the first N of the 10,000 test images "
-    "(0: all). {n:,} by default: training and the live views wait while the "
-    "test images are classified, so a subset keeps that pause short. `capsviz train` "
-    "evaluates all 10,000 unless given --test-subset."
-)
-TEST_PAIRS_TIP = QT_TR_NOOP(
-    "Test accuracy after each epoch is measured on the first N of the 10,000 fixed test pairs "
-    "(0: all). {n:,} by default: training and the live views wait while the "
-    "fixed test pairs are classified, so a subset keeps that pause short. `capsviz train` "
-    "evaluates all 10,000 unless given --test-subset."
-)
 
 
 class FormScrollArea(QScrollArea):
@@ -106,7 +89,7 @@ class TrainingPanel(QWidget):
         d = TrainConfig(dataset=dataset)
         self.dataset = dataset
         multi = dataset == "multimnist"
-        self.setToolTip(tr(INFO, title=TITLES[dataset]))
+        self.setToolTip(tr(explanations.TRAINING, title=TITLES[dataset]))
         self.fields: dict[str, QSpinBox | QDoubleSpinBox] = {}  # TrainConfig field -> its spin box
         self.epochs = self._field("epochs")
         self.batch_size = self._field("batch_size")
@@ -198,7 +181,7 @@ class TrainingPanel(QWidget):
             (
                 tr("test pairs") if multi else tr("test images"),
                 self.test_subset,
-                tr(TEST_PAIRS_TIP if multi else TEST_IMAGES_TIP, n=GUI_TEST_IMAGES),
+                tr(explanations.TEST_PAIRS if multi else explanations.TEST_IMAGES, n=GUI_TEST_IMAGES),
             ),
         )
         for label, widget, tip in rows:

@@ -9,24 +9,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 from superqt import QLabeledDoubleSlider
 
+from capsviz import explanations
 from capsviz.data.transforms import PARAMETERS, InputTransform, sweep_values
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, set_y_extent, settle
 from capsviz.model.analysis import moving_dimensions
-from capsviz.texts import QT_TR_NOOP
 
-INFO = QT_TR_NOOP(
-    "Transform the input and watch the capsules respond. Capsules aim at equivariance: "
-    "when the digit turns, moves or gets bolder, some of the 16 pose dimensions of its "
-    "digit capsule should change smoothly with it, while the capsule's length (the "
-    "probability that the digit is there) stays about the same — invariance of the "
-    "classification, equivariance of the pose.\n\n"
-    "The plot sweeps one transform over its range (the others stay as set) and shows the "
-    "chosen capsule's 16 pose dimensions (thin lines) and its length (thick white line); "
-    "with a CNN to compare, the CNN's probability of the same digit along the same sweep "
-    "(dashed purple line)."
-)
 CNN_PEN = (190, 110, 210)
 SWEEP_STEPS = 21
 AXIS_WIDTH = 58  # pixels for the y axis label and tick labels ("-0.75")
@@ -51,7 +40,7 @@ class TransformView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.TRANSFORMS))
         self.sliders: dict[str, QLabeledDoubleSlider] = {}
         grid = QGridLayout()  # two sliders a row (rotate and scale, move x and y, shear and stroke)
         grid.setHorizontalSpacing(10)

@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
@@ -30,23 +31,7 @@ from capsviz.model.analysis import (
     vote_extent,
 )
 from capsviz.model.inference import longest
-from capsviz.texts import QT_TR_NOOP
 
-INFO = QT_TR_NOOP(
-    "The votes of routing by agreement. Every primary capsule i predicts the pose of digit "
-    "capsule j: u_hat_j|i = W_ij u_i, a 16-D vector. Each dot is one such vote, seen in the "
-    "plane of the two directions in which this input's votes for j spread most (fixed for "
-    "the input, so stepping the iteration moves the colours and the path, not the axes). "
-    "Colour: the coupling c_ij at the iteration shown (one scale for all iterations, from "
-    "the 1st to the 99th percentile of this input's couplings); size: the length of u_i. "
-    "The path: v_j after each iteration, at the votes' scale (s_j / Σ_i c_ij, the "
-    "c-weighted mean vote, which points where v_j points).\n\n"
-    "What agreement looks like: where the parts agree on a pose, their votes crowd "
-    "together; v_j moves towards the crowd, and the capsules in it (û·v large) gain "
-    "coupling, so they turn bright. What it does not show: the other 14 dimensions, and "
-    "the other nine digits, which compete for the same capsules (c_i sums to 1 over the "
-    "ten). Drag the rectangle over some votes to see which parts of the input sent them."
-)
 LEVELS = 64  # colour steps for c_ij: few distinct brushes keep the scatter quick to restyle
 SIZES = np.array([2.0, 3.0, 4.5, 6.0, 8.0])  # dot diameters in pixels, by the length of u_i
 PATH, CURRENT = (255, 90, 60), (255, 255, 255)
@@ -132,7 +117,7 @@ class VotesView(QWidget, InferenceView):
 
     def __init__(self, panels: int = 1, parent=None) -> None:
         super().__init__(parent)
-        self.setToolTip(tr(INFO))
+        self.setToolTip(tr(explanations.VOTES))
         self.iteration = iteration_slider(tr("Routing iteration r whose couplings colour the votes"))
         self.iteration_label = QLabel("r = 3")
         controls = QHBoxLayout()
