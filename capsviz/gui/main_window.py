@@ -41,7 +41,7 @@ from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings,
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
-from capsviz.gui.widgets.common import share_iteration
+from capsviz.gui.widgets.common import CurrentPage, share_iteration
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pairs import PairPanel
 from capsviz.gui.widgets.pose import PoseView
@@ -233,7 +233,7 @@ class MainWindow(QMainWindow):
 
     # -- layout -------------------------------------------------------------------
     def _build_docks(self) -> None:
-        self.central = QStackedWidget()
+        self.central = CurrentPage()
         self.central.addWidget(self.input_panel)
         self.central.addWidget(self.pair_panel)
         self.setCentralWidget(self.central)

@@ -157,7 +157,8 @@ class Tour(QFrame):
     def _set_up_digit(self) -> None:
         """Single digits, the first test digit (a 7) as the input, routing at its last iteration."""
         w = self.window_
-        w.show_kind("mnist")
+        if not w.show_kind("mnist"):  # refused while a model loads or a run trains (the reason is shown)
+            return
         if self._test is None:
             self._test = load_test_or_sample(w.core.data_root)[0]
         first = self._test.images[0].astype(np.float32) / 255.0

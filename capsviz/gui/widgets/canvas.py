@@ -278,8 +278,8 @@ class InputPanel(QWidget, InferenceView):
         line.addWidget(self.hint)
         line.addStretch(1)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(9, 4, 9, 4)
-        layout.setSpacing(5)
+        layout.setContentsMargins(9, 2, 9, 2)
+        layout.setSpacing(3)  # close rows: the panel fits a 700-pixel-high window in either language
         layout.addLayout(top)
         layout.addLayout(tools)
         layout.addLayout(sources)

@@ -9,9 +9,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLayout, QSlider, QVBoxLayout
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QScrollArea,
+    QSlider,
+    QStackedWidget,
+    QVBoxLayout,
+)
 
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
@@ -56,6 +66,30 @@ def column(*items, spacing: int | None = None, margins=None, parent=None) -> QVB
 def readout(text: str = "") -> QLabel:
     """A label for figures the user may copy: word-wrapped, its text selectable with the mouse."""
     return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+
+
+class VerticalScroll(QScrollArea):
+    """``widget`` filling an area at least ``width`` pixels wide (its scroll bar included),
+    scrolled up and down where the area is lower than the widget."""
+
+    def __init__(self, widget, width: int, parent=None) -> None:
+        super().__init__(parent, widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(widget)
+        self.setMinimumWidth(width)
+
+
+class CurrentPage(QStackedWidget):
+    """A stack of pages as small as the page shown needs (a plain stack needs its largest
+    page's size whichever is shown)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.currentChanged.connect(lambda _: self.updateGeometry())
+
+    def minimumSizeHint(self) -> QSize:
+        page = self.currentWidget()
+        return super().minimumSizeHint() if page is None else page.minimumSizeHint()
 
 
 def digit_choice(tip: str, default: str | None = None) -> QComboBox:

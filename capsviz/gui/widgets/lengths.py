@@ -66,6 +66,7 @@ class LengthsView(QWidget, InferenceView):
         self.iter_plot.setYRange(0, 1, padding=0.02)
         self.iter_plot.setMouseEnabled(False, False)
         self.iter_plot.setLabel("bottom", tr("iteration r"))
+        self.iter_plot.setMinimumHeight(106)  # its title, key and x axis, and two labelled ticks (0 and 1)
         self.iter_curves = [
             self.iter_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5), name=str(k))  # no symbols: cheaper
             for k in range(10)

@@ -259,7 +259,7 @@ class PairPanel(QWidget, InferenceView):
         options.addWidget(self.browse_status, 2, 0, 1, 3)
         images = QGridLayout()
         for k, panel in enumerate(self.panels()):
-            panel.setMinimumSize(80, 100)
+            panel.setMinimumSize(80, 80)
             images.addWidget(panel, 0, k)
         layout = QVBoxLayout(self)
         layout.addLayout(top)

@@ -155,7 +155,7 @@ class PoseView(QWidget, InferenceView):
         self.recon_panel = ImagePanel(tr("reconstruction"))
         self.diff_panel = ImagePanel(tr("reconstruction − input"), levels=(-1.0, 1.0), colormap=DIVERGING)
         for p in (self.input_panel, self.recon_panel, self.diff_panel):
-            p.setMinimumSize(110, 120)
+            p.setMinimumSize(110, 88)
         self.status = QLabel("")
         top = QVBoxLayout() if two_rows else QHBoxLayout()
         rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [top, top]

@@ -22,6 +22,7 @@ from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
     VIRIDIS,
     SeriesKey,
+    VerticalScroll,
     colour_bar,
     column,
     digit_choice,
@@ -71,7 +72,7 @@ DEPARTURE = 2  # SCALES: departure from uniform
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
 TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
-SMALL_PLOT_HEIGHT = 110  # pixels: title, x axis and a plot area with room for two y tick labels
+SMALL_PLOT_HEIGHT = 90  # pixels: title, x axis and a plot area with room for two y tick labels
 # the mosaic's least height in pixels per capsule: its 4 rows of G x G tiles stay readable
 # beside the curves in a dock a 700-pixel-high window leaves (a tile 20 pixels high for G = 6)
 MOSAIC_CELL = 3.3
@@ -240,8 +241,9 @@ class RoutingView(QWidget):
         self._entropy_y: tuple[float, float] | None = None
         self.entropy_plot.getViewBox().sigResized.connect(lambda *_: self._entropy_range())
 
-        self.readout = QLabel(tr("hover over a map to read its values"))
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the value under the mouse, at the top of the right-hand column
+        self.readout = readout(tr("hover over a map to read its values"))
+        self.readout.setStyleSheet("font-size: 8pt; color: #505050;")
         # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
         self.detail.setMinimumHeight(self.mosaic_min_height(6))
         grid = QGridLayout()
@@ -258,7 +260,11 @@ class RoutingView(QWidget):
         self.effect_label.setToolTip(tr(explanations.ROUTING_EFFECT))
         self.effect_label.setStyleSheet("font-size: 8pt;")
         self.effect_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.effect_label.setMinimumWidth(EFFECT_WIDTH)
+        # the readout and these lines wrapped to the column, scrolled where a low dock leaves
+        # them less height
+        texts = QWidget()
+        column(self.readout, (self.effect_label, 1), spacing=2 * SPACING, margins=(0, 0, 0, 0), parent=texts)
+        effect = VerticalScroll(texts, EFFECT_WIDTH)
         tip = tr(
             "Ring the {k} capsules that route most decisively on the mosaic, and their receptive fields on the input",
             k=MARKED,
@@ -268,12 +274,12 @@ class RoutingView(QWidget):
         self.check_button = QPushButton(tr("count on the test set"), toolTip=tip)
         self.check_button.clicked.connect(self.checkRequested)
         # a column at the right, beside the mosaic and the curves
-        grid.addLayout(column((self.effect_label, 1), self.mark_button, self.check_button, spacing=SPACING), 0, 2, 2, 1)
+        grid.addLayout(column((effect, 1), self.mark_button, self.check_button, spacing=SPACING), 0, 2, 2, 1)
         grid.setColumnStretch(2, 0)
         self.effect = None  # RoutingEffect of the input shown
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
-        column(controls, (grid, 1), self.readout, spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
+        column(controls, (grid, 1), spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
 
         self.inference = None
         # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
