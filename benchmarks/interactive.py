@@ -216,24 +216,23 @@ def main() -> None:
 
     # 1. forward pass with trace, batch 1
     image = window.core.inference.input
-    times = []
-    for k in range(args.repeats + 3):
-        t0 = time.perf_counter()
-        infer(window.core.model, image)
-        if k >= 3:
-            times.append(1000 * (time.perf_counter() - t0))
-    infer_ms = statistics.median(times)
+
+    def pass_ms(gap_s: float) -> float:
+        """Median ms of the pass, ``gap_s`` seconds of sleep before each (after 3 unmeasured)."""
+        times = []
+        for k in range(args.repeats + 3):
+            time.sleep(gap_s)
+            t0 = time.perf_counter()
+            infer(window.core.model, image)
+            if k >= 3:
+                times.append(1000 * (time.perf_counter() - t0))
+        return statistics.median(times)
+
+    infer_ms = pass_ms(0.0)
     print(f"infer with trace, batch 1: median {infer_ms:.2f} ms")
     # the same pass at a stroke's pace, 40 ms apart (the canvas's 30 ms throttle and a steady
     # hand): between passes the caches cool and the thread pool sleeps, as while drawing
-    times = []
-    for k in range(args.repeats + 3):
-        time.sleep(0.04)
-        t0 = time.perf_counter()
-        infer(window.core.model, image)
-        if k >= 3:
-            times.append(1000 * (time.perf_counter() - t0))
-    paced_ms = statistics.median(times)
+    paced_ms = pass_ms(0.04)
     print(f"infer with trace, batch 1, 40 ms apart: median {paced_ms:.2f} ms")
 
     # 2. pose slider -> repainted reconstruction

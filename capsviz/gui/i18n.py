@@ -70,15 +70,10 @@ def language() -> str:
     return _language
 
 
-def language_for(locale_name: str) -> str:
-    """The app's language for a locale name (``zh_CN``, ``zh_Hans_SG``, ``de_DE``, ...): Chinese
-    for a Chinese one, else English."""
-    return "zh_CN" if locale_name.lower().startswith("zh") else "en"
-
-
 def system_language() -> str:
-    """The language the system locale asks for (:func:`language_for`)."""
-    return language_for(QLocale.system().name())
+    """The language the system locale asks for (``zh_CN`` for a Chinese one, else ``en``:
+    :func:`capsviz.texts.language_of`, as the command line reads its locale)."""
+    return texts.language_of(QLocale.system().name())
 
 
 def install(name: str) -> None:

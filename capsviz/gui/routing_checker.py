@@ -17,18 +17,6 @@ from capsviz.paths import user_cache_dir
 from capsviz.runtime import worker_thread
 
 
-def check_sentence(check) -> str:
-    """The test-set sentence of a :class:`~capsviz.model.routing_effect.RoutingCheck`."""
-    return tr(
-        "test set: other answers at r = 1 than at r = {r} on {k:,} of {n:,} ({a:,} right at r = 1, {b:,} at r = {r})",
-        r=check.iterations,
-        k=check.differ,
-        n=check.examples,
-        a=check.right_first,
-        b=check.right_last,
-    )
-
-
 class RoutingChecker(QObject):
     """Counts for ``core``'s model file, on a worker thread, when ``view`` asks; a new model
     shows the count kept for its file, if there is one. ``show_exception(title, exc)`` reports
@@ -60,7 +48,7 @@ class RoutingChecker(QObject):
 
     def show_kept(self) -> None:
         kept = self.kept()
-        self.view.show_check("" if kept is None else check_sentence(kept))
+        self.view.show_check("" if kept is None else kept.sentence(tr))
 
     def start(self) -> None:
         """Count on the test set (the MNIST test split or its pairs; the shipped sample without MNIST)."""
@@ -107,7 +95,7 @@ class RoutingChecker(QObject):
             count,
             _start_thread=False,
             _connect={
-                "returned": lambda check: self.view.show_check(check_sentence(check)),
+                "returned": lambda check: self.view.show_check(check.sentence(tr)),
                 "finished": finished,
                 "errored": lambda exc: stop.is_set() or self._show_exception(tr("Cannot count on the test set"), exc),
             },
