@@ -185,12 +185,17 @@ def compile_mo(language: str) -> bytes:
 
 def update_po(language: str) -> Path:
     """Merge the extracted messages into ``language``'s .po (new ones untranslated, vanished ones
-    dropped) and write the .mo beside it."""
+    dropped) and write the .mo beside it. The .po keeps its creation date, so a run that changes
+    no message leaves it as it was (``run.py`` reinstalls when it changes)."""
     path = po_path(language)
     catalogue = read_po(path, language)
+    created = catalogue.creation_date
     catalogue.update(extracted(), no_fuzzy_matching=True)
+    if path.is_file():
+        catalogue.creation_date = created
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(po_bytes(catalogue))
+    if not path.is_file() or path.read_bytes() != po_bytes(catalogue):
+        path.write_bytes(po_bytes(catalogue))
     path.with_suffix(".mo").write_bytes(compile_mo(language))
     return path
 

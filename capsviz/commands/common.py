@@ -32,9 +32,7 @@ def checked(name: str):
         try:
             value = limit.kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                _("must be {range} (got {text!r})", range=limit.describe(), text=text)
-            ) from None
+            raise argparse.ArgumentTypeError(limit.problem(text)) from None  # "must be … (got 'two')"
         problem = limit.problem(value)
         if problem:
             raise argparse.ArgumentTypeError(problem)
