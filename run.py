@@ -5,13 +5,14 @@
     python3 run.py test       run the test suite (extra arguments go to pytest; test files or
                               folders named there are run instead of all of tests/)
     python3 run.py test --fast    the same without the tests marked slow (those that need the
-                              full MNIST data set or take several seconds): a couple of minutes
+                              full MNIST data set or take several seconds), one process per
+                              core: about 2 minutes on two cores
     python3 run.py ARGS...    any capsviz command, e.g. `python3 run.py eval`
 
 Needs only Python 3.10+. The environment lives in .venv/ beside this file and is
 reinstalled when pyproject.toml changes; `run.py test` adds the test tools (pytest,
-pytest-qt, hypothesis). Paths on the command line are read from the folder you run
-it in, and run.py hands its process over to capsviz (exec), so Ctrl+C and signals
+pytest-qt, pytest-xdist, hypothesis). Paths on the command line are read from the folder
+you run it in, and run.py hands its process over to capsviz (exec), so Ctrl+C and signals
 sent to it reach capsviz.
 
 PyTorch: by default pip takes the build PyPI serves, which on Linux is the CUDA build
@@ -133,10 +134,11 @@ def torch_problem(python: Path) -> str:
 
 def command(argv: list[str]) -> list[str]:
     """The command that runs ``argv``: pytest for ``test`` (on tests/, unless the arguments
-    name test files or folders that exist; ``--fast`` becomes ``-m "not slow"``), else capsviz."""
+    name test files or folders that exist; ``--fast`` becomes ``-m "not slow" -n auto``: the
+    tests not marked slow, spread by pytest-xdist over one process per core), else capsviz."""
     if argv[:1] == ["test"]:
         args = [arg for arg in argv[1:] if arg != "--fast"]
-        fast = ["-m", "not slow"] if len(args) < len(argv) - 1 else []
+        fast = ["-m", "not slow", "-n", "auto"] if len(args) < len(argv) - 1 else []
         named = any(not arg.startswith("-") and Path(arg).exists() for arg in args)
         return [str(PYTHON), "-m", "pytest", *([] if named else [str(ROOT / "tests")]), *fast, *args]
     # -P (Python 3.11+): the working folder stays off sys.path, so a folder named capsviz there

@@ -17,6 +17,10 @@ from capsviz.paths import shipped_checkpoint  # noqa: E402
 from capsviz.runtime import retain_freed_memory  # noqa: E402
 
 retain_freed_memory()  # as capsviz train and eval do (faster tests; the app releases instead)
+if os.environ.get("PYTEST_XDIST_WORKER"):  # tests spread over the cores (-n): one thread each
+    import torch
+
+    torch.set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = shipped_checkpoint()

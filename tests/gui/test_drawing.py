@@ -76,6 +76,7 @@ def test_an_image_on_the_canvas_is_read_as_an_image_even_when_drawn_on(panel):
     assert len(panel.canvas.strokes()) == 1
 
 
+@pytest.mark.slow  # about 15 s: 300 digits drawn at three brushes
 def test_digits_drawn_with_the_mouse_read_as_surely_as_mnist_at_every_brush(qtbot, shipped_checkpoint):
     """The first 300 digits of the MNIST test sample, traced into strokes and drawn on the
     canvas with mouse events at the thinnest, the default and the thickest brush: each

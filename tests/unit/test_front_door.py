@@ -209,8 +209,8 @@ def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
     here = str(Path(__file__))
     assert run_py.command(["test", "-q", here])[3:] == ["-q", here]  # a named test file only
     assert run_py.command(["test", "-k", "cli"])[3:] == [str(ROOT / "tests"), "-k", "cli"]
-    assert run_py.command(["test", "--fast", "-q"])[3:] == [str(ROOT / "tests"), "-m", "not slow", "-q"]
-    assert run_py.command(["test", "--fast", here])[3:] == ["-m", "not slow", here]
+    assert run_py.command(["test", "--fast", "-q"])[3:] == [str(ROOT / "tests"), "-m", "not slow", "-n", "auto", "-q"]
+    assert run_py.command(["test", "--fast", here])[3:] == ["-m", "not slow", "-n", "auto", here]
     assert run_py.command(["eval", "--batch-size", "50"])[-5:] == ["-m", "capsviz", "eval", "--batch-size", "50"]
     monkeypatch.setenv("CAPSVIZ_TORCH", "rocm")
     with pytest.raises(SystemExit, match="CAPSVIZ_TORCH='rocm'"):
