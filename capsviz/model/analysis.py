@@ -14,6 +14,7 @@ import numpy as np
 TYPES = 32
 RF_SIZE, RF_STRIDE = 17, 2  # a primary capsule at (y, x) sees input rows 2y..2y+16, columns 2x..2x+16
 MOSAIC_ROWS, MOSAIC_COLS = 4, 8  # the 32 types as 4 x 8 tiles
+UNIFORM_ENTROPY = float(np.log(10))  # nats: the entropy of c_i when a capsule splits its vote evenly
 
 
 def grid_side(n_primary: int) -> int:
@@ -49,6 +50,17 @@ def routed_mass(u_lengths: np.ndarray, c: np.ndarray) -> np.ndarray:
 def mean_entropy(c: np.ndarray) -> np.ndarray:
     """Mean over i of the entropy of c_i (nats): c (R, I, J) -> (R,); log(10) = 2.303 is uniform."""
     return -(c * np.log(np.clip(c, 1e-12, 1.0))).sum(axis=-1).mean(axis=-1)
+
+
+def entropy_extent(entropy: np.ndarray, share: float) -> tuple[float, float]:
+    """y range (low, high) of a plot of :func:`mean_entropy` ``entropy`` (R,) in nats: from
+    5 % below the curve's span to ln 10, and above ln 10 the fraction ``share`` (< 1) of the
+    height, kept free for a label. A flat curve (R = 1) spans 1e-3 below ln 10, so that the
+    axis still gets labelled ticks."""
+    low = min(float(np.min(entropy)), UNIFORM_ENTROPY)
+    span = max(UNIFORM_ENTROPY - low, 1e-3)
+    pad = 0.05 * span
+    return UNIFORM_ENTROPY - span - pad, UNIFORM_ENTROPY + share * (span + pad) / (1 - share)
 
 
 def mosaic_shape(grid: int) -> tuple[int, int]:
@@ -203,6 +215,32 @@ def capsule_position(i: int, n_primary: int) -> tuple[int, int, int]:
     return (t, *divmod(rest, g))
 
 
+def capsule_index(t: int, y: int, x: int, grid: int) -> int:
+    """Index i of the primary capsule of type t at (y, x) on a G x G grid (i = t*G*G + y*G + x)."""
+    return (t * grid + y) * grid + x
+
+
+def capsule_place(i: int, n_primary: int) -> dict[str, int]:
+    """Primary capsule i of I by name, as a readout's fields: i, its type t and its place y, x."""
+    t, y, x = capsule_position(i, n_primary)
+    return {"i": int(i), "t": t, "y": y, "x": x}
+
+
+def capsule_figures(inference, i: int, j: int, r: int) -> dict:
+    """A readout's fields for primary capsule i and digit capsule j at routing iteration r
+    (0-based) of ``inference`` (``u_lengths`` (I,), ``c`` and ``b`` (R, I, J)): those of
+    :func:`capsule_place`, u = ‖u_i‖, j, r + 1 (iterations are counted from 1 on screen),
+    c = c_ij and b = b_ij."""
+    return {
+        **capsule_place(i, len(inference.u_lengths)),
+        "u": inference.u_lengths[i],
+        "j": j,
+        "r": r + 1,
+        "c": inference.c[r, i, j],
+        "b": inference.b[r, i, j],
+    }
+
+
 def projected_votes(votes: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The votes for one digit capsule in the plane of :func:`vote_projection`, and v_j's path.
 
@@ -286,6 +324,20 @@ def moving_dimensions(poses: np.ndarray, n: int = 3) -> list[tuple[int, float]]:
     largest first."""
     swing = poses.max(axis=0) - poses.min(axis=0)
     return [(int(d), float(swing[d])) for d in np.argsort(swing)[::-1][:n]]
+
+
+def sweep_figures(poses: np.ndarray, cnn: np.ndarray | None = None) -> dict:
+    """A sweep summary's fields, for ``poses`` (K, D) one capsule's v_j at each of K steps and
+    ``cnn`` (K,) a CNN's probability of the same digit (or None): ``low`` and ``high``, the
+    least and greatest ‖v_j‖; ``d0``, ``d1``, ``d2`` and ``range0``.. ``range2``, the three
+    :func:`moving_dimensions`; with ``cnn``, ``cnn_low`` and ``cnn_high``."""
+    lengths = np.linalg.norm(poses, axis=1)
+    figures = {"low": lengths.min(), "high": lengths.max()}
+    for i, (d, swing) in enumerate(moving_dimensions(poses, 3)):
+        figures[f"d{i}"], figures[f"range{i}"] = d, swing
+    if cnn is not None:
+        figures.update(cnn_low=cnn.min(), cnn_high=cnn.max())
+    return figures
 
 
 def fields_image(image: np.ndarray, spread: np.ndarray) -> np.ndarray:

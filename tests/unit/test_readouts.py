@@ -10,11 +10,16 @@ import pytest
 
 from capsviz.data.transforms import PARAMETERS, sweep_values
 from capsviz.model.analysis import (
+    UNIFORM_ENTROPY,
+    capsule_figures,
+    capsule_index,
+    capsule_place,
     chosen_fields,
     class_maps,
     colour_levels,
     colour_steps,
     coupling_scale,
+    entropy_extent,
     fields_image,
     in_rectangle,
     iteration_maps,
@@ -22,6 +27,7 @@ from capsviz.model.analysis import (
     project,
     projected_votes,
     receptive_overlay,
+    sweep_figures,
     vote_centres,
     vote_extent,
     vote_projection,
@@ -115,6 +121,42 @@ def test_a_sweep_spans_its_parameters_range_and_names_the_dimensions_that_move()
     poses[:, 12] = np.linspace(0.5, 0.0, 5)  # range 0.5
     assert [d for d, _ in moving_dimensions(poses)] == [12, 3, 9]
     assert [swing for _, swing in moving_dimensions(poses, 2)] == pytest.approx([0.5, 0.4])
+    figures = sweep_figures(poses, np.linspace(0.9, 0.1, 5))
+    assert (figures["d0"], figures["d1"], figures["d2"]) == (12, 3, 9)
+    assert figures["range0"] == pytest.approx(0.5) and figures["high"] == pytest.approx(float(np.linalg.norm(poses[0])))
+    assert (figures["cnn_low"], figures["cnn_high"]) == pytest.approx((0.1, 0.9)) and "cnn_low" not in sweep_figures(
+        poses
+    )
+
+
+def test_a_readout_names_a_capsule_by_its_index_and_place_and_reads_its_routing():
+    assert capsule_index(10, 1, 3, 6) == 10 * 36 + 1 * 6 + 3 and capsule_index(10, 8, 3, 10) == 1083
+    assert capsule_place(1083, 3200) == {"i": 1083, "t": 10, "y": 8, "x": 3}
+
+    class Trace:
+        u_lengths = np.linspace(0, 1, 1152, dtype=np.float32)
+        c = np.random.default_rng(0).random((3, 1152, 10), dtype=np.float32)
+        b = np.random.default_rng(1).random((3, 1152, 10), dtype=np.float32)
+
+    figures = capsule_figures(Trace, 400, 7, 1)
+    place = {"i": 400, "t": 11, "y": 0, "x": 4}
+    assert figures == {
+        **place,
+        "u": Trace.u_lengths[400],
+        "j": 7,
+        "r": 2,
+        "c": Trace.c[1, 400, 7],
+        "b": Trace.b[1, 400, 7],
+    }
+
+
+def test_the_entropy_plot_reaches_ln_10_and_keeps_a_share_of_its_height_above_it():
+    low, high = entropy_extent(np.array([2.0, 1.0, 0.5]), 0.2)
+    span = UNIFORM_ENTROPY - 0.5
+    assert low == pytest.approx(UNIFORM_ENTROPY - 1.05 * span)
+    assert (high - UNIFORM_ENTROPY) / (high - low) == pytest.approx(0.2)
+    flat = entropy_extent(np.full(1, UNIFORM_ENTROPY), 0.0)  # R = 1: a span of 1e-3 under ln 10
+    assert flat == pytest.approx((UNIFORM_ENTROPY - 1.05e-3, UNIFORM_ENTROPY))
 
 
 def test_the_fields_glow_orange_over_the_dimmed_input():

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSignalBlocker, QSize, Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QVBoxLayout,
 )
+from superqt import QLabeledDoubleSlider
 
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
@@ -63,9 +64,10 @@ def column(*items, spacing: int | None = None, margins=None, parent=None) -> QVB
     return _fill(QVBoxLayout(parent) if parent is not None else QVBoxLayout(), items, spacing, margins)
 
 
-def readout(text: str = "") -> QLabel:
-    """A label for figures the user may copy: word-wrapped, its text selectable with the mouse."""
-    return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+def readout(text: str = "", **options) -> QLabel:
+    """A label for figures the user may copy: word-wrapped, its text selectable with the mouse
+    (``options``: more of the QLabel's properties, such as ``toolTip``)."""
+    return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse, **options)
 
 
 class VerticalScroll(QScrollArea):
@@ -112,13 +114,16 @@ def plot(
     axis_width: int | None = None,
     sparse: bool = True,
     mouse: bool = False,
+    y_range: tuple[float, float] | None = None,
 ) -> pg.PlotWidget:
     """A plot: ``title`` (of font ``size``), ``bottom`` and ``left`` axis labels, tooltip ``tip``;
     the mouse pans and zooms only with ``mouse``. ``axis_width`` fixes the left axis's width in
     pixels: tick labels of another width would lay the plot out again on every update (and
     plots stacked with the same width line up). ``sparse``: its labelled ticks kept apart
-    (:func:`sparse_ticks`)."""
+    (:func:`sparse_ticks`). ``y_range`` (low, high): a fixed y range, with a 2 % margin."""
     widget = pg.PlotWidget()
+    if y_range is not None:
+        widget.setYRange(*y_range, padding=0.02)
     if title is not None:
         widget.setTitle(title, **({} if size is None else {"size": size}))
     for axis, text in (("bottom", bottom), ("left", left)):
@@ -137,6 +142,62 @@ def plot(
 def marker(angle: int = 90) -> pg.InfiniteLine:
     """A dotted grey line across a plot (vertical by default) that marks the value shown."""
     return pg.InfiniteLine(angle=angle, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
+
+
+def level_line(y: float, text: str, colour, anchor: tuple[float, float] = (1, 1)) -> pg.InfiniteLine:
+    """A dashed horizontal line at ``y`` in ``colour``, named ``text`` at its right end; the
+    name's ``anchor`` (1, 1) puts it over the line, (1, 0) under it, never clipped by the
+    plot's right edge."""
+    return pg.InfiniteLine(
+        pos=y,
+        angle=0,
+        label=text,
+        pen=pg.mkPen(colour, style=Qt.PenStyle.DashLine),
+        labelOpts={"position": 1.0, "color": colour, "anchors": [anchor, anchor]},
+    )
+
+
+def clear_data(*items) -> None:
+    """Empty each of the plot data ``items`` (curves, scatters)."""
+    for item in items:
+        item.setData([], [])
+
+
+def iteration_axis(plot: pg.PlotWidget, iterations: int) -> None:
+    """Range ``plot``'s x axis over the routing iterations r = 1..``iterations``, a labelled
+    tick at each; set again only when R changes (each new range lays the plot out again)."""
+    if getattr(plot, "_capsviz_iterations", None) != iterations:
+        plot._capsviz_iterations = iterations
+        plot.setXRange(0.8, iterations + 0.2, padding=0)
+        plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(1, iterations + 1)]])
+
+
+def graphics_panel(
+    title: str = "", margins: tuple[int, int, int, int] | None = None, **label
+) -> tuple[pg.GraphicsLayoutWidget, pg.LabelItem]:
+    """A black graphics layout with contents ``margins`` (left, top, right, bottom; pyqtgraph's
+    default unless given) and ``title`` in its first row (``label``: the options of
+    ``addLabel``, such as ``size`` and ``colspan``): (layout, title)."""
+    panel = pg.GraphicsLayoutWidget()
+    panel.setBackground("k")
+    if margins is not None:
+        panel.ci.setContentsMargins(*margins)
+    return panel, panel.addLabel(title, row=0, col=0, **label)
+
+
+def offset_slider(
+    low: float, high: float, value: float, decimals: int, step: float, tip: str = ""
+) -> QLabeledDoubleSlider:
+    """A horizontal slider over ``low``..``high`` at ``value``, its value shown beside it with
+    ``decimals``, moved by ``step`` a key press; tooltip ``tip``."""
+    slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
+    slider.setRange(low, high)
+    slider.setDecimals(decimals)
+    slider.setSingleStep(step)
+    slider.setValue(value)
+    if tip:
+        slider.setToolTip(tip)
+    return slider
 
 
 def image_view(
@@ -176,31 +237,26 @@ def mosaic_hit(view: pg.ViewBox, scene_pos, grid: int = 6, cell=mosaic_capsule) 
 
 def set_quietly(control, value) -> None:
     """``control.setValue(value)`` without its change signal (the caller updates the views)."""
-    control.blockSignals(True)
-    control.setValue(value)
-    control.blockSignals(False)
+    with QSignalBlocker(control):
+        control.setValue(value)
 
 
 def iteration_slider(tip: str) -> QSlider:
     """A horizontal slider over the routing iterations r = 1..3 (at the last), one step a key
     press, ticks below; :func:`fit_iterations` sets its range to an inference's R."""
-    slider = QSlider(Qt.Orientation.Horizontal)
-    slider.setRange(1, 3)
-    slider.setValue(3)
-    slider.setPageStep(1)
-    slider.setTickPosition(QSlider.TickPosition.TicksBelow)
-    slider.setToolTip(tip)
-    return slider
+    ticks = QSlider.TickPosition.TicksBelow
+    return QSlider(
+        Qt.Orientation.Horizontal, minimum=1, maximum=3, value=3, pageStep=1, tickPosition=ticks, toolTip=tip
+    )
 
 
 def fit_iterations(slider: QSlider, iterations: int) -> None:
     """Range ``slider`` over 1..``iterations`` without emitting: it keeps its iteration when R
     is the same as before, else moves to the last."""
     keep = slider.value() if slider.maximum() == iterations else iterations
-    slider.blockSignals(True)
-    slider.setRange(1, iterations)
-    slider.setValue(min(keep, iterations))
-    slider.blockSignals(False)
+    with QSignalBlocker(slider):
+        slider.setRange(1, iterations)
+        slider.setValue(min(keep, iterations))
 
 
 def share_iteration(*sliders: QSlider) -> None:
@@ -246,15 +302,13 @@ def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
 def capsule_bars(title: str, colour) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
     """A fixed plot of the ten digit-capsule lengths, 0..1 (ticks 0-9, no mouse), and its
     bars, all ``colour`` until they are set: (plot, bars)."""
-    plot = pg.PlotWidget(title=title)
-    sparse_ticks(plot.getAxis("left"))
-    plot.setYRange(0, 1, padding=0)
-    plot.setXRange(-0.6, 9.6, padding=0)
-    plot.setMouseEnabled(False, False)
-    plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(10)]])
+    widget = plot(title)
+    widget.setYRange(0, 1, padding=0)
+    widget.setXRange(-0.6, 9.6, padding=0)
+    widget.getAxis("bottom").setTicks([[(k, str(k)) for k in range(10)]])
     bars = pg.BarGraphItem(x=np.arange(10), height=np.zeros(10), width=0.7, brushes=[colour] * 10)
-    plot.addItem(bars)
-    return plot, bars
+    widget.addItem(bars)
+    return widget, bars
 
 
 class ImagePanel(pg.GraphicsLayoutWidget):
@@ -272,14 +326,9 @@ class ImagePanel(pg.GraphicsLayoutWidget):
         self.setBackground("k")
         self.ci.setContentsMargins(2, 2, 2, 2)
         self.title = self.addLabel(title, row=0, col=0, size="9pt")
-        self.view = self.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
-        self.view.setMenuEnabled(False)
+        self.view, self.item = image_view(self, 1, 0, shape, colormap)
         self.levels = levels
-        self.item = pg.ImageItem(np.zeros(shape, dtype=np.float32), levels=levels)
-        if colormap is not None:
-            self.item.setColorMap(colormap)
-        self.view.addItem(self.item)
-        self.view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
+        self.item.setLevels(levels)
         self.image = np.zeros(shape, dtype=np.float32)
 
     def set_image(self, image: np.ndarray | None, levels=None) -> None:
@@ -434,6 +483,19 @@ def digit_key(series, colours) -> list[KeyEntry]:
     """Entries naming the series of each digit j = 0..9 by the digit itself, in its colour:
     ``series[j]``, a tuple of the items drawn for digit j."""
     return [KeyEntry(str(k), tuple(items), (colour,), "text") for k, (items, colour) in enumerate(zip(series, colours))]
+
+
+def digit_lines(plot: pg.PlotWidget, title: str, size: str, *shared) -> tuple[SeriesKey, list[pg.PlotDataItem]]:
+    """Ten lines on ``plot``, one per digit j in :data:`DIGIT_COLOURS`, and ``title`` (font
+    ``size``) with a key naming each line by its digit ("digit j: 0 1 … 9"); the key also names
+    the ``shared`` items, drawn in the digits' colours, with every digit: (key, lines). The
+    lines have no symbols: ten scatter items cost more to update and paint than the rest of a view."""
+    lines = [plot.plot(pen=pg.mkPen(colour, width=1.5)) for colour in DIGIT_COLOURS]
+    key = SeriesKey(
+        plot, digit_key([(line, *shared) for line in lines], DIGIT_COLOURS), tr("digit j:") + "&nbsp;", "&nbsp;"
+    )
+    key.setText(title, size=size)
+    return key, lines
 
 
 class InferenceView:
