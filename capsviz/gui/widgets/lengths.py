@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
-    DIGIT_COLOURS,
     VIRIDIS,
     InferenceView,
     KeyEntry,
     SeriesKey,
     capsule_bars,
-    digit_key,
+    clear_data,
+    colour_bar,
+    column,
+    digit_lines,
+    graphics_panel,
+    image_view,
+    iteration_axis,
+    level_line,
     mosaic_hit,
+    plot,
     settle,
-    sparse_ticks,
 )
-from capsviz.model.analysis import grid_side, mosaic_shape, type_mosaic
+from capsviz.model.analysis import capsule_index, capsule_place, grid_side, mosaic_shape, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -46,58 +52,25 @@ class LengthsView(QWidget, InferenceView):
         self.bars_plot.addItem(self.cnn_bars)
         # with the CNN's bars beside them, a key under the title names the two
         self.bars_key = SeriesKey(self.bars_plot)
-        self.bars_key.setText(tr("capsule lengths ‖v_j‖"))
         self.baseline: np.ndarray | None = None  # the CNN's probabilities shown (10,), or None
         # the labels end at the right edge, inside the band between the lines (m⁺ under its
         # line, m⁻ over it), so they are never clipped by the plot's edge
         for y, name, anchor in ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1))):
-            line = pg.InfiniteLine(
-                pos=y,
-                angle=0,
-                pen=pg.mkPen((200, 80, 80), style=pg.QtCore.Qt.PenStyle.DashLine),
-                label=name,
-                labelOpts={"position": 1.0, "color": (200, 80, 80), "anchors": [anchor, anchor]},
-            )
-            self.bars_plot.addItem(line)
+            self.bars_plot.addItem(level_line(y, name, (200, 80, 80), anchor))
         # labelled ticks far enough apart for the plot's small height (0, 0.5, 1 there)
-        self.iter_plot = pg.PlotWidget()
-        sparse_ticks(self.iter_plot.getAxis("left"))
-        self.iter_key = SeriesKey(self.iter_plot, lead=tr("digit j:") + "&nbsp;", sep="&nbsp;")
-        self.iter_plot.setYRange(0, 1, padding=0.02)
-        self.iter_plot.setMouseEnabled(False, False)
-        self.iter_plot.setLabel("bottom", tr("iteration r"))
+        self.iter_plot = plot(bottom=tr("iteration r"), y_range=(0, 1))
         self.iter_plot.setMinimumHeight(106)  # its title, key and x axis, and two labelled ticks (0 and 1)
-        self.iter_curves = [
-            self.iter_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5), name=str(k))  # no symbols: cheaper
-            for k in range(10)
-        ]
-        self.iter_key.set_entries(digit_key([(c,) for c in self.iter_curves], DIGIT_COLOURS))
-        self.iter_key.setText(tr("length ‖v_j‖ per routing iteration"), size="9pt")
-        self.primary = pg.GraphicsLayoutWidget()
-        self.primary.setBackground("k")
-        self.primary.ci.setContentsMargins(2, 2, 2, 2)  # in a low dock the maps get the height
-        # two lines, so the title and the hover readout fit a narrow dock
-        self.primary_title = self.primary.addLabel(self._primary_caption(6), row=0, col=0, size="8pt")
-        self.primary_view = self.primary.addViewBox(row=1, col=0, lockAspect=True, enableMouse=False, invertY=True)
-        self.primary_view.setMenuEnabled(False)
+        self.iter_key, self.iter_curves = digit_lines(self.iter_plot, tr("length ‖v_j‖ per routing iteration"), "9pt")
+        # narrow margins: in a low dock the maps get the height; a title of two lines, so the
+        # title and the hover readout fit a narrow dock
+        self.primary, self.primary_title = graphics_panel(self._primary_caption(6), (2, 2, 2, 2), size="8pt")
         self.grid = 6  # side G of the PrimaryCaps grid on screen
-        self.primary_maps = pg.ImageItem(np.zeros(mosaic_shape(6), dtype=np.float32))
-        self.primary_maps.setColorMap(VIRIDIS)
-        self.primary_view.addItem(self.primary_maps)
-        self.primary_view.setRange(xRange=(0, mosaic_shape(6)[1]), yRange=(0, mosaic_shape(6)[0]), padding=0.0)
-        self.primary_bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
-        self.primary_bar.setImageItem(self.primary_maps)
-        sparse_ticks(self.primary_bar.axis)
-        self.primary.addItem(self.primary_bar, row=1, col=1)
+        self.primary_view, self.primary_maps = image_view(self.primary, 1, 0, mosaic_shape(6), VIRIDIS)
+        self.primary_bar = colour_bar(self.primary, self.primary_maps, 1, 1)
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.bars_plot, 4)
-        layout.addWidget(self.iter_plot, 3)
-        layout.addWidget(self.primary, 4)
+        column((self.bars_plot, 4), (self.iter_plot, 3), (self.primary, 4), margins=(2, 2, 2, 2), parent=self)
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
-        self._curve_iterations = 0
         self.cnn = False  # a CNN is compared: its bars stay until the new input's probabilities come
         self.redraws = Redraws(
             "lengths",
@@ -167,27 +140,19 @@ class LengthsView(QWidget, InferenceView):
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)
         if hit is not None:
-            t, y, x = hit
-            i = (t * self.grid + y) * self.grid + x
-            self.primary_title.setText(
-                tr(
-                    "capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {length:.4f}",
-                    i=i,
-                    t=t,
-                    y=y,
-                    x=x,
-                    length=self.u_lengths[i],
-                ),
-                size="8pt",
+            i = capsule_index(*hit, self.grid)
+            place = capsule_place(i, len(self.u_lengths))
+            text = tr(
+                "capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {length:.4f}", **place, length=self.u_lengths[i]
             )
+            self.primary_title.setText(text, size="8pt")
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:
         """``lengths``: (R, 10) lengths per iteration, or None to clear."""
         if lengths is None:
             self.lengths = np.zeros(10, dtype=np.float32)
             self.bars.setOpts(height=self.lengths, brushes=[BAR] * 10)
-            for c in self.iter_curves:
-                c.setData([], [])
+            clear_data(*self.iter_curves)
             return
         final = lengths[-1]
         self.lengths = final.copy()
@@ -196,8 +161,5 @@ class LengthsView(QWidget, InferenceView):
         r = np.arange(1, lengths.shape[0] + 1)
         for k, curve in enumerate(self.iter_curves):
             curve.setData(r, lengths[:, k])
-        if self._curve_iterations != lengths.shape[0]:
-            self._curve_iterations = lengths.shape[0]
-            self.iter_plot.setXRange(0.8, lengths.shape[0] + 0.2, padding=0)
-            self.iter_plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in r]])
+        iteration_axis(self.iter_plot, lengths.shape[0])
         settle(self.iter_plot)
