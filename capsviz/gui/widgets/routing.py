@@ -23,13 +23,17 @@ from capsviz.gui.widgets.common import (
     VIRIDIS,
     SeriesKey,
     VerticalScroll,
+    clear_data,
     colour_bar,
     column,
     digit_choice,
-    digit_key,
+    digit_lines,
     fit_iterations,
+    graphics_panel,
     image_view,
+    iteration_axis,
     iteration_slider,
+    level_line,
     marker,
     mosaic_hit,
     plot,
@@ -40,11 +44,15 @@ from capsviz.gui.widgets.common import (
 )
 from capsviz.model.analysis import (
     RF_SIZE,
+    UNIFORM_ENTROPY,
+    capsule_figures,
+    capsule_index,
     class_cell,
     class_grid,
     class_grid_shape,
     class_tile_origin,
     colour_levels,
+    entropy_extent,
     field_side,
     grid_side,
     iteration_maps,
@@ -61,7 +69,6 @@ MARKED = 12  # the decisive capsules mark decisive rings, at most
 EFFECT_WIDTH = 150  # pixels: the least width of the column saying what routing does here
 ITERATION_MS = 700
 AXIS_WIDTH = 48  # pixels for the y tick labels of the mass and entropy plots ("2.3026", "100")
-UNIFORM_ENTROPY = float(np.log(10))  # nats: the entropy of c_i when a capsule splits its vote evenly
 # colour scales of the class maps and the mosaic (the index is what the settings store)
 SCALES = (
     QT_TR_NOOP("scale per iteration"),
@@ -141,10 +148,8 @@ class RoutingView(QWidget):
         # -- maps -------------------------------------------------------------------
         # One image holds the ten 6x6 class maps (two rows of five, each under its title),
         # so they share one aspect-locked view, one colour scale and one repaint.
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("k")
         # what the maps show (two lines: the quantity and iteration, then how to read the colours)
-        self.maps_title = self.graphics.addLabel(tr("class maps") + "<br>", row=0, col=0, colspan=2, size="8pt")
+        self.graphics, self.maps_title = graphics_panel(tr("class maps") + "<br>", colspan=2, size="8pt")
         self.grid = 6  # side G of the PrimaryCaps grid on screen (6 for MNIST, 10 for MultiMNIST)
         self.map_view, self.class_image = image_view(self.graphics, 1, 0, class_grid_shape(6), VIRIDIS)
         self.titles: list[pg.TextItem] = []
@@ -158,12 +163,9 @@ class RoutingView(QWidget):
         self.colorbar = colour_bar(self.graphics, self.class_image, 1, 1)
         self._departure_colours = False  # the class maps' and the mosaic's colour map is VIRIDIS
 
-        self.detail = pg.GraphicsLayoutWidget()
-        self.detail.setBackground("k")
         # narrow margins: in a low dock the mosaic gets the height
-        self.detail.ci.setContentsMargins(4, 2, 4, 2)
+        self.detail, self.mosaic_title = graphics_panel(tr("c_ij by capsule type"), (4, 2, 4, 2), size="8pt")
         self.detail.ci.layout.setVerticalSpacing(1)
-        self.mosaic_title = self.detail.addLabel(tr("c_ij by capsule type"), row=0, col=0, size="8pt")
         self.mosaic_title.item.document().setDocumentMargin(1)
         self.detail.setToolTip(
             tr(
@@ -173,10 +175,8 @@ class RoutingView(QWidget):
         )
         self.mosaic_view, self.mosaic = image_view(self.detail, 1, 0, mosaic_shape(6), VIRIDIS)
         self.mosaic_bar = colour_bar(self.detail, self.mosaic, 1, 1)
-        self.overlay_panel = pg.GraphicsLayoutWidget()
-        self.overlay_panel.setBackground("k")
-        self.overlay_panel.ci.setContentsMargins(PANEL_MARGIN, 2, PANEL_MARGIN, 2)
-        self.overlay_title = self.overlay_panel.addLabel(tr("map over the input"), row=0, col=0, size="8pt")
+        margins = (PANEL_MARGIN, 2, PANEL_MARGIN, 2)
+        self.overlay_panel, self.overlay_title = graphics_panel(tr("map over the input"), margins, size="8pt")
         # wide enough for its longest title and the margins
         self.overlay_title.setText(tr("map of {j} on the input", j=8), size="8pt")
         self.overlay_panel.setMinimumWidth(int(self.overlay_title.item.boundingRect().width()) + 2 * PANEL_MARGIN + 4)
@@ -196,23 +196,19 @@ class RoutingView(QWidget):
 
         tip = tr("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
         self.mass_plot = plot(bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH)
-        self.mass_key = SeriesKey(self.mass_plot, lead=tr("digit j:") + "&nbsp;", sep="&nbsp;")
-        # lines without symbols: ten scatter items cost more to update and paint than the rest of the view
-        self.mass_curves = [self.mass_plot.plot(pen=pg.mkPen(DIGIT_COLOURS[k], width=1.5)) for k in range(10)]
-        self.mass_marker = marker()
-        self.mass_plot.addItem(self.mass_marker)
         self.mass_points = pg.ScatterPlotItem(size=6, pen=None)  # R = 1: a point per digit, no line to draw
-        self.mass_plot.addItem(self.mass_points)
         # the two digits that receive the most, named at the ends of their lines (glyphs as
         # symbols of one scatter item: a TextItem asks for another paint after each update)
         self.mass_names = pg.ScatterPlotItem(size=13, pen=None)
         self._glyphs = [glyph(str(k)) for k in range(10)]
-        self.mass_plot.addItem(self.mass_names)
-        # each digit's colour: its line, its point (R = 1) and its name at the line's end
-        self.mass_key.set_entries(
-            digit_key([(curve, self.mass_points, self.mass_names) for curve in self.mass_curves], DIGIT_COLOURS)
+        # each digit's colour: its line, its point (R = 1) and its name at the line's end; the
+        # small plots: a smaller title fits
+        self.mass_key, self.mass_curves = digit_lines(
+            self.mass_plot, tr("routed mass per digit"), "8pt", self.mass_points, self.mass_names
         )
-        self.mass_key.setText(tr("routed mass per digit"), size="8pt")  # the small plots: a smaller title fits
+        self.mass_marker = marker()
+        for item in (self.mass_marker, self.mass_points, self.mass_names):
+            self.mass_plot.addItem(item)
         tip = tr(
             "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
             "ln 10 = 2.303 when every capsule splits its vote evenly"
@@ -222,7 +218,6 @@ class RoutingView(QWidget):
         )
         SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
         self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
-        self._curve_iterations = 0
         for small in (self.mass_plot, self.entropy_plot):
             small.getPlotItem().layout.setContentsMargins(2, 2, PANEL_MARGIN, 2)
             # wide enough for the title over the plot area, tall enough for three tick labels
@@ -230,20 +225,13 @@ class RoutingView(QWidget):
             small.setMinimumSize(int(AXIS_WIDTH + title + 2 * PANEL_MARGIN), SMALL_PLOT_HEIGHT)
         # Entropy never exceeds ln 10, so above the 'uniform' line there is no data: the label
         # sits there, at the right end, and the y range leaves room for it (see _entropy_range).
-        self.uniform_line = pg.InfiniteLine(
-            pos=UNIFORM_ENTROPY,
-            angle=0,
-            label=tr("uniform"),
-            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine),
-            labelOpts={"position": 1.0, "color": (150, 150, 150), "anchors": [(1, 1), (1, 1)]},
-        )
+        self.uniform_line = level_line(UNIFORM_ENTROPY, tr("uniform"), (150, 150, 150))
         self.entropy_plot.addItem(self.uniform_line)
         self._entropy_y: tuple[float, float] | None = None
         self.entropy_plot.getViewBox().sigResized.connect(lambda *_: self._entropy_range())
 
         # the value under the mouse, at the top of the right-hand column
-        self.readout = readout(tr("hover over a map to read its values"))
-        self.readout.setStyleSheet("font-size: 8pt; color: #505050;")
+        self.readout = readout(tr("hover over a map to read its values"), styleSheet="font-size: 8pt; color: #505050;")
         # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
         self.detail.setMinimumHeight(self.mosaic_min_height(6))
         grid = QGridLayout()
@@ -256,10 +244,10 @@ class RoutingView(QWidget):
         grid.setColumnStretch(0, 6)
         grid.setColumnStretch(1, 5)
         # what routing does here: the figures of the input shown, and of the test set
-        self.effect_label = readout()
-        self.effect_label.setToolTip(tr(explanations.ROUTING_EFFECT))
-        self.effect_label.setStyleSheet("font-size: 8pt;")
-        self.effect_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        top_left = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
+        self.effect_label = readout(
+            toolTip=tr(explanations.ROUTING_EFFECT), styleSheet="font-size: 8pt;", alignment=top_left
+        )
         # the readout and these lines wrapped to the column, scrolled where a low dock leaves
         # them less height
         texts = QWidget()
@@ -470,11 +458,7 @@ class RoutingView(QWidget):
     def _draw_curves(self) -> None:
         inf = self.inference
         if inf is None:
-            for c in self.mass_curves:
-                c.setData([], [])
-            self.mass_points.setData([], [])
-            self.mass_names.setData([], [])
-            self.entropy_curve.setData([], [])
+            clear_data(*self.mass_curves, self.mass_points, self.mass_names, self.entropy_curve)
             return
         r = self.iteration.value() - 1
         rr = np.arange(1, inf.iterations + 1)
@@ -485,10 +469,10 @@ class RoutingView(QWidget):
             self.mass_points.setData(x=np.ones(10), y=last, brush=[DIGIT_COLOURS[k] for k in range(10)])
             middle = float(last.mean())
             self.mass_plot.setYRange(0.99 * middle, 1.01 * middle, padding=0)
-            self.mass_names.setData([], [])
+            clear_data(self.mass_names)
         else:
             if len(self.mass_points.data):
-                self.mass_points.setData([], [])
+                clear_data(self.mass_points)
                 self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
             top = np.argsort(-last, kind="stable")[:2]
             rise = 0.07 * max(float(np.ptp(self.mass)), 1e-9)  # the names sit over the lines' ends
@@ -502,26 +486,19 @@ class RoutingView(QWidget):
         # never above ln 10 but for float32 rounding, which a flat curve's scale would show
         self.entropy_curve.setData(rr, np.minimum(self.entropy.astype(np.float64), UNIFORM_ENTROPY))
         self._entropy_range()
-        if self._curve_iterations != inf.iterations:
-            self._curve_iterations = inf.iterations
-            for plot in (self.mass_plot, self.entropy_plot):
-                plot.setXRange(0.8, inf.iterations + 0.2, padding=0)
-                plot.getAxis("bottom").setTicks([[(int(k), str(int(k))) for k in rr]])
-        settle(self.mass_plot)
-        settle(self.entropy_plot)
+        for small in (self.mass_plot, self.entropy_plot):
+            iteration_axis(small, inf.iterations)
+            settle(small)
 
     def _entropy_range(self) -> None:
         """y range of the entropy plot: the curve, and above ln 10 room for the 'uniform' label
         (its height in pixels, at the plot's present height)."""
         if self.entropy is None:
             return
-        low = min(float(np.min(self.entropy)), UNIFORM_ENTROPY)
-        span = max(UNIFORM_ENTROPY - low, 1e-3)  # a flat curve (R = 1) still gets labelled ticks
-        pad = 0.05 * span
         view_px = self.entropy_plot.getViewBox().height()
         label_px = self.uniform_line.label.boundingRect().height() + 2
         share = min(0.5, label_px / view_px) if view_px > 0 else 0.5  # of the height, for the label
-        y = (UNIFORM_ENTROPY - span - pad, UNIFORM_ENTROPY + share * (span + pad) / (1 - share))
+        y = entropy_extent(self.entropy, share)
         if y != self._entropy_y:
             self._entropy_y = y
             self.entropy_plot.setYRange(*y, padding=0)
@@ -568,20 +545,10 @@ class RoutingView(QWidget):
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""
-        inf = self.inference
-        r = self.iteration.value() - 1
-        j = self.selected_digit()
-        i = (t * self.grid + y) * self.grid + x
+        i = capsule_index(t, y, x, self.grid)
+        figures = capsule_figures(self.inference, i, self.selected_digit(), self.iteration.value() - 1)
         return tr(
             "capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {u:.4f}, c_i{j} = {c:.4f}, b_i{j} = {b:.4f} "
             "at iteration {r}",
-            i=i,
-            t=t,
-            y=y,
-            x=x,
-            u=inf.u_lengths[i],
-            j=j,
-            c=inf.c[r, i, j],
-            b=inf.b[r, i, j],
-            r=r + 1,
+            **figures,
         )
