@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import KeyEntry, SeriesKey, sparse_ticks
+from capsviz.gui.widgets.common import KeyEntry, SeriesKey, column, plot, row
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
 
@@ -50,78 +50,59 @@ class RobustnessView(QWidget):
                 move=ranges["translation"][1],
             )
         )
-        self.digits = QSpinBox(minimum=10, maximum=10000, value=1000, singleStep=500)
-        self.digits.setToolTip(tr("Measure on the first N MNIST test digits (10,000: the whole test set)"))
+        tip = tr("Measure on the first N MNIST test digits (10,000: the whole test set)")
+        self.digits = QSpinBox(minimum=10, maximum=10000, value=1000, singleStep=500, toolTip=tip)
         self.measure_button = QPushButton(tr("Measure"))
-        self.stop_button = QPushButton(tr("Stop"))
-        self.stop_button.setEnabled(False)
-        self.status = QLabel(tr("not measured for this model"))
-        self.status.setWordWrap(True)
         self.measure_button.clicked.connect(lambda: self.measureRequested.emit(self.digits.value()))
+        self.stop_button = QPushButton(tr("Stop"), enabled=False)
         self.stop_button.clicked.connect(self.stopRequested)
-        top = QHBoxLayout()
-        for w in (QLabel(tr("test digits")), self.digits, self.measure_button, self.stop_button):
-            top.addWidget(w)
-        top.addWidget(self.status, 1)
+        self.status = QLabel(tr("not measured for this model"), wordWrap=True)
+        top = row(tr("test digits"), self.digits, self.measure_button, self.stop_button, (self.status, 1))
         self.plots: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}  # the CapsNet's, by kind
         self.cnn_curves: dict[str, pg.PlotDataItem] = {}
         grid = QGridLayout()
         for k, kind in enumerate(KINDS):
-            plot = pg.PlotWidget()
             unit = UNITS.get(kind, "").strip()
             if kind == "affine":
                 title = tr("affine test set")
             else:
                 title = tr("{kind} ({unit})", kind=tr(NAMES[kind]), unit=unit) if unit else tr(NAMES[kind])
-            plot.setTitle(title, size="9pt")
-            plot.setYRange(0, 1, padding=0.02)
-            plot.setMouseEnabled(False, False)
-            sparse_ticks(plot.getAxis("left"))
-            plot.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
+            chart = plot(title, size="9pt", y_range=(0, 1))
+            chart.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
             if kind == "affine":
-                plot.setXRange(-1, 1, padding=0)
-                plot.getAxis("bottom").setTicks([[(-0.45, "CapsNet"), (0.45, "CNN")]])
+                chart.setXRange(-1, 1, padding=0)
+                chart.getAxis("bottom").setTicks([[(-0.45, "CapsNet"), (0.45, "CNN")]])
                 self.affine_bar = pg.BarGraphItem(x=[-0.45], height=[0], width=0.8, brush=LINE)
                 self.cnn_affine_bar = pg.BarGraphItem(x=[0.45], height=[0], width=0.8, brush=CNN_LINE)
                 # the figures sit inside their bars (a label over a bar near 1 would leave the plot)
                 self.affine_label = pg.TextItem("", color=(15, 15, 15), anchor=(0.5, 0.5))
                 self.cnn_affine_label = pg.TextItem("", color=(15, 15, 15), anchor=(0.5, 0.5))
                 for item in (self.affine_bar, self.cnn_affine_bar, self.affine_label, self.cnn_affine_label):
-                    plot.addItem(item)
+                    chart.addItem(item)
+                series, samples = (self.affine_bar, self.cnn_affine_bar), ("bar", "bar")
             else:
                 strengths = SWEEPS[kind]
-                plot.setXRange(strengths[0], strengths[-1], padding=0.05)
-                plot.getAxis("bottom").setTicks([[(s, f"{s:g}") for s in strengths]])
-                self.curves[kind] = plot.plot(pen=pg.mkPen(LINE, width=2), symbol="o", symbolSize=6, symbolBrush=LINE)
-                self.cnn_curves[kind] = plot.plot(
+                chart.setXRange(strengths[0], strengths[-1], padding=0.05)
+                chart.getAxis("bottom").setTicks([[(s, f"{s:g}") for s in strengths]])
+                self.curves[kind] = chart.plot(pen=pg.mkPen(LINE, width=2), symbol="o", symbolSize=6, symbolBrush=LINE)
+                self.cnn_curves[kind] = chart.plot(
                     pen=pg.mkPen(CNN_LINE, width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
                     symbol="s",
                     symbolSize=5,
                     symbolBrush=CNN_LINE,
                 )
+                series, samples = (self.curves[kind], self.cnn_curves[kind]), ("line", "dash")
             # under each title: which line (bar) is the CapsNet's, which the CNN's
-            key = SeriesKey(plot, sep="&nbsp;&nbsp;")
-            if kind == "affine":
-                key.set_entries(
-                    [
-                        KeyEntry("CapsNet", (self.affine_bar,), (LINE,), "bar"),
-                        KeyEntry("CNN", (self.cnn_affine_bar,), (CNN_LINE,), "bar"),
-                    ]
-                )
-            else:
-                key.set_entries(
-                    [
-                        KeyEntry("CapsNet", (self.curves[kind],), (LINE,), "line"),
-                        KeyEntry("CNN", (self.cnn_curves[kind],), (CNN_LINE,), "dash"),
-                    ]
-                )
-            self.plots[kind] = plot
-            grid.addWidget(plot, k // 3, k % 3)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(top)
-        layout.addLayout(grid, 1)
+            names = zip(("CapsNet", "CNN"), series, (LINE, CNN_LINE), samples)
+            SeriesKey(
+                chart,
+                [KeyEntry(name, (item,), (colour,), sample) for name, item, colour, sample in names],
+                sep="&nbsp;&nbsp;",
+            )
+            self.plots[kind] = chart
+            grid.addWidget(chart, k // 3, k % 3)
+        column(top, (grid, 1), margins=(2, 2, 2, 2), parent=self)
         self.results: dict[str, dict[float, float]] = {}  # the CapsNet's: kind -> {strength: accuracy}
         self.baseline_results: dict[str, dict[float, float]] = {}  # the compared CNN's, the same way
         self.networks = 1  # how many networks the measurement covers (2 with a CNN)
