@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -26,7 +25,15 @@ from capsviz import explanations
 from capsviz.data.images import save_grey_png
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
+from capsviz.gui.widgets.common import (
+    ImagePanel,
+    InferenceView,
+    column,
+    digit_choice,
+    offset_slider,
+    row,
+    set_quietly,
+)
 from capsviz.model.inference import PERTURBATION_OFFSETS, tile_grid
 
 POSE_RANGES = (0.25, 0.5, 1.0)
@@ -51,8 +58,7 @@ class PerturbationDialog(QDialog):
         )
         panel.set_image(self.image)
         panel.setMinimumSize(420, 560)
-        save = QPushButton(tr("Save PNG…"))
-        save.clicked.connect(self._save_dialog)
+        save = QPushButton(tr("Save PNG…"), clicked=self._save_dialog)
         layout = QVBoxLayout(self)
         layout.addWidget(panel, 1)
         layout.addWidget(save, alignment=Qt.AlignmentFlag.AlignRight)
@@ -96,25 +102,17 @@ class PoseView(QWidget, InferenceView):
         self.decode = decode
         self.grid = grid
         self.compose = compose
-        self.digit = QComboBox()
-        self.digit.addItem(tr("predicted"), -1)
-        for k in range(10):
-            self.digit.addItem(tr("digit {k}", k=k), k)
-        self.digit.setToolTip(tr("Which digit capsule's pose to edit (default: the prediction)"))
+        self.digit = digit_choice(tr("Which digit capsule's pose to edit (default: the prediction)"))
         self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.range = QComboBox()
+        self.range = QComboBox(toolTip=tr("Range of the offset sliders"))
         self.range.addItems([f"±{r:g}" for r in POSE_RANGES])
-        self.range.setToolTip(tr("Range of the offset sliders"))
         self.range.currentIndexChanged.connect(self._set_range)
-        self.scale = QDoubleSpinBox(decimals=2, minimum=0.0, maximum=3.0, singleStep=0.05, value=1.0)
-        self.scale.setToolTip(tr("Multiply the whole pose vector (its length) by this factor"))
+        tip = tr("Multiply the whole pose vector (its length) by this factor")
+        self.scale = QDoubleSpinBox(decimals=2, minimum=0.0, maximum=3.0, singleStep=0.05, value=1.0, toolTip=tip)
         self.scale.valueChanged.connect(self._update_reconstruction)
-        self.reset_button = QPushButton(tr("Reset"))
-        self.reset_button.setToolTip(tr("Offsets back to 0 and length × 1"))
-        self.reset_button.clicked.connect(self.reset)
-        self.grid_button = QPushButton(tr("Fig. 4 grid…"))
-        self.grid_button.setToolTip(tr("Reconstructions with each dimension moved from -0.25 to +0.25"))
-        self.grid_button.clicked.connect(self.show_grid)
+        self.reset_button = QPushButton(tr("Reset"), toolTip=tr("Offsets back to 0 and length × 1"), clicked=self.reset)
+        tip = tr("Reconstructions with each dimension moved from -0.25 to +0.25")
+        self.grid_button = QPushButton(tr("Fig. 4 grid…"), toolTip=tip, clicked=self.show_grid)
         self.sliders: list[QLabeledDoubleSlider] = []
         self.inferred_labels: list[QLabel] = []
         self.headings: list[QLabel] = []  # over each half of the grid: "inferred", "offset"
@@ -127,28 +125,20 @@ class PoseView(QWidget, InferenceView):
                 (1, tr("inferred"), Qt.AlignmentFlag.AlignLeft, inferred_tip),
                 (2, tr("offset"), Qt.AlignmentFlag.AlignRight, offset_tip),
             ):
-                heading = QLabel(text)
-                heading.setStyleSheet("color: #505050;")
-                heading.setToolTip(tip)
+                heading = QLabel(text, styleSheet="color: #505050;", toolTip=tip)
                 grid_layout.addWidget(heading, 0, col + dc, alignment=align)
                 self.headings.append(heading)
         for k in range(16):
-            s = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
-            s.setRange(-POSE_RANGES[0], POSE_RANGES[0])
-            s.setSingleStep(0.01)
-            s.setDecimals(3)
-            s.setValue(0.0)
+            tip = tr("offset added to dimension {k} of the capsule's 16-D pose", k=k)
+            s = offset_slider(-POSE_RANGES[0], POSE_RANGES[0], 0.0, 3, 0.01, tip)
             s.setObjectName(f"pose_slider_{k}")
-            s.setToolTip(tr("offset added to dimension {k} of the capsule's 16-D pose", k=k))
             s.valueChanged.connect(self._update_reconstruction)
-            inferred = QLabel("")
-            inferred.setStyleSheet("color: #707070;")
-            inferred.setMinimumWidth(48)
-            inferred.setToolTip(tr("inferred value of dimension {k}", k=k))
-            row, col = 1 + k % 8, 3 * (k // 8)  # row 0: the headings
-            grid_layout.addWidget(QLabel(f"d{k}"), row, col)
-            grid_layout.addWidget(inferred, row, col + 1)
-            grid_layout.addWidget(s, row, col + 2)
+            tip = tr("inferred value of dimension {k}", k=k)
+            inferred = QLabel("", styleSheet="color: #707070;", minimumWidth=48, toolTip=tip)
+            at, col = 1 + k % 8, 3 * (k // 8)  # row 0: the headings
+            grid_layout.addWidget(QLabel(f"d{k}"), at, col)
+            grid_layout.addWidget(inferred, at, col + 1)
+            grid_layout.addWidget(s, at, col + 2)
             self.sliders.append(s)
             self.inferred_labels.append(inferred)
         self.input_panel = ImagePanel(tr("input"))
@@ -157,27 +147,11 @@ class PoseView(QWidget, InferenceView):
         for p in (self.input_panel, self.recon_panel, self.diff_panel):
             p.setMinimumSize(110, 88)
         self.status = QLabel("")
-        top = QVBoxLayout() if two_rows else QHBoxLayout()
-        rows = [QHBoxLayout(), QHBoxLayout()] if two_rows else [top, top]
-        labels = (QLabel(tr("capsule")), QLabel(tr("range")), QLabel(tr("length ×")))
-        for w in (labels[0], self.digit, labels[1], self.range, labels[2], self.scale):
-            rows[0].addWidget(w)
-        for w in (self.reset_button, self.grid_button):
-            rows[1].addWidget(w)
-        rows[1].addWidget(self.status, 1)
-        if two_rows:
-            rows[0].addStretch(1)
-            for row in rows:
-                top.addLayout(row)
-        images = QHBoxLayout()
-        images.addWidget(self.input_panel)
-        images.addWidget(self.recon_panel)
-        images.addWidget(self.diff_panel)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(top)
-        layout.addLayout(images, 1)
-        layout.addLayout(grid_layout)
+        choices = (tr("capsule"), self.digit, tr("range"), self.range, tr("length ×"), self.scale)
+        actions = (self.reset_button, self.grid_button, (self.status, 1))
+        top = column(row(*choices, 1), row(*actions)) if two_rows else row(*choices, *actions)
+        images = row(self.input_panel, self.recon_panel, self.diff_panel)
+        column(top, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
         self.prediction: int | None = None
         self.image: np.ndarray | None = None
