@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from capsviz import explanations
 from capsviz.gui.i18n import tr
@@ -16,12 +16,17 @@ from capsviz.gui.widgets.common import (
     InferenceView,
     KeyEntry,
     SeriesKey,
+    clear_data,
+    column,
+    digit_choice,
     fit_iterations,
     iteration_slider,
+    readout,
+    row,
     set_label,
 )
 from capsviz.model.analysis import (
-    capsule_position,
+    capsule_figures,
     chosen_fields,
     colour_steps,
     coupling_scale,
@@ -44,11 +49,7 @@ class VotePanel(QWidget):
     def __init__(self, default: str, rank: int, parent=None) -> None:
         super().__init__(parent)
         self.rank = rank  # the default digit: the rank-th longest capsule
-        self.digit = QComboBox()
-        self.digit.addItem(default, -1)
-        for k in range(10):
-            self.digit.addItem(tr("digit {k}", k=k), k)
-        self.digit.setToolTip(tr("The digit capsule j whose votes are shown"))
+        self.digit = digit_choice(tr("The digit capsule j whose votes are shown"), default)
         self.plot = pg.PlotWidget()
         self.plot.setAspectLocked(True)
         self.plot.setLabel("bottom", tr("first axis of the votes"))
@@ -58,11 +59,11 @@ class VotePanel(QWidget):
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.scatter = pg.ScatterPlotItem(pen=None, hoverable=True, tip=None)
-        self.plot.addItem(self.scatter)
         self.path = pg.PlotDataItem(pen=pg.mkPen(PATH, width=2), symbol="o", symbolSize=6, symbolBrush=PATH)
         self.current = pg.ScatterPlotItem(symbol="+", size=18, pen=pg.mkPen(CURRENT, width=2), brush=None)
-        self.plot.addItem(self.path)
-        self.plot.addItem(self.current)
+        self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
+        for item in (self.scatter, self.path, self.current, self.box):
+            self.plot.addItem(item)
         dots = tuple(VIRIDIS.map(t, mode="qcolor") for t in (0.1, 0.5, 1.0))
         self.key = SeriesKey(
             self.plot,
@@ -72,8 +73,6 @@ class VotePanel(QWidget):
                 KeyEntry(tr("v_j at r"), (self.current,), (CURRENT,), "cross"),
             ],
         )
-        self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
-        self.plot.addItem(self.box)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
@@ -86,13 +85,9 @@ class VotePanel(QWidget):
                 "each capsule weighted by ‖u_i‖"
             )
         )
-        top = QHBoxLayout()
-        top.addWidget(QLabel(tr("capsule")))
-        top.addWidget(self.digit)
-        top.addStretch(1)
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.addLayout(top, 0, 0, 1, 2)
+        grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 0, 1, 2)
         grid.addWidget(self.plot, 1, 0)
         grid.addWidget(self.fields, 1, 1, Qt.AlignmentFlag.AlignTop)
         grid.setColumnStretch(0, 3)
@@ -120,23 +115,13 @@ class VotesView(QWidget, InferenceView):
         self.setToolTip(tr(explanations.VOTES))
         self.iteration = iteration_slider(tr("Routing iteration r whose couplings colour the votes"))
         self.iteration_label = QLabel("r = 3")
-        controls = QHBoxLayout()
-        for w in (QLabel(tr("iteration")), self.iteration, self.iteration_label):
-            controls.addWidget(w, 1 if w is self.iteration else 0)
+        controls = row(tr("iteration"), (self.iteration, 1), self.iteration_label)
         # two panels, one over the other, for a model that gives two answers (set_answers)
         self.all_panels = [VotePanel(tr("predicted"), k) for k in range(2)]
         self.panels = self.all_panels[:1]  # the panels shown
-        row = QVBoxLayout()
-        for panel in self.all_panels:
-            row.addWidget(panel, 1)
-        self.readout = QLabel(tr("hover over a vote to read it"))
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.readout.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(controls)
-        layout.addLayout(row, 1)
-        layout.addWidget(self.readout)
+        self.readout = readout(tr("hover over a vote to read it"))
+        stack = column(*((panel, 1) for panel in self.all_panels))
+        column(controls, (stack, 1), self.readout, margins=(2, 2, 2, 2), parent=self)
         self._brushes = [pg.mkBrush(VIRIDIS.map(k / (LEVELS - 1), mode="qcolor")) for k in range(LEVELS)]
         self.redraws = Redraws("votes", {"votes": self._draw})
         self._projected: dict[int, tuple] = {}  # digit j -> (mean, axes, points, centres) for this input
@@ -217,9 +202,7 @@ class VotesView(QWidget, InferenceView):
         j = self.digit_of(panel)
         if inf is None or inf.u_hat is None or j is None:
             panel.j, panel.points, panel.centres = None, None, None
-            panel.scatter.setData([], [])
-            panel.path.setData([], [])
-            panel.current.setData([], [])
+            clear_data(panel.scatter, panel.path, panel.current)
             panel.fields.set_image(None)
             return
         _, _, points, centres = self.projection(j)
@@ -231,10 +214,9 @@ class VotesView(QWidget, InferenceView):
         )
         panel.path.setData(centres[:, 0], centres[:, 1])
         spread = points.std(axis=0)
-        panel.box.blockSignals(True)
-        panel.box.setPos(centres[-1] - spread / 2)
-        panel.box.setSize(spread)
-        panel.box.blockSignals(False)
+        with QSignalBlocker(panel.box):
+            panel.box.setPos(centres[-1] - spread / 2)
+            panel.box.setSize(spread)
         # the view holds the bulk of the votes and v_j's path; a few far votes may lie outside
         # (drag or scroll the plot to reach them)
         low, high = vote_extent(points, centres)
@@ -274,21 +256,11 @@ class VotesView(QWidget, InferenceView):
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
         inf = self.inference
         r = self.iteration.value() - 1
-        t, y, x = capsule_position(i, len(inf.u_lengths))
-        agreement = float(inf.u_hat[i, j] @ inf.v[r, j])
         return tr(
             "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
             "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}",
-            i=i,
-            t=t,
-            y=y,
-            x=x,
-            u=inf.u_lengths[i],
-            j=j,
-            r=r + 1,
-            c=inf.c[r, i, j],
-            b=inf.b[r, i, j],
-            agreement=agreement,
+            **capsule_figures(inf, i, j, r),
+            agreement=float(inf.u_hat[i, j] @ inf.v[r, j]),
         )
 
     def _hover(self, panel: VotePanel, points) -> None:
