@@ -6,19 +6,33 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QPushButton, QWidget
 from superqt import QLabeledDoubleSlider
 
 from capsviz import explanations
 from capsviz.data.transforms import PARAMETERS, InputTransform, sweep_values
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import KeyEntry, SeriesKey, set_y_extent, settle
-from capsviz.model.analysis import moving_dimensions
+from capsviz.gui.widgets.common import (
+    KeyEntry,
+    SeriesKey,
+    clear_data,
+    column,
+    digit_choice,
+    marker,
+    offset_slider,
+    plot,
+    row,
+    set_quietly,
+    set_y_extent,
+    settle,
+)
+from capsviz.model.analysis import sweep_figures
 
 CNN_PEN = (190, 110, 210)
 SWEEP_STEPS = 21
 AXIS_WIDTH = 58  # pixels for the y axis label and tick labels ("-0.75")
+IDENTITY = InputTransform()  # the sliders' values at start and after a reset
 Y_STEP = 0.25  # the y range grows and shrinks in these steps, within [-1, 1] (|v_jd| <= ‖v_j‖ < 1)
 
 
@@ -45,60 +59,35 @@ class TransformView(QWidget):
         grid = QGridLayout()  # two sliders a row (rotate and scale, move x and y, shear and stroke)
         grid.setHorizontalSpacing(10)
         for k, (name, label, low, high, unit) in enumerate(PARAMETERS):
-            row, col = k // 2, 2 * (k % 2)
-            slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
-            slider.setRange(low, high)
-            slider.setDecimals(2 if name in ("scale", "thickness") else 1)
-            slider.setSingleStep(0.01 if name in ("scale", "thickness") else 0.5)
-            slider.setValue(1.0 if name == "scale" else 0.0)
+            fine = name in ("scale", "thickness")
+            slider = offset_slider(low, high, getattr(IDENTITY, name), 2 if fine else 1, 0.01 if fine else 0.5)
             slider.valueChanged.connect(self._emit)
             text = tr("{label} ({unit})", label=tr(label), unit=unit.strip()) if unit.strip() else tr(label)
-            grid.addWidget(QLabel(text), row, col)
-            grid.addWidget(slider, row, col + 1)
+            grid.addWidget(QLabel(text), k // 2, 2 * (k % 2))
+            grid.addWidget(slider, k // 2, 2 * (k % 2) + 1)
             self.sliders[name] = slider
-        self.reset_button = QPushButton(tr("Reset"))
-        self.reset_button.clicked.connect(self.reset)
+        self.reset_button = QPushButton(tr("Reset"), clicked=self.reset)
 
-        self.parameter = QComboBox()
+        self.parameter = QComboBox(toolTip=tr("The transform swept along the plot's x axis"))
         for name, label, *_ in PARAMETERS:
             self.parameter.addItem(tr(label), name)
-        self.parameter.setToolTip(tr("The transform swept along the plot's x axis"))
-        self.capsule = QComboBox()
-        self.capsule.addItem(tr("predicted"), -1)
-        for k in range(10):
-            self.capsule.addItem(tr("digit {k}", k=k), k)
-        self.capsule.setToolTip(tr("The digit capsule whose pose is plotted"))
+        self.capsule = digit_choice(tr("The digit capsule whose pose is plotted"))
         self.parameter.currentIndexChanged.connect(self.sweepRequested)
         self.capsule.currentIndexChanged.connect(self.sweepRequested)
 
-        self.plot = pg.PlotWidget(title=tr("pose of the capsule along the sweep"))
-        self.plot.setMouseEnabled(False, False)
-        self.plot.setLabel("left", tr("pose, length"))  # the key under the title names the lines
-        # a fixed width: tick labels of another width would lay the plot out and paint it
-        # again on each sweep
-        self.plot.getAxis("left").setWidth(AXIS_WIDTH)
+        # the key under the title names the lines; a fixed axis width: tick labels of another
+        # width would lay the plot out and paint it again on each sweep
+        title = tr("pose of the capsule along the sweep")
+        self.plot = plot(title, left=tr("pose, length"), axis_width=AXIS_WIDTH, sparse=False)
         self.pose_curves = [self.plot.plot(pen=pg.mkPen(pg.intColor(d, 16, alpha=200), width=1)) for d in range(16)]
         self.length_curve = self.plot.plot(pen=pg.mkPen("w", width=3))
         self.cnn_curve = self.plot.plot(pen=pg.mkPen(CNN_PEN, width=3, style=Qt.PenStyle.DashLine))
         self.key = SeriesKey(self.plot)  # under the title: the pose dimensions, the length, the CNN
-        self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
+        self.marker = marker()
         self.plot.addItem(self.marker)
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
-
-        top = QHBoxLayout()
-        top.addWidget(QLabel(tr("sweep")))
-        top.addWidget(self.parameter)
-        top.addWidget(QLabel(tr("capsule")))
-        top.addWidget(self.capsule)
-        top.addStretch(1)
-        top.addWidget(self.reset_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(grid)
-        layout.addLayout(top)
-        layout.addWidget(self.plot, 1)
-        layout.addWidget(self.summary)
+        self.summary = QLabel("", wordWrap=True)
+        top = row(tr("sweep"), self.parameter, tr("capsule"), self.capsule, 1, self.reset_button)
+        column(grid, top, (self.plot, 1), self.summary, margins=(4, 4, 4, 4), parent=self)
         self.sweep: dict | None = None
         self._titles: tuple[str, str] | None = None
         self._pending: tuple | None = None  # the arguments of set_sweep the part draws
@@ -110,22 +99,18 @@ class TransformView(QWidget):
 
     def reset(self) -> None:
         for name, s in self.sliders.items():
-            s.blockSignals(True)
-            s.setValue(1.0 if name == "scale" else 0.0)
-            s.blockSignals(False)
+            set_quietly(s, getattr(IDENTITY, name))
         self._emit()
 
     def _emit(self, *_) -> None:
         self.transformChanged.emit(self.transform())
 
     # -- sweep -----------------------------------------------------------------------------------
-    def sweep_parameter(self) -> tuple[str, np.ndarray]:
-        """(name, values): the swept parameter and SWEEP_STEPS values over its range."""
-        name = self.parameter.currentData()
-        return name, sweep_values(name, SWEEP_STEPS)
-
     def sweep_transforms(self) -> tuple[str, np.ndarray, list[InputTransform]]:
-        name, values = self.sweep_parameter()
+        """(name, values, transforms): the swept parameter, SWEEP_STEPS values over its range,
+        and the transform on the sliders with the parameter at each value."""
+        name = self.parameter.currentData()
+        values = sweep_values(name, SWEEP_STEPS)
         base = self.transform()
         return name, values, [base.with_value(name, v) for v in values]
 
@@ -186,8 +171,7 @@ class TransformView(QWidget):
         None clears."""
         if values is None or poses is None:
             self.sweep = None
-            for c in (*self.pose_curves, self.length_curve, self.cnn_curve):
-                c.setData([], [])
+            clear_data(*self.pose_curves, self.length_curve, self.cnn_curve)
             self.summary.setText("")
             return
         name = self.parameter.currentData()
@@ -214,27 +198,19 @@ class TransformView(QWidget):
             self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
-        moved = {}  # the three dimensions that swing most (d0, d1, d2) and their ranges
-        for i, (d, swing) in enumerate(moving_dimensions(poses, 3)):
-            moved[f"d{i}"], moved[f"range{i}"] = d, swing
+        figures = sweep_figures(poses, cnn)  # the length's span and the three dimensions that swing most
         if cnn is None:
             text = tr(
                 "length {low:.2f}–{high:.2f} over the sweep; the dimensions that move most: "
                 "d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), d{d2} (range {range2:.2f})",
-                low=lengths.min(),
-                high=lengths.max(),
-                **moved,
+                **figures,
             )
         else:
             text = tr(
                 "length {low:.2f}–{high:.2f} over the sweep; CNN p({k}) {cnn_low:.2f}–{cnn_high:.2f}; the "
                 "dimensions that move most: d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), "
                 "d{d2} (range {range2:.2f})",
-                low=lengths.min(),
-                high=lengths.max(),
                 k=digit,
-                cnn_low=cnn.min(),
-                cnn_high=cnn.max(),
-                **moved,
+                **figures,
             )
         self.summary.setText(text)
