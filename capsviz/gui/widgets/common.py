@@ -1,5 +1,5 @@
-"""Shared pieces of the views: rows and columns of widgets, plots, a titled image panel, colour
-maps and the key under a plot's title."""
+"""Shared pieces of the views: rows and columns of widgets, plots and their lines, sliders, a
+titled image panel, colour maps and the key under a plot's title."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainterPath, QTransform
 from PySide6.QtWidgets import (
     QComboBox,
@@ -509,8 +509,6 @@ class RoutingView(QWidget):
 
     def class_map_scene_pos(self, j: int, y: int, x: int):
         """Scene position of the centre of cell (y, x) of digit j's map (for tests and tools)."""
-        from PySide6.QtCore import QPointF
-
         y0, x0 = class_tile_origin(j, self.grid)
         return self.map_view.mapViewToScene(QPointF(x0 + x + 0.5, y0 + y + 0.5))
 
