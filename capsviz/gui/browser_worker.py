@@ -8,10 +8,9 @@ import numpy as np
 
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.explorer import classify_in_chunks
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.browser import MnistBrowser
-from capsviz.gui.workers import BackgroundJob
 from capsviz.runtime import lower_thread_priority
 from capsviz.texts import QT_TR_NOOP
 

@@ -93,6 +93,42 @@ def start_worker(function, *args, start: bool = True, **slots):
     return worker
 
 
+class BackgroundJob(QObject):
+    """One worker at a time (:attr:`worker`, None when none runs) on Qt's global pool, for the
+    views' background jobs; its failure is shown by ``show_exception(tr(failure), exc)``
+    (``failure``: an English source) unless :attr:`stop` is set by then. :attr:`stop` is a new
+    ``threading.Event`` each run, which :meth:`run` gives the job's function to check between
+    its steps; :meth:`quit` sets it and asks a generator to stop at its next ``yield``."""
+
+    def __init__(self, parent: QObject, show_exception, failure: str) -> None:
+        super().__init__(parent)
+        self._show_exception, self._failure = show_exception, failure
+        self.worker = None
+        self.stop = threading.Event()
+
+    def run(self, function, *args, stop: bool = False, finished=lambda: None, **slots) -> None:
+        """Start ``function(*args)``, with the new :attr:`stop` as its last argument if ``stop``
+        (:func:`start_worker`, whose ``slots`` these are); ``finished()`` once :attr:`worker` is None again."""
+        self.stop = threading.Event()
+        args = (*args, self.stop) if stop else args
+
+        def done() -> None:
+            self.worker = None
+            finished()
+
+        self.worker = start_worker(function, *args, finished=done, errored=self._failed, **slots)
+
+    def _failed(self, exc: BaseException) -> None:
+        if not self.stop.is_set():
+            self._show_exception(tr(self._failure), exc)
+
+    def quit(self) -> None:
+        """Ask a running job to stop: at its next check of :attr:`stop`, or its next ``yield``."""
+        self.stop.set()
+        if self.worker is not None:
+            self.worker.quit()
+
+
 class ExplorerCore(QObject):
     """The explorer without its widgets.
 

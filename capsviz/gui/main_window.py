@@ -28,7 +28,7 @@ from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.gui import dialogs, i18n
 from capsviz.gui.browser_worker import BrowserEvaluator
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.i18n import tr
@@ -50,7 +50,6 @@ from capsviz.gui.widgets.routing import RoutingView
 from capsviz.gui.widgets.training import TrainingPanel
 from capsviz.gui.widgets.transforms import TransformView
 from capsviz.gui.widgets.votes import VotesView
-from capsviz.gui.workers import BackgroundJob
 from capsviz.logs import about_report
 from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct

@@ -3,10 +3,9 @@ transformed MNIST test digits."""
 
 from __future__ import annotations
 
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.robustness import RobustnessView
-from capsviz.gui.workers import BackgroundJob
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.robustness import measure_first, networks_to_measure
 
@@ -20,7 +19,7 @@ class RobustnessMeasurer(BackgroundJob):
         super().__init__(core, show_exception, QT_TR_NOOP("Cannot measure robustness"))
         self._core, self.view = core, view
         view.measureRequested.connect(self.start)
-        view.stopRequested.connect(self.stop_soon)
+        view.stopRequested.connect(lambda: self.stop.set())
         for signal in (core.modelChanged, core.baselineChanged):
             signal.connect(lambda: self.worker is None and view.clear())
 

@@ -7,10 +7,9 @@ from PySide6.QtCore import Signal
 
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.evaluate import test_examples
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.routing import RoutingView
-from capsviz.gui.workers import BackgroundJob
 from capsviz.model.routing_effect import cached_routing_check, routing_check
 from capsviz.paths import user_cache_dir
 from capsviz.runtime import worker_thread
