@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from capsviz.data.mnist import load_test_or_sample
-from capsviz.explorer import classify_in_chunks
+from capsviz.explorer import browser_score, classify_in_chunks
 from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
 from capsviz.texts import QT_TR_NOOP
-
-
-def _score(predictions: np.ndarray, labels: np.ndarray) -> tuple[int, float]:
-    """(mistakes, per cent correct) of ``predictions`` against ``labels``, both (N,) ints."""
-    errors = int((predictions != labels).sum())
-    return errors, 100 * (1 - errors / len(labels))
 
 
 class BrowserEvaluator(BackgroundJob):
@@ -85,21 +77,7 @@ class BrowserEvaluator(BackgroundJob):
                 _, _, data, preds, _, cnn_preds = ev
                 browser.set_predictions(preds, cnn_preds)
                 # the number of digits is in the browser's source line already
-                errors, correct = _score(preds, data.labels)
-                if cnn_preds is None:
-                    text = tr("{errors:,} mistakes ({correct:.2f} % correct)", errors=errors, correct=correct)
-                else:
-                    cnn_errors, cnn_correct = _score(cnn_preds, data.labels)
-                    text = tr(
-                        "{errors:,} mistakes ({correct:.2f} % correct); the CNN {cnn_errors:,} mistakes "
-                        "({cnn_correct:.2f} % correct); they disagree on {disagree:,}",
-                        errors=errors,
-                        correct=correct,
-                        cnn_errors=cnn_errors,
-                        cnn_correct=cnn_correct,
-                        disagree=int((preds != cnn_preds).sum()),
-                    )
-                browser.status.setText(text)
+                browser.status.setText(browser_score(data.labels, preds, cnn_preds, tr))
 
         def on_finished() -> None:
             if browser.predictions is None and self._shown():
