@@ -254,8 +254,7 @@ class ExplorerCore(QObject):
                 self._error(tr("Cannot load checkpoint"), tr("{error}\n\nThe current model stays loaded.", error=exc))
             return False
         self._use_model(model, info, target, path is not None)
-        self.infer()
-        self.modelChanged.emit()
+        self._changed(self.modelChanged)
         return True
 
     def _use_model(self, model, info: CheckpointInfo, target: Path, given: bool) -> None:
@@ -314,9 +313,7 @@ class ExplorerCore(QObject):
             if kept is not None and path is None and baseline is None:
                 for name, value in kept.items():
                     setattr(self, name, value)
-                self.infer()
-                self.modelChanged.emit()
-                self.baselineChanged.emit()
+                self._changed(self.modelChanged, self.baselineChanged)
                 return True
             self.input = ExplorerInput(iterations=self.input.iterations)
             self.inference = None
@@ -339,9 +336,7 @@ class ExplorerCore(QObject):
                 return
             self._use_model(model, info, target, path is not None)
             self.baseline, self.baseline_info = cnn, cnn_info
-            self.infer()
-            self.modelChanged.emit()
-            self.baselineChanged.emit()
+            self._changed(self.modelChanged, self.baselineChanged)
 
         def failed(exc) -> None:
             if self.closing or dataset != self.dataset:
@@ -349,8 +344,7 @@ class ExplorerCore(QObject):
             self.model = untrained_model(dataset).to(self.device).eval()
             self.info, self.checkpoint_path, self.baseline, self.baseline_info = None, None, None, None
             self._describe(QT_TR_NOOP("untrained (the model cannot be loaded)"))
-            self.modelChanged.emit()
-            self.baselineChanged.emit()
+            self._changed(self.modelChanged, self.baselineChanged)
             self._exception(tr("Cannot load checkpoint"), exc)
 
         def done() -> None:
@@ -379,8 +373,7 @@ class ExplorerCore(QObject):
             self._error(tr("Cannot load the CNN"), tr("{error}\n\nThe current comparison stays.", error=exc))
             return False
         self.baseline, self.baseline_info = cnn, info
-        self.infer()
-        self.baselineChanged.emit()
+        self._changed(self.baselineChanged)
         return True
 
     def save_model(self, path: Path) -> Path | None:
@@ -569,14 +562,12 @@ class ExplorerCore(QObject):
         )
         if cnn:
             self.baseline, self.baseline_info = copy.deepcopy(init_model).to(self.device).eval(), None
-            self.infer()
-            self.baselineChanged.emit()
+            self._changed(self.baselineChanged)
         elif from_scratch:
             self.model = copy.deepcopy(init_model).to(self.device).eval()
             self.info, self.checkpoint_path = None, None
             self._describe(QT_TR_NOOP("training from scratch"))
-            self.infer()
-            self.modelChanged.emit()
+            self._changed(self.modelChanged)
         self.trainingStarted.emit(run.checkpoint)
         self._worker.start()
         return run.checkpoint
@@ -623,8 +614,7 @@ class ExplorerCore(QObject):
         inferred again with the new weights. A CNN's snapshot becomes ``baseline``."""
         if isinstance(snapshot.model, BaselineCNN):
             self.baseline = snapshot.model
-            self.infer()
-            self.baselineChanged.emit()
+            self._changed(self.baselineChanged)
             return
         self.model = snapshot.model
         snapshot.compare_with(self.baseline)  # the CNN may have changed since the snapshot was made
@@ -656,6 +646,12 @@ class ExplorerCore(QObject):
         self._sweep_timer.stop()
         QThreadPool.globalInstance().waitForDone(wait_ms)
         self._thread.stop()
+
+    def _changed(self, *signals) -> None:
+        """Infer the input again with the networks of the moment, then emit ``signals`` (what changed)."""
+        self.infer()
+        for signal in signals:
+            signal.emit()
 
     def _error(self, title: str, message: str, details: str = "") -> None:
         self.error.emit(title, message, details)

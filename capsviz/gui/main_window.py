@@ -55,7 +55,7 @@ from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.model.pairs import read_pair, scan_in_background
 from capsviz.texts import QT_TR_NOOP
-from capsviz.train.checkpoint import header_of
+from capsviz.train.checkpoint import cnn_line, header_of
 
 
 @dataclass(frozen=True)
@@ -534,16 +534,7 @@ class MainWindow(QMainWindow):
 
     def _show_baseline_summary(self) -> None:
         self.lengths_view.cnn = self.core.baseline is not None
-        info = self.core.baseline_info
-        if self.core.baseline is None:
-            text = ""
-        elif info is None:
-            text = tr("CNN: training here")
-        elif info.test_accuracy is None:
-            text = tr("CNN: {name}", name=info.path.name)
-        else:
-            text = tr("CNN: {name} — {accuracy:.2f} %", name=info.path.name, accuracy=100 * info.test_accuracy)
-        self.baseline_label.setText(text)
+        self.baseline_label.setText(cnn_line(self.core.baseline_info, tr) if self.lengths_view.cnn else "")
 
     def update_sweep(self) -> None:
         """Ask for the transforms view's sweep for the current input, while the view is on screen."""

@@ -108,10 +108,9 @@ class MnistBrowser(QWidget):
         self.cell = None
         self._show_source()
         self.goto.setRange(0, len(data) - 1)
-        self.errors_only.setChecked(False)
-        self.errors_only.setEnabled(False)
-        self.disagree_only.setChecked(False)
-        self.disagree_only.setEnabled(False)
+        for box in (self.errors_only, self.disagree_only):
+            box.setChecked(False)
+            box.setEnabled(False)
         self._fill_matrix(None)
         self._update_filter_label()
 

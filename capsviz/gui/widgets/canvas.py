@@ -210,9 +210,11 @@ class InputPanel(QWidget, InferenceView):
         self.clear_button = QPushButton(tr("Clear"), clicked=self.canvas.clear)
         self.undo_button = QPushButton(tr("Undo"), clicked=self.canvas.undo)
         self.redo_button = QPushButton(tr("Redo"), clicked=self.canvas.redo)
-        self.sample_button = QPushButton(tr("MNIST sample"), clicked=self.sampleRequested)
+        self.sample_button = QPushButton(tr("MNIST sample"))
+        self.sample_button.clicked.connect(self.sampleRequested)  # a signal: not a constructor keyword
         self.sample_button.setToolTip(tr("Put a random digit of the MNIST test sample on the canvas"))
-        self.open_button = QPushButton(tr("Open image…"), clicked=self.openRequested)
+        self.open_button = QPushButton(tr("Open image…"))
+        self.open_button.clicked.connect(self.openRequested)
         self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
         self.polarity = QComboBox()
         for text, value in (

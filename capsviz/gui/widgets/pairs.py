@@ -35,7 +35,7 @@ from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, set_quietly
-from capsviz.model.pairs import PairSetup, a_digit, red_green
+from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green
 from capsviz.texts import QT_TR_NOOP
 
 SCAN_BUTTONS = {
@@ -331,12 +331,7 @@ class PairPanel(QWidget, InferenceView):
         elif ev[0] == "found":
             self.select_test_pair(ev[1])
         else:
-            if self.finding == "wrong":
-                self.browse_status.setText(tr("no wrong pair after test pair {k}", k=ev[1] - 1))
-            else:
-                self.browse_status.setText(
-                    tr("no pair where routing changes the answer after test pair {k}", k=ev[1] - 1)
-                )
+            self.browse_status.setText(no_pair_found(self.finding, ev[1], tr))
 
     # -- the reading ------------------------------------------------------------------
     def show_iteration(self) -> None:
@@ -371,12 +366,4 @@ class PairPanel(QWidget, InferenceView):
         a, b = reading.segmented
         self.segment_panel.set_image(reading.segmentation_image(inf.input, r))
         self.segment_panel.set_title(f"r = {r + 1}: {a} | {b}")
-        self.scale_label.setText(
-            tr(
-                "segmentation colours stretched: full red at a share of {red:.4f} to {a}, "
-                "full green at {green:.4f} (0.5: an even split)",
-                red=0.5 + reading.contrast,
-                a=a,
-                green=0.5 - reading.contrast,
-            )
-        )
+        self.scale_label.setText(reading.colour_scale(tr))

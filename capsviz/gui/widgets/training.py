@@ -152,9 +152,11 @@ class TrainingPanel(QWidget):
         self._inputs = (*(widgets[name] for name in rows), self.from_scratch)  # the fields in the form, in order
         start = lambda: self.startRequested.emit(self.config(), self.from_scratch.isChecked())  # noqa: E731
         self.start_button = QPushButton(tr("Start"), clicked=start)
-        self.pause_button = QPushButton(tr("Pause"), checkable=True, toggled=self.pauseRequested)
+        self.pause_button = QPushButton(tr("Pause"), checkable=True)
+        self.pause_button.toggled.connect(self.pauseRequested)  # a signal: not a constructor keyword
         self.pause_button.setToolTip(tr("Pause the run after this step; the views show its weights. Again: go on"))
-        self.stop_button = QPushButton(tr("Stop"), clicked=self.stopRequested)
+        self.stop_button = QPushButton(tr("Stop"))
+        self.stop_button.clicked.connect(self.stopRequested)
         self.pause_button.toggled.connect(lambda on: self.pause_button.setText(tr("Resume") if on else tr("Pause")))
         self.progress = QProgressBar()
         self.status = QLabel(tr("idle"), wordWrap=True)
@@ -272,10 +274,7 @@ class TrainingPanel(QWidget):
             elif isinstance(ev, PausedEvent):
                 self.status.setText(tr("paused at step {k}; the views show these weights. Resume goes on", k=ev.step))
             elif isinstance(ev, StoppedEvent):
-                if ev.finished:
-                    self.status.setText(tr("finished at step {k}; saved {path}", k=ev.step, path=ev.checkpoint))
-                else:
-                    self.status.setText(tr("stopped at step {k}; saved {path}", k=ev.step, path=ev.checkpoint))
+                self.status.setText(ev.sentence(tr))
 
         self.stopRequested.connect(stop)
         self.pauseRequested.connect(pause)
@@ -299,18 +298,7 @@ class TrainingPanel(QWidget):
         total = ev.batches_per_epoch * self.epochs.value()
         self.progress.setRange(0, total)
         self.progress.setValue(min(ev.step, total))
-        eta = (total - ev.step) * self.batch_size.value() / max(ev.images_per_s, 1e-9)
-        self.status.setText(
-            tr(
-                "epoch {epoch}, batch {batch}/{batches}, {rate:.0f} images/s, lr {lr:.2e}, {minutes:.1f} min to go",
-                epoch=ev.epoch + 1,
-                batch=ev.batch,
-                batches=ev.batches_per_epoch,
-                rate=ev.images_per_s,
-                lr=ev.lr,
-                minutes=eta / 60,
-            )
-        )
+        self.status.setText(ev.progress(self.epochs.value(), self.batch_size.value(), tr))
         self.redraws.request()
 
     def add_epoch(self, ev: EpochEvent) -> None:
