@@ -101,6 +101,58 @@ TEST_PAIRS = QT_TR_NOOP(
     "evaluates all 10,000 unless given --test-subset."
 )
 
+# The training form's rows, in order: the setting (a TrainConfig field, or the network to
+# train) -> its label and tooltip for single digits (None: a row of the pairs' form only);
+# TRAINING_FORM_PAIRS: the rows that read otherwise for pairs of digits (MultiMNIST)
+TRAINING_FORM = {
+    "network": (QT_TR_NOOP("network"), QT_TR_NOOP("what to train: the CapsNet, or the CNN compared with it")),
+    "epochs": (QT_TR_NOOP("epochs"), QT_TR_NOOP("passes over the training images")),
+    "batch_size": (QT_TR_NOOP("batch size"), QT_TR_NOOP("images per optimizer step (paper: 128)")),
+    "lr": (QT_TR_NOOP("learning rate"), QT_TR_NOOP("Adam learning rate at step 0 (paper: 0.001)")),
+    "lr_decay": (
+        QT_TR_NOOP("lr decay"),
+        QT_TR_NOOP("learning rate factor per 'decay steps' steps (official code: 0.96)"),
+    ),
+    "lr_decay_steps": (QT_TR_NOOP("decay steps"), QT_TR_NOOP("steps per decay factor (official code: 2000)")),
+    "routing_iterations": (
+        QT_TR_NOOP("routing iterations"),
+        QT_TR_NOOP("routing iterations during training (paper: 3)"),
+    ),
+    "reconstruction_weight": (
+        QT_TR_NOOP("recon. weight"),
+        QT_TR_NOOP("weight of the per-image squared error (paper: 0.0005)"),
+    ),
+    "max_shift": (
+        QT_TR_NOOP("max shift"),
+        QT_TR_NOOP("random shifts of up to this many pixels, zero padded (paper: 2)"),
+    ),
+    "seed": (QT_TR_NOOP("seed"), QT_TR_NOOP("seed of the weights, the batch order and the shifts")),
+    "device": (QT_TR_NOOP("device"), QT_TR_NOOP("where training runs")),
+    "precision": (
+        QT_TR_NOOP("precision"),
+        QT_TR_NOOP(
+            "auto: bfloat16 products where the CPU or GPU runs them fast, else float32; fp16 for GPUs without bfloat16"
+        ),
+    ),
+    "train_subset": (QT_TR_NOOP("training images"), QT_TR_NOOP("use only the first N training images (0: all)")),
+    "pairs_per_epoch": None,
+    "test_subset": (QT_TR_NOOP("test images"), TEST_IMAGES),
+}
+TRAINING_FORM_PAIRS = {
+    "epochs": (QT_TR_NOOP("epochs"), QT_TR_NOOP("passes over the training pairs")),
+    "batch_size": (QT_TR_NOOP("batch size"), QT_TR_NOOP("pairs per optimizer step (paper: 128)")),
+    "max_shift": (
+        QT_TR_NOOP("max shift"),
+        QT_TR_NOOP("MultiMNIST: not used (each digit of a pair is shifted by up to 4 px)"),
+    ),
+    "train_subset": (
+        QT_TR_NOOP("training digits"),
+        QT_TR_NOOP("use only the first N training images to draw the pairs from (0: all)"),
+    ),
+    "pairs_per_epoch": (QT_TR_NOOP("pairs per epoch"), QT_TR_NOOP("MultiMNIST pairs drawn afresh for each epoch")),
+    "test_subset": (QT_TR_NOOP("test pairs"), TEST_PAIRS),
+}
+
 BROWSER = QT_TR_NOOP(
     "Browse the MNIST test digits (the full test set when MNIST is installed, else the "
     "2,000-digit sample shipped in assets/). Each digit goes to the input exactly as stored. "

@@ -13,7 +13,8 @@
 - :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
   of one dataset; :func:`untrained_model`, what is shown when none reads;
 - :func:`classify_in_chunks`, :func:`browsed`, :func:`step_through`: the MNIST browser's
-  predictions, the test digits its filter keeps, and the next of them.
+  predictions, the test digits its filter keeps, and the next of them; :func:`browser_filter`,
+  :func:`browser_digit` and :func:`browser_score`, its lines on them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference, digit_capsules, infer
 from capsviz.paths import user_checkpoint_dir
 from capsviz.runtime import worker_thread
+from capsviz.texts import english
 from capsviz.train.checkpoint import CheckpointInfo, check_dataset_of, fresh_path, load_baseline, load_checkpoint
 from capsviz.train.config import TrainConfig
 from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent
@@ -518,6 +520,57 @@ def step_through(indices: np.ndarray, index: int, direction: int) -> int | None:
         return int(later[0] if later.size else indices[0])
     earlier = indices[indices < index]
     return int(earlier[-1] if earlier.size else indices[-1])
+
+
+def browser_filter(n: int, cell: tuple[int, int] | None, mistakes: bool, disagreements: bool, tr=english) -> str:
+    """The MNIST browser's line on its filter (``cell``, ``mistakes``, ``disagreements``: as
+    :func:`browsed`), which keeps ``n`` digits; ``tr``: see :mod:`capsviz.texts`."""
+    parts = []
+    if cell is not None:
+        parts.append(tr("true {true}, predicted {predicted}", true=cell[0], predicted=cell[1]))
+    if mistakes:
+        parts.append(tr("mistakes only"))
+    if disagreements:
+        parts.append(tr("CNN disagrees"))
+    # the count of all digits is in the browser's source line: here only a filter's count
+    if parts:
+        return tr("browsing {n:,} digits ({filters})", n=n, filters=tr("; ").join(parts))
+    return tr("browsing all digits")
+
+
+def browser_digit(index: int, label: int, predicted: int | None = None, cnn: int | None = None, tr=english) -> str:
+    """The MNIST browser's line on test digit ``index`` of class ``label``, with the model's
+    answer ``predicted`` and the compared CNN's ``cnn`` where given (a wrong one marked ✗)."""
+    if predicted is None:
+        return tr("test image {index}: label {label}", index=index, label=label)
+    fields = {"index": index, "label": label, "predicted": predicted, "wrong": "" if predicted == label else "  ✗"}
+    if cnn is None:
+        return tr("test image {index}: label {label}, predicted {predicted}{wrong}", **fields)
+    fields.update(cnn=cnn, cnn_wrong="" if cnn == label else "  ✗")
+    return tr("test image {index}: label {label}, predicted {predicted}{wrong}; CNN {cnn}{cnn_wrong}", **fields)
+
+
+def browser_score(labels: np.ndarray, predictions: np.ndarray, cnn: np.ndarray | None = None, tr=english) -> str:
+    """The MNIST browser's line on the model's mistakes on its test digits (``labels``,
+    ``predictions``: (N,) ints) and, with ``cnn`` ((N,) ints), the compared CNN's."""
+
+    def score(answers: np.ndarray) -> tuple[int, float]:
+        errors = int((answers != labels).sum())
+        return errors, 100 * (1 - errors / len(labels))
+
+    errors, correct = score(predictions)
+    if cnn is None:
+        return tr("{errors:,} mistakes ({correct:.2f} % correct)", errors=errors, correct=correct)
+    cnn_errors, cnn_correct = score(cnn)
+    return tr(
+        "{errors:,} mistakes ({correct:.2f} % correct); the CNN {cnn_errors:,} mistakes "
+        "({cnn_correct:.2f} % correct); they disagree on {disagree:,}",
+        errors=errors,
+        correct=correct,
+        cnn_errors=cnn_errors,
+        cnn_correct=cnn_correct,
+        disagree=int((predictions != cnn).sum()),
+    )
 
 
 def request_for(serial: int, model, source: ExplorerInput, baseline=None, read=None) -> InferenceRequest:

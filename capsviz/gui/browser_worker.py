@@ -4,24 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-from PySide6.QtCore import QObject
-
 from capsviz.data.mnist import load_test_or_sample
-from capsviz.explorer import classify_in_chunks
-from capsviz.gui.core import ExplorerCore, start_worker
+from capsviz.explorer import browser_score, classify_in_chunks
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.runtime import lower_thread_priority
+from capsviz.texts import QT_TR_NOOP
 
 
-def _score(predictions: np.ndarray, labels: np.ndarray) -> tuple[int, float]:
-    """(mistakes, per cent correct) of ``predictions`` against ``labels``, both (N,) ints."""
-    errors = int((predictions != labels).sum())
-    return errors, 100 * (1 - errors / len(labels))
-
-
-class BrowserEvaluator(QObject):
+class BrowserEvaluator(BackgroundJob):
     """Fills ``browser`` with the test split (full MNIST, else the assets sample) and the
     predictions of ``core``'s model (and of its comparison CNN, when it has one) for it, in a
     background thread.
@@ -47,12 +39,10 @@ class BrowserEvaluator(QObject):
         shown: Callable[[], bool],
         show_exception: Callable[[str, BaseException], None],
     ) -> None:
-        super().__init__(core)
+        super().__init__(core, show_exception, QT_TR_NOOP("Cannot browse MNIST"))
         self._core = core
         self.browser = browser
         self._shown = shown
-        self._show_exception = show_exception
-        self.worker = None  # the running worker, else None
         core.modelChanged.connect(self.model_changed)
         core.baselineChanged.connect(self.model_changed)
 
@@ -87,34 +77,13 @@ class BrowserEvaluator(QObject):
                 _, _, data, preds, _, cnn_preds = ev
                 browser.set_predictions(preds, cnn_preds)
                 # the number of digits is in the browser's source line already
-                errors, correct = _score(preds, data.labels)
-                if cnn_preds is None:
-                    text = tr("{errors:,} mistakes ({correct:.2f} % correct)", errors=errors, correct=correct)
-                else:
-                    cnn_errors, cnn_correct = _score(cnn_preds, data.labels)
-                    text = tr(
-                        "{errors:,} mistakes ({correct:.2f} % correct); the CNN {cnn_errors:,} mistakes "
-                        "({cnn_correct:.2f} % correct); they disagree on {disagree:,}",
-                        errors=errors,
-                        correct=correct,
-                        cnn_errors=cnn_errors,
-                        cnn_correct=cnn_correct,
-                        disagree=int((preds != cnn_preds).sum()),
-                    )
-                browser.status.setText(text)
+                browser.status.setText(browser_score(data.labels, preds, cnn_preds, tr))
 
         def on_finished() -> None:
-            self.worker = None
             if browser.predictions is None and self._shown():
                 self.evaluate()  # the model changed meanwhile
 
-        # errors go to a dialog (with a slot for them, superqt does not also re-raise them)
-        self.worker = start_worker(
-            work,
-            yielded=on_event,
-            finished=on_finished,
-            errored=lambda exc: self._show_exception(tr("Cannot browse MNIST"), exc),
-        )
+        self.run(work, yielded=on_event, finished=on_finished)
 
     def model_changed(self) -> None:
         """Predictions in the browser belong to the previous model: drop them, redo if shown."""
@@ -125,8 +94,3 @@ class BrowserEvaluator(QObject):
                 self.worker.quit()
             elif self._shown():
                 self.evaluate()
-
-    def quit(self) -> None:
-        """Ask a running worker to stop (between chunks of 250 digits)."""
-        if self.worker is not None:
-            self.worker.quit()

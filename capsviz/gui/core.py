@@ -93,6 +93,42 @@ def start_worker(function, *args, start: bool = True, **slots):
     return worker
 
 
+class BackgroundJob(QObject):
+    """One worker at a time (:attr:`worker`, None when none runs) on Qt's global pool, for the
+    views' background jobs; its failure is shown by ``show_exception(tr(failure), exc)``
+    (``failure``: an English source) unless :attr:`stop` is set by then. :attr:`stop` is a new
+    ``threading.Event`` each run, which :meth:`run` gives the job's function to check between
+    its steps; :meth:`quit` sets it and asks a generator to stop at its next ``yield``."""
+
+    def __init__(self, parent: QObject, show_exception, failure: str) -> None:
+        super().__init__(parent)
+        self._show_exception, self._failure = show_exception, failure
+        self.worker = None
+        self.stop = threading.Event()
+
+    def run(self, function, *args, stop: bool = False, finished=lambda: None, **slots) -> None:
+        """Start ``function(*args)``, with the new :attr:`stop` as its last argument if ``stop``
+        (:func:`start_worker`, whose ``slots`` these are); ``finished()`` once :attr:`worker` is None again."""
+        self.stop = threading.Event()
+        args = (*args, self.stop) if stop else args
+
+        def done() -> None:
+            self.worker = None
+            finished()
+
+        self.worker = start_worker(function, *args, finished=done, errored=self._failed, **slots)
+
+    def _failed(self, exc: BaseException) -> None:
+        if not self.stop.is_set():
+            self._show_exception(tr(self._failure), exc)
+
+    def quit(self) -> None:
+        """Ask a running job to stop: at its next check of :attr:`stop`, or its next ``yield``."""
+        self.stop.set()
+        if self.worker is not None:
+            self.worker.quit()
+
+
 class ExplorerCore(QObject):
     """The explorer without its widgets.
 
@@ -218,8 +254,7 @@ class ExplorerCore(QObject):
                 self._error(tr("Cannot load checkpoint"), tr("{error}\n\nThe current model stays loaded.", error=exc))
             return False
         self._use_model(model, info, target, path is not None)
-        self.infer()
-        self.modelChanged.emit()
+        self._changed(self.modelChanged)
         return True
 
     def _use_model(self, model, info: CheckpointInfo, target: Path, given: bool) -> None:
@@ -278,9 +313,7 @@ class ExplorerCore(QObject):
             if kept is not None and path is None and baseline is None:
                 for name, value in kept.items():
                     setattr(self, name, value)
-                self.infer()
-                self.modelChanged.emit()
-                self.baselineChanged.emit()
+                self._changed(self.modelChanged, self.baselineChanged)
                 return True
             self.input = ExplorerInput(iterations=self.input.iterations)
             self.inference = None
@@ -303,9 +336,7 @@ class ExplorerCore(QObject):
                 return
             self._use_model(model, info, target, path is not None)
             self.baseline, self.baseline_info = cnn, cnn_info
-            self.infer()
-            self.modelChanged.emit()
-            self.baselineChanged.emit()
+            self._changed(self.modelChanged, self.baselineChanged)
 
         def failed(exc) -> None:
             if self.closing or dataset != self.dataset:
@@ -313,8 +344,7 @@ class ExplorerCore(QObject):
             self.model = untrained_model(dataset).to(self.device).eval()
             self.info, self.checkpoint_path, self.baseline, self.baseline_info = None, None, None, None
             self._describe(QT_TR_NOOP("untrained (the model cannot be loaded)"))
-            self.modelChanged.emit()
-            self.baselineChanged.emit()
+            self._changed(self.modelChanged, self.baselineChanged)
             self._exception(tr("Cannot load checkpoint"), exc)
 
         def done() -> None:
@@ -343,8 +373,7 @@ class ExplorerCore(QObject):
             self._error(tr("Cannot load the CNN"), tr("{error}\n\nThe current comparison stays.", error=exc))
             return False
         self.baseline, self.baseline_info = cnn, info
-        self.infer()
-        self.baselineChanged.emit()
+        self._changed(self.baselineChanged)
         return True
 
     def save_model(self, path: Path) -> Path | None:
@@ -533,14 +562,12 @@ class ExplorerCore(QObject):
         )
         if cnn:
             self.baseline, self.baseline_info = copy.deepcopy(init_model).to(self.device).eval(), None
-            self.infer()
-            self.baselineChanged.emit()
+            self._changed(self.baselineChanged)
         elif from_scratch:
             self.model = copy.deepcopy(init_model).to(self.device).eval()
             self.info, self.checkpoint_path = None, None
             self._describe(QT_TR_NOOP("training from scratch"))
-            self.infer()
-            self.modelChanged.emit()
+            self._changed(self.modelChanged)
         self.trainingStarted.emit(run.checkpoint)
         self._worker.start()
         return run.checkpoint
@@ -587,8 +614,7 @@ class ExplorerCore(QObject):
         inferred again with the new weights. A CNN's snapshot becomes ``baseline``."""
         if isinstance(snapshot.model, BaselineCNN):
             self.baseline = snapshot.model
-            self.infer()
-            self.baselineChanged.emit()
+            self._changed(self.baselineChanged)
             return
         self.model = snapshot.model
         snapshot.compare_with(self.baseline)  # the CNN may have changed since the snapshot was made
@@ -620,6 +646,12 @@ class ExplorerCore(QObject):
         self._sweep_timer.stop()
         QThreadPool.globalInstance().waitForDone(wait_ms)
         self._thread.stop()
+
+    def _changed(self, *signals) -> None:
+        """Infer the input again with the networks of the moment, then emit ``signals`` (what changed)."""
+        self.infer()
+        for signal in signals:
+            signal.emit()
 
     def _error(self, title: str, message: str, details: str = "") -> None:
         self.error.emit(title, message, details)

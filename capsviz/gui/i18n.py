@@ -132,9 +132,7 @@ def text_slots(root) -> Iterator[tuple[object, str, Callable[[], str], Callable[
             yield w, "text", w.text, w.setText
         if isinstance(w, QDockWidget) or w.isWindow():  # the root, and the dialogs among its children
             yield w, "title", w.windowTitle, w.setWindowTitle
-        if isinstance(w, QGroupBox):
-            yield w, "title", w.title, w.setTitle
-        if isinstance(w, QMenu):
+        if isinstance(w, (QGroupBox, QMenu)):
             yield w, "title", w.title, w.setTitle
         if isinstance(w, QComboBox):
             for i in range(w.count()):

@@ -28,7 +28,7 @@ from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.gui import dialogs, i18n
 from capsviz.gui.browser_worker import BrowserEvaluator
-from capsviz.gui.core import ExplorerCore, start_worker
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.i18n import tr
@@ -55,7 +55,7 @@ from capsviz.model import CapsNet
 from capsviz.model.inference import perturbation_grid, reconstruct
 from capsviz.model.pairs import read_pair, scan_in_background
 from capsviz.texts import QT_TR_NOOP
-from capsviz.train.checkpoint import header_of
+from capsviz.train.checkpoint import cnn_line, header_of
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,8 @@ class MainWindow(QMainWindow):
             },
             self.docks.values(),
         )
-        self.scan = None  # the worker scanning the test pairs for a wrong one, while it runs
+        # the scan of the test pairs for a wrong one
+        self.scans = BackgroundJob(self, self.errors.show_exception, QT_TR_NOOP("Cannot scan the test pairs"))
         self.setAcceptDrops(True)
         self._connect()
         self._apply_view_settings(self.restored.views)
@@ -193,6 +194,11 @@ class MainWindow(QMainWindow):
             self.tour_offer.setToolTip(tr("A dozen steps on the live views (Help → Tour, any time; Esc leaves it)"))
             self.tour_offer.linkActivated.connect(lambda _: (self.tour_offer.hide(), self.tour.start()))
             self.statusBar().addWidget(self.tour_offer)
+
+    @property
+    def scan(self):
+        """The worker scanning the test pairs (:meth:`scan_wrong_pairs`), while it runs, else None."""
+        return self.scans.worker
 
     @property
     def training_panel(self) -> TrainingPanel:
@@ -358,8 +364,7 @@ class MainWindow(QMainWindow):
         switch was made (not while a run trains; the reason is shown)."""
         if dataset == self.kind and path is None and baseline is None:
             return True
-        if self.scan is not None:
-            self.scan.quit()
+        self.scans.quit()
         if not self.core.switch_dataset(dataset, path, baseline):
             self.actions["pairs" if self.kind == "multimnist" else "digits"].setChecked(True)
             return False
@@ -442,7 +447,7 @@ class MainWindow(QMainWindow):
         ``wrong``), or whose answer routing changes (``routing``: r = 1 against the current R),
         on a worker thread (progress under the pair; asked again while it runs, it cancels)."""
         if self.scan is not None:
-            self.scan.quit()
+            self.scans.quit()
             return
         model, panel = self.core.model, self.pair_panel
 
@@ -450,12 +455,8 @@ class MainWindow(QMainWindow):
             if model is self.core.model and self.kind == "multimnist":
                 panel.scan_event(ev)
 
-        def finished() -> None:
-            self.scan = None
-            panel.scanning(False, find)
-
         panel.scanning(True, find)
-        self.scan = start_worker(
+        self.scans.run(
             scan_in_background,
             model,
             panel.test_block,
@@ -463,8 +464,7 @@ class MainWindow(QMainWindow):
             find,
             self.core.input.iterations,
             yielded=event,
-            finished=finished,
-            errored=lambda exc: self.errors.show_exception(tr("Cannot scan the test pairs"), exc),
+            finished=lambda: panel.scanning(False, find),
         )
 
     # -- settings -----------------------------------------------------------------
@@ -534,16 +534,7 @@ class MainWindow(QMainWindow):
 
     def _show_baseline_summary(self) -> None:
         self.lengths_view.cnn = self.core.baseline is not None
-        info = self.core.baseline_info
-        if self.core.baseline is None:
-            text = ""
-        elif info is None:
-            text = tr("CNN: training here")
-        elif info.test_accuracy is None:
-            text = tr("CNN: {name}", name=info.path.name)
-        else:
-            text = tr("CNN: {name} — {accuracy:.2f} %", name=info.path.name, accuracy=100 * info.test_accuracy)
-        self.baseline_label.setText(text)
+        self.baseline_label.setText(cnn_line(self.core.baseline_info, tr) if self.lengths_view.cnn else "")
 
     def update_sweep(self) -> None:
         """Ask for the transforms view's sweep for the current input, while the view is on screen."""
@@ -590,11 +581,9 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.routing_view.play_button.setChecked(False)
-        self.browser_evaluator.quit()  # stops between chunks of 250 digits
-        self.robustness.quit()  # stops before its next batch
-        self.routing_checker.quit()  # stops before its next batch
-        if self.scan is not None:
-            self.scan.quit()  # stops between batches of test pairs
+        # the browser stops between chunks of 250 digits, the others before their next batch
+        for job in (self.browser_evaluator, self.robustness, self.routing_checker, self.scans):
+            job.quit()
         self.scheduler.stop()
         self.core.close()  # waits for the background workers
         try:

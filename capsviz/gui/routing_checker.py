@@ -3,21 +3,20 @@ than R (:func:`capsviz.model.routing_effect.routing_check`), kept per model file
 
 from __future__ import annotations
 
-import threading
-
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.evaluate import test_examples
-from capsviz.gui.core import ExplorerCore
+from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.routing import RoutingView
 from capsviz.model.routing_effect import cached_routing_check, routing_check
 from capsviz.paths import user_cache_dir
 from capsviz.runtime import worker_thread
+from capsviz.texts import QT_TR_NOOP
 
 
-class RoutingChecker(QObject):
+class RoutingChecker(BackgroundJob):
     """Counts for ``core``'s model file, on a worker thread, when ``view`` asks; a new model
     shows the count kept for its file, if there is one. ``show_exception(title, exc)`` reports
     a failure."""
@@ -25,10 +24,8 @@ class RoutingChecker(QObject):
     progressed = Signal(str)  # the count's progress, from the worker thread
 
     def __init__(self, core: ExplorerCore, view: RoutingView, show_exception) -> None:
-        super().__init__(core)
-        self._core, self.view, self._show_exception = core, view, show_exception
-        self.worker = None
-        self._stop = threading.Event()
+        super().__init__(core, show_exception, QT_TR_NOOP("Cannot count on the test set"))
+        self._core, self.view = core, view
         view.checkRequested.connect(self.start)
         self.progressed.connect(view.show_check)
         core.modelChanged.connect(self.show_kept)
@@ -52,8 +49,6 @@ class RoutingChecker(QObject):
 
     def start(self) -> None:
         """Count on the test set (the MNIST test split or its pairs; the shipped sample without MNIST)."""
-        from superqt.utils import create_worker
-
         key = self._key()
         if key is None:
             self.view.show_check(tr("test set: counted for a model saved in a file, while no training runs"))
@@ -61,13 +56,12 @@ class RoutingChecker(QObject):
             return
         core, (path, iterations) = self._core, key
         model, dataset, data_root = core.model, core.dataset, core.data_root
-        stop = self._stop = threading.Event()
 
-        def before_batch() -> None:
-            if stop.is_set():
-                raise InterruptedError("the count was stopped")
+        def count(stop):
+            def before_batch() -> None:
+                if stop.is_set():
+                    raise InterruptedError("the count was stopped")
 
-        def count():
             with worker_thread("background"):
                 test, _ = load_test_or_sample(data_root)
                 images, labels = test_examples(dataset, test)
@@ -86,24 +80,10 @@ class RoutingChecker(QObject):
                 )
 
         def finished() -> None:
-            self.worker = None
             if model is not core.model or iterations != self.view.iterations.value():
                 self.show_kept()  # counted for a model or an R no longer shown
             self.view.check_button.setEnabled(True)
 
-        self.worker = create_worker(
-            count,
-            _start_thread=False,
-            _connect={
-                "returned": lambda check: self.view.show_check(check.sentence(tr)),
-                "finished": finished,
-                "errored": lambda exc: stop.is_set() or self._show_exception(tr("Cannot count on the test set"), exc),
-            },
-        )
         self.view.check_button.setEnabled(False)
         self.view.show_check(tr("test set: counting…"))
-        self.worker.start()
-
-    def quit(self) -> None:
-        """Stop a running count before its next batch."""
-        self._stop.set()
+        self.run(count, stop=True, returned=lambda check: self.view.show_check(check.sentence(tr)), finished=finished)

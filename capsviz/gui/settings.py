@@ -15,25 +15,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSize
 
+from capsviz.view_settings import VIEW_KEYS, checked
+
 FORMAT = 1
 STATE_VERSION = 1  # QMainWindow.saveState/restoreState version of the dock layout
 
 
 def default_settings() -> QSettings:
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "capsviz", "capsviz")
-
-
-# key -> (type, default, check)
-VIEW_KEYS = {
-    "input/brush": (int, 22, lambda v: 4 <= v <= 60),
-    "input/ink": (int, 0, lambda v: 0 <= v <= 2),
-    "routing/iterations": (int, 3, lambda v: 1 <= v <= 7),
-    "routing/scale": (int, 2, lambda v: 0 <= v <= 2),  # an index of routing.SCALES; 2: departure from uniform
-    "pose/range": (int, 0, lambda v: 0 <= v <= 2),
-    "transforms/parameter": (int, 0, lambda v: 0 <= v <= 5),
-    "app/language": (str, "", lambda v: v in ("", "en", "zh_CN")),  # "": the system locale's
-    "app/tour_offered": (int, 0, lambda v: v in (0, 1)),  # the tour is offered on the first start only
-}
 
 
 @dataclass
@@ -80,18 +69,14 @@ def read_settings(settings: QSettings) -> Restored:
             out.problems.append(f"the last checkpoint {path} is gone")
         else:
             out.problems.append("model/checkpoint")
-    for key, (kind, _default, check) in VIEW_KEYS.items():
+    for key in VIEW_KEYS:
         value = settings.value(key)
         if value is None:
             continue
         try:
-            value = kind(value)
-            if not check(value):
-                raise ValueError
-        except (TypeError, ValueError):
+            out.views[key] = checked(key, value)
+        except ValueError:
             out.problems.append(key)
-            continue
-        out.views[key] = value
     return out
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QWidget
 
 from capsviz import lessons
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.gui.i18n import tr
+from capsviz.gui.widgets.common import column, row
 
 WIDTH = 400  # pixels: the step's panel
 POSE_DIMENSION, POSE_OFFSET = 4, 0.2  # the pose step moves this slider this far
@@ -30,29 +31,15 @@ class Tour(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#tour { background: #fdf6e3; border: 2px solid #f0a020; border-radius: 6px; }")
         self.setFixedWidth(WIDTH)
-        self.heading = QLabel("")
-        self.heading.setStyleSheet("font-weight: bold; font-size: 13pt; color: #202020;")
-        self.heading.setWordWrap(True)
-        self.body = QLabel("")
-        self.body.setWordWrap(True)
-        self.body.setStyleSheet("color: #202020;")
-        self.counter = QLabel("")
-        self.counter.setStyleSheet("color: #606060;")
-        self.back_button = QPushButton(tr("Back"))
-        self.next_button = QPushButton(tr("Next"))
-        self.close_button = QPushButton(tr("Close"))
+        self.heading = QLabel("", wordWrap=True, styleSheet="font-weight: bold; font-size: 13pt; color: #202020;")
+        self.body = QLabel("", wordWrap=True, styleSheet="color: #202020;")
+        self.counter = QLabel("", styleSheet="color: #606060;")
+        self.back_button = QPushButton(tr("Back"), clicked=lambda: self.show_step(self.index - 1))
+        self.next_button = QPushButton(tr("Next"), clicked=lambda: self.show_step(self.index + 1))
+        self.close_button = QPushButton(tr("Close"), clicked=self.close_tour)
         self.close_button.setToolTip(tr("Leave the tour (Esc)"))
-        self.back_button.clicked.connect(lambda: self.show_step(self.index - 1))
-        self.next_button.clicked.connect(lambda: self.show_step(self.index + 1))
-        self.close_button.clicked.connect(self.close_tour)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.counter, 1)
-        for button in (self.back_button, self.next_button, self.close_button):
-            buttons.addWidget(button)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.body)
-        layout.addLayout(buttons)
+        buttons = row((self.counter, 1), self.back_button, self.next_button, self.close_button)
+        column(self.heading, self.body, buttons, parent=self)
         self.frame = QFrame(window)  # around the view the step is about
         self.frame.setStyleSheet("border: 3px solid #f0a020; background: transparent;")
         self.frame.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)

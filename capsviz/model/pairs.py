@@ -80,6 +80,17 @@ class PairReading:
         """One line, :func:`routing_comparison` of ``first`` and ``top2``."""
         return routing_comparison(self.first, self.top2, self.iterations, self.labels, tr)
 
+    def colour_scale(self, tr=english) -> str:
+        """One line on the segmentation's colours: the shares of the couplings to digit A drawn
+        as full red and full green (0.5 -/+ ``contrast``); for a reading with ``segmented``."""
+        return tr(
+            "segmentation colours stretched: full red at a share of {red:.4f} to {a}, "
+            "full green at {green:.4f} (0.5: an even split)",
+            red=0.5 + self.contrast,
+            a=self.segmented[0],
+            green=0.5 - self.contrast,
+        )
+
     @property
     def routing_changed(self) -> bool:
         """Whether routing past the first iteration changed the answer (the two digits named)."""
@@ -278,6 +289,14 @@ def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK, find: str
             return
         yield ("progress", begin + end - j - start, TEST_PAIRS - start)
     yield ("none", start)
+
+
+def no_pair_found(find: str, start: int, tr=english) -> str:
+    """What a scan for a pair that is ``find`` (``wrong``, ``routing``; see :func:`scan_test_pairs`)
+    from test pair ``start`` says when it finds none; ``tr``: see :mod:`capsviz.texts`."""
+    if find == "wrong":
+        return tr("no wrong pair after test pair {k}", k=start - 1)
+    return tr("no pair where routing changes the answer after test pair {k}", k=start - 1)
 
 
 def scan_in_background(model, block, start: int, find: str = "wrong", iterations: int = 3):

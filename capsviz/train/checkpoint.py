@@ -98,6 +98,17 @@ class CheckpointInfo:
         return tr(", ").join(parts)
 
 
+def cnn_line(info: CheckpointInfo | None, tr=english) -> str:
+    """One line on the CNN compared with the capsules: its file and test accuracy, e.g.
+    ``CNN: baseline.safetensors — 99.10 %``, or, with no ``info``, that a run is training it
+    here; ``tr``: see :mod:`capsviz.texts`."""
+    if info is None:
+        return tr("CNN: training here")
+    if info.test_accuracy is None:
+        return tr("CNN: {name}", name=info.path.name)
+    return tr("CNN: {name} — {accuracy:.2f} %", name=info.path.name, accuracy=100 * info.test_accuracy)
+
+
 STALE_TEMP_S = 600  # a temporary file this old beside a checkpoint is a killed writer's
 
 

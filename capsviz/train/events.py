@@ -1,11 +1,13 @@
 """What a training run reports: the events :meth:`capsviz.train.loop.Trainer.run` yields,
 the curves they draw (:class:`TrainingCurves`), and the error it raises when the loss stops
-being finite. Imports no torch and no Qt."""
+being finite; the lines the app says about a run. Imports no torch and no Qt."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from capsviz.texts import english
 
 
 @dataclass
@@ -24,6 +26,21 @@ class BatchEvent:
     train_accuracy: float
     lr: float
     images_per_s: float
+
+    def progress(self, epochs: int, batch_size: int, tr=english) -> str:
+        """One line on the run's progress, a run of ``epochs`` epochs of batches of ``batch_size``:
+        epoch, batch, speed, learning rate and the minutes to go at this speed; ``tr``: see
+        :mod:`capsviz.texts`."""
+        eta = (self.batches_per_epoch * epochs - self.step) * batch_size / max(self.images_per_s, 1e-9)
+        return tr(
+            "epoch {epoch}, batch {batch}/{batches}, {rate:.0f} images/s, lr {lr:.2e}, {minutes:.1f} min to go",
+            epoch=self.epoch + 1,
+            batch=self.batch,
+            batches=self.batches_per_epoch,
+            rate=self.images_per_s,
+            lr=self.lr,
+            minutes=eta / 60,
+        )
 
 
 @dataclass
@@ -56,6 +73,12 @@ class StoppedEvent:
     step: int
     finished: bool
     checkpoint: Path | None
+
+    def sentence(self, tr=english) -> str:
+        """One line: finished or stopped at which step, and the file saved."""
+        if self.finished:
+            return tr("finished at step {k}; saved {path}", k=self.step, path=self.checkpoint)
+        return tr("stopped at step {k}; saved {path}", k=self.step, path=self.checkpoint)
 
 
 TrainEvent = BatchEvent | EpochEvent | PausedEvent | StoppedEvent

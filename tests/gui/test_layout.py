@@ -408,8 +408,8 @@ def test_class_maps_show_departure_from_uniform_by_default(window, qtbot):
 def test_stored_scale_indices_stay_valid(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
 
-    from capsviz.gui.settings import VIEW_KEYS
     from capsviz.gui.widgets.routing import RoutingView
+    from capsviz.view_settings import VIEW_KEYS
 
     view = RoutingView()
     qtbot.addWidget(view)

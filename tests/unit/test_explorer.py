@@ -20,6 +20,9 @@ from capsviz.explorer import (
     TrainingRun,
     WeightsSnapshot,
     browsed,
+    browser_digit,
+    browser_filter,
+    browser_score,
     classify_in_chunks,
     initial_model,
     read_models,
@@ -137,6 +140,20 @@ def test_the_browser_keeps_mistakes_disagreements_and_a_confusion_cell():
     assert browsed(labels, predictions, cnn, True, True, None).tolist() == [3, 5]
     assert browsed(labels, predictions, cell=(1, 7)).tolist() == [1, 5]
     assert browsed(labels, predictions, cnn, disagreements=True, cell=(1, 7)).dtype == np.int64
+
+
+def test_the_browser_says_its_filter_its_digit_and_the_mistakes():
+    assert browser_filter(6, None, False, False) == "browsing all digits"
+    filtered = "browsing 2 digits (true 1, predicted 7; mistakes only; CNN disagrees)"
+    assert browser_filter(2, (1, 7), True, True) == filtered
+    assert browser_digit(4, 1) == "test image 4: label 1"
+    assert browser_digit(4, 1, 7) == "test image 4: label 1, predicted 7  ✗"
+    assert browser_digit(4, 1, 1, 3) == "test image 4: label 1, predicted 1; CNN 3  ✗"
+    labels, predictions, cnn = np.array([0, 1, 2, 3]), np.array([0, 7, 2, 3]), np.array([0, 1, 5, 5])
+    assert browser_score(labels, predictions) == "1 mistakes (75.00 % correct)"
+    assert browser_score(labels, predictions, cnn) == (
+        "1 mistakes (75.00 % correct); the CNN 2 mistakes (50.00 % correct); they disagree on 3"
+    )
 
 
 def test_stepping_goes_round_the_kept_digits():

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capsviz.model.pairs import PairReading, by_digit, routing_comparison, segmentation_image, share_contrast, verdict
+from capsviz.model.pairs import (
+    PairReading,
+    by_digit,
+    no_pair_found,
+    routing_comparison,
+    segmentation_image,
+    share_contrast,
+    verdict,
+)
 
 
 def test_red_is_digit_as_capsule_and_green_digit_bs():
@@ -61,6 +69,10 @@ def test_the_segmentation_colours_stretch_to_the_largest_departure():
     np.testing.assert_allclose(rgb[0, 1], [0.6, 0.625, 0.25], atol=1e-6)  # even: halfway, yellowish
     np.testing.assert_allclose(rgb[0, 2], [0.1, 0.5, 0.15], atol=1e-6)  # to B: green at half the ink
     assert share_contrast(image, np.full_like(share, 0.5)) == 0.0  # iteration 1: uniform couplings
+    reading = PairReading((4, 6), [4, 6], [4, 6], np.zeros((10, 1, 4)), (4, 6), share[None], contrast, [4, 6], 1)
+    assert reading.colour_scale() == (
+        "segmentation colours stretched: full red at a share of 0.5200 to 4, full green at 0.4800 (0.5: an even split)"
+    )
 
 
 def test_a_pose_edit_keeps_the_other_capsule_as_inferred():
@@ -109,3 +121,8 @@ def test_a_background_scan_lowers_its_threads_priority_and_yields_the_scans_even
     before, after = seen["niceness"]
     if sys.platform.startswith("linux"):  # the scan's thread runs at the background workers' priority
         assert after == min(19, before + BACKGROUND_NICENESS)
+
+
+def test_a_scan_that_finds_nothing_says_after_which_pair():
+    assert no_pair_found("wrong", 120) == "no wrong pair after test pair 119"
+    assert no_pair_found("routing", 1) == "no pair where routing changes the answer after test pair 0"

@@ -237,3 +237,10 @@ def test_the_curves_of_a_run_gather_its_steps_and_tested_epochs():
     assert curves.batches["recon"] == pytest.approx([0.01, 0.01])  # the weighted reconstruction loss
     assert curves.tests == {"step": [2], "acc": [0.97]}
     assert TrainingCurves().batches["step"] == []  # each its own lists
+
+
+def test_the_events_say_the_progress_and_the_end_of_a_run():
+    ev = BatchEvent(0, 10, 10, 100, 0.5, 0.4, 0.1, 0.9, 1e-3, 1000.0)
+    assert ev.progress(2, 128) == "epoch 1, batch 10/100, 1000 images/s, lr 1.00e-03, 0.4 min to go"
+    assert StoppedEvent(1, 200, True, "run.safetensors").sentence() == "finished at step 200; saved run.safetensors"
+    assert StoppedEvent(0, 7, False, "b.safetensors").sentence() == "stopped at step 7; saved b.safetensors"

@@ -9,23 +9,21 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from capsviz import explanations
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
-from capsviz.explorer import browsed, step_through
+from capsviz.explorer import browsed, browser_digit, browser_filter, step_through
 from capsviz.gui.i18n import tr
-from capsviz.gui.widgets.common import set_quietly
+from capsviz.gui.widgets.common import column, row, set_quietly
 
 
 class MnistBrowser(QWidget):
@@ -50,27 +48,22 @@ class MnistBrowser(QWidget):
 
         self.description = ""  # what the test digits are (an English source), once loaded
         self.source = QLabel(tr("no test data loaded"))
-        self.prev_button = QPushButton(tr("◀ Previous"))
-        self.next_button = QPushButton(tr("Next ▶"))
-        self.random_button = QPushButton(tr("Random"))
-        self.goto = QSpinBox()
-        self.goto.setPrefix(tr("index "))
-        self.goto.setKeyboardTracking(False)
+        self.prev_button = QPushButton(tr("◀ Previous"), clicked=lambda: self.step(-1))
+        self.next_button = QPushButton(tr("Next ▶"), clicked=lambda: self.step(1))
+        self.random_button = QPushButton(tr("Random"), clicked=self.random)
+        self.goto = QSpinBox(prefix=tr("index "), keyboardTracking=False, valueChanged=self.show_index)
         self.goto.setToolTip(tr("Go to a test image by its index"))
-        self.errors_only = QCheckBox(tr("only mistakes"))
-        self.errors_only.setEnabled(False)
-        self.disagree_only = QCheckBox(tr("only where the CNN disagrees"))
-        self.disagree_only.setEnabled(False)
+        self.errors_only = QCheckBox(tr("only mistakes"), enabled=False, toggled=lambda _: self._filter_changed())
+        self.disagree_only = QCheckBox(
+            tr("only where the CNN disagrees"), enabled=False, toggled=lambda _: self._filter_changed()
+        )
         self.disagree_only.setToolTip(
             tr("Keep the digits on which the CapsNet and the compared CNN give different answers")
         )
         self.filter_label = QLabel("")
-        self.show_all = QPushButton(tr("Show all"))
-        self.show_all.setVisible(False)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        self.current_label = QLabel("")
-        self.current_label.setStyleSheet("font-weight: bold;")
+        self.show_all = QPushButton(tr("Show all"), visible=False, clicked=self.clear_cell)
+        self.status = QLabel("", wordWrap=True)
+        self.current_label = QLabel("", styleSheet="font-weight: bold;")
 
         self.matrix = QTableWidget(10, 10)
         self.matrix.setHorizontalHeaderLabels([str(k) for k in range(10)])
@@ -82,32 +75,20 @@ class MnistBrowser(QWidget):
         self.matrix.setToolTip(tr("Rows: true digit; columns: predicted digit. Click a cell to browse its digits."))
         self.matrix.cellClicked.connect(self.select_cell)
 
-        self.prev_button.clicked.connect(lambda: self.step(-1))
-        self.next_button.clicked.connect(lambda: self.step(1))
-        self.random_button.clicked.connect(self.random)
-        self.goto.valueChanged.connect(self.go_to)
-        self.errors_only.toggled.connect(lambda _: self._filter_changed())
-        self.disagree_only.toggled.connect(lambda _: self._filter_changed())
-        self.show_all.clicked.connect(self.clear_cell)
-
-        nav = QHBoxLayout()
-        for w in (self.prev_button, self.next_button, self.random_button, self.goto, self.errors_only):
-            nav.addWidget(w)
-        nav.addStretch(1)
-        filt = QHBoxLayout()
-        filt.addWidget(self.disagree_only)
-        filt.addWidget(self.filter_label)
-        filt.addWidget(self.show_all)
-        filt.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.source)
-        layout.addLayout(nav)
-        layout.addWidget(self.current_label)
-        layout.addLayout(filt)
-        layout.addWidget(QLabel(tr("confusion matrix (rows: true digit, columns: prediction)")))
-        layout.addWidget(self.matrix, 1)
-        layout.addWidget(self.status)
+        nav = row(self.prev_button, self.next_button, self.random_button, self.goto, self.errors_only, 1)
+        filt = row(self.disagree_only, self.filter_label, self.show_all, 1)
+        matrix = tr("confusion matrix (rows: true digit, columns: prediction)")
+        column(
+            self.source,
+            nav,
+            self.current_label,
+            filt,
+            matrix,
+            (self.matrix, 1),
+            self.status,
+            margins=(4,) * 4,
+            parent=self,
+        )
 
     def changeEvent(self, event) -> None:
         """In another language, the texts composed from the browser's state composed again."""
@@ -127,10 +108,9 @@ class MnistBrowser(QWidget):
         self.cell = None
         self._show_source()
         self.goto.setRange(0, len(data) - 1)
-        self.errors_only.setChecked(False)
-        self.errors_only.setEnabled(False)
-        self.disagree_only.setChecked(False)
-        self.disagree_only.setEnabled(False)
+        for box in (self.errors_only, self.disagree_only):
+            box.setChecked(False)
+            box.setEnabled(False)
         self._fill_matrix(None)
         self._update_filter_label()
 
@@ -180,9 +160,6 @@ class MnistBrowser(QWidget):
         self.select(index)
         self.showRequested.emit(self.index)
 
-    def go_to(self, index: int) -> None:
-        self.show_index(index)
-
     def step(self, direction: int) -> None:
         """Show the next digit the filter keeps (``direction`` > 0), else the one before."""
         index = step_through(self.indices(), self.index, direction)
@@ -218,40 +195,15 @@ class MnistBrowser(QWidget):
             self.source.setText(tr("{description}: {n:,} digits", description=tr(self.description), n=len(self.data)))
 
     def _update_filter_label(self) -> None:
-        n = len(self.indices())
-        parts = []
-        if self.cell is not None:
-            parts.append(tr("true {true}, predicted {predicted}", true=self.cell[0], predicted=self.cell[1]))
-        if self.errors_only.isChecked():
-            parts.append(tr("mistakes only"))
-        if self.disagree_only.isChecked():
-            parts.append(tr("CNN disagrees"))
-        # the count of all digits is in the source line above: here only a filter's count
-        if parts:
-            text = tr("browsing {n:,} digits ({filters})", n=n, filters=tr("; ").join(parts))
-        else:
-            text = tr("browsing all digits")
-        self.filter_label.setText(text)
+        filters = (self.cell, self.errors_only.isChecked(), self.disagree_only.isChecked())
+        self.filter_label.setText(browser_filter(len(self.indices()), *filters, tr))
         self.show_all.setVisible(self.cell is not None)
 
     def _describe(self) -> None:
-        if self.data is None:
-            return
-        label = int(self.data.labels[self.index])
-        if self.predictions is None:
-            text = tr("test image {index}: label {label}", index=self.index, label=label)
-        else:
-            pred = int(self.predictions[self.index])
-            fields = {"index": self.index, "label": label, "predicted": pred, "wrong": "" if pred == label else "  ✗"}
-            if self.baseline_predictions is None:
-                text = tr("test image {index}: label {label}, predicted {predicted}{wrong}", **fields)
-            else:
-                cnn = int(self.baseline_predictions[self.index])
-                fields.update(cnn=cnn, cnn_wrong="" if cnn == label else "  ✗")
-                text = tr(
-                    "test image {index}: label {label}, predicted {predicted}{wrong}; CNN {cnn}{cnn_wrong}", **fields
-                )
-        self.current_label.setText(text)
+        if self.data is not None:
+            answers = (self.predictions, self.baseline_predictions)
+            answers = [None if a is None else int(a[self.index]) for a in answers]
+            self.current_label.setText(browser_digit(self.index, int(self.data.labels[self.index]), *answers, tr))
 
     def _fill_matrix(self, cm: np.ndarray | None) -> None:
         top = 1 if cm is None else max(1, int(cm.max()))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcut
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 from superqt.utils import qthrottled
 
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import ImagePanel, InferenceView
+from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 CANVAS_SIZE = 280
@@ -199,10 +199,7 @@ class InputPanel(QWidget, InferenceView):
         self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
         self.prediction.setWordWrap(True)  # a long message wraps within the column, never widens the panel
 
-        self.brush = QSpinBox()
-        self.brush.setRange(4, 60)
-        self.brush.setValue(DEFAULT_BRUSH)
-        self.brush.setSuffix(" px")
+        self.brush = QSpinBox(minimum=4, maximum=60, value=DEFAULT_BRUSH, suffix=" px")
         self.brush.setToolTip(
             tr(
                 "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width "
@@ -210,14 +207,15 @@ class InputPanel(QWidget, InferenceView):
             )
         )
         self.brush.valueChanged.connect(lambda w: setattr(self.canvas, "brush_width", w))
-        self.clear_button = QPushButton(tr("Clear"))
-        self.undo_button = QPushButton(tr("Undo"))
-        self.redo_button = QPushButton(tr("Redo"))
+        self.clear_button = QPushButton(tr("Clear"), clicked=self.canvas.clear)
+        self.undo_button = QPushButton(tr("Undo"), clicked=self.canvas.undo)
+        self.redo_button = QPushButton(tr("Redo"), clicked=self.canvas.redo)
         self.sample_button = QPushButton(tr("MNIST sample"))
+        self.sample_button.clicked.connect(self.sampleRequested)  # a signal: not a constructor keyword
         self.sample_button.setToolTip(tr("Put a random digit of the MNIST test sample on the canvas"))
         self.open_button = QPushButton(tr("Open image…"))
-        self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
         self.open_button.clicked.connect(self.openRequested)
+        self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
         self.polarity = QComboBox()
         for text, value in (
             (tr("ink: auto"), None),
@@ -232,12 +230,7 @@ class InputPanel(QWidget, InferenceView):
             )
         )
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
-        self.source = QLabel("")
-        self.source.setStyleSheet("color: #505050;")
-        self.clear_button.clicked.connect(self.canvas.clear)
-        self.undo_button.clicked.connect(self.canvas.undo)
-        self.redo_button.clicked.connect(self.canvas.redo)
-        self.sample_button.clicked.connect(self.sampleRequested)
+        self.source = QLabel("", styleSheet="color: #505050;")
         for keys, slot in (
             (QKeySequence.StandardKey.Undo, self.canvas.undo),
             (QKeySequence.StandardKey.Redo, self.canvas.redo),
@@ -245,26 +238,15 @@ class InputPanel(QWidget, InferenceView):
         ):
             QShortcut(QKeySequence(keys), self, activated=slot)
 
-        tools = QHBoxLayout()
-        for w in (self.clear_button, self.undo_button, self.redo_button, QLabel(tr("brush")), self.brush):
-            tools.addWidget(w)
-        tools.addStretch(1)
-        sources = QHBoxLayout()
-        for w in (self.sample_button, self.open_button, self.polarity):
-            sources.addWidget(w)
-        sources.addStretch(1)
-        side = QVBoxLayout()
-        side.addWidget(self.preview)
-        side.addWidget(QLabel(tr("prediction")), alignment=Qt.AlignmentFlag.AlignHCenter)
-        side.addWidget(self.prediction)
-        side.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.canvas)
-        top.addLayout(side)
-        top.addStretch(1)
+        tools = row(self.clear_button, self.undo_button, self.redo_button, tr("brush"), self.brush, 1)
+        sources = row(self.sample_button, self.open_button, self.polarity, 1)
+        title = QLabel(tr("prediction"))
+        side = column(self.preview, title, self.prediction, 1)
+        side.setAlignment(title, Qt.AlignmentFlag.AlignHCenter)
+        top = row(self.canvas, side, 1)
         # one line under the buttons: where the input came from, or, for a drawing, what to do
         self.hint = QLabel(tr("Draw a digit with the mouse: it is classified while you draw."))
-        self.hint.setStyleSheet("color: #505050;")
+        self.hint.setStyleSheet(self.source.styleSheet())
         self.hint.setToolTip(self.canvas.toolTip())
         self.preview.setToolTip(
             tr(
@@ -273,18 +255,8 @@ class InputPanel(QWidget, InferenceView):
             )
         )
         self.prediction.setToolTip(tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets"))
-        line = QHBoxLayout()
-        line.addWidget(self.source)
-        line.addWidget(self.hint)
-        line.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(9, 2, 9, 2)
-        layout.setSpacing(3)  # close rows: the panel fits a 700-pixel-high window in either language
-        layout.addLayout(top)
-        layout.addLayout(tools)
-        layout.addLayout(sources)
-        layout.addLayout(line)
-        layout.addStretch(1)
+        # close rows: the panel fits a 700-pixel-high window in either language
+        column(top, tools, sources, row(self.source, self.hint, 1), 1, spacing=3, margins=(9, 2, 9, 2), parent=self)
         self._show_source("")
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)

@@ -21,12 +21,10 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QSlider,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -36,8 +34,8 @@ from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlock
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
-from capsviz.gui.widgets.common import ImagePanel, InferenceView, set_quietly
-from capsviz.model.pairs import PairSetup, a_digit, red_green
+from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, set_quietly
+from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green
 from capsviz.texts import QT_TR_NOOP
 
 SCAN_BUTTONS = {
@@ -62,10 +60,8 @@ class DigitControls(QGroupBox):
         self.canvas = DrawingCanvas(size=DRAW_SIZE)
         self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
         self.canvas.setVisible(False)
-        self.clear = QPushButton(tr("Clear"))
-        self.clear.setVisible(False)
-        self.index = QSpinBox()
-        self.index.setRange(0, count - 1)
+        self.clear = QPushButton(tr("Clear"), visible=False, clicked=self.canvas.clear)
+        self.index = QSpinBox(minimum=0, maximum=count - 1)
         self.index.setToolTip(tr("index of the digit in the MNIST test digits"))
         self.random = QPushButton(tr("Random"))
         self.random.setToolTip(tr("a random test digit of another class than the other digit"))
@@ -75,16 +71,16 @@ class DigitControls(QGroupBox):
         layout.addWidget(QLabel(tr("digit")), 0, 0)
         layout.addWidget(self.index, 0, 1)
         layout.addWidget(self.random, 0, 2, 1, 2)
-        for row, (name, slider) in enumerate(((tr("shift ↓"), self.dy), (tr("shift →"), self.dx)), start=1):
+        for k, (name, slider) in enumerate(((tr("shift ↓"), self.dy), (tr("shift →"), self.dx)), start=1):
             slider.setRange(-MAX_SHIFT, MAX_SHIFT)
             slider.setPageStep(1)
             slider.setTickPosition(QSlider.TickPosition.TicksBelow)
             slider.setToolTip(tr("rows / columns to move the digit by, −{k}…{k} px", k=MAX_SHIFT))
             value = QLabel("+0 px")
             self.shift_labels.append(value)
-            layout.addWidget(QLabel(name), row, 0)
-            layout.addWidget(slider, row, 1, 1, 2)
-            layout.addWidget(value, row, 3)
+            layout.addWidget(QLabel(name), k, 0)
+            layout.addWidget(slider, k, 1, 1, 2)
+            layout.addWidget(value, k, 3)
             slider.valueChanged.connect(self.changed)
         self.index.valueChanged.connect(self.changed)
         self.changed.connect(self.show_shift)
@@ -94,7 +90,6 @@ class DigitControls(QGroupBox):
         layout.addWidget(self.canvas, 0, 4, 4, 1, Qt.AlignmentFlag.AlignTop)  # shown for a drawing
         self.source.currentIndexChanged.connect(self._source_changed)
         self.canvas.inkChanged.connect(self.changed)
-        self.clear.clicked.connect(self.canvas.clear)
 
     def _source_changed(self, _index: int) -> None:
         drawn = self.drawn
@@ -173,8 +168,7 @@ class PairPanel(QWidget, InferenceView):
             DigitControls(tr("digit A (red)"), len(digits)),
             DigitControls(tr("digit B (green)"), len(digits)),
         ]
-        self.scale_label = QLabel("")  # the segmentation's colour scale
-        self.scale_label.setWordWrap(True)
+        self.scale_label = QLabel("", wordWrap=True)  # the segmentation's colour scale
         self.scale_label.setToolTip(
             tr(
                 "The segmentation's colours span the largest departure from an even split over all "
@@ -185,10 +179,8 @@ class PairPanel(QWidget, InferenceView):
         self.absent = QComboBox()
         self.absent.addItems([str(k) for k in range(10)])
         self.absent.setToolTip(tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
-        self.verdict = QLabel("")
-        self.verdict.setWordWrap(True)
-        self.test_pair = QSpinBox()
-        self.test_pair.setRange(0, TEST_PAIRS - 1)
+        self.verdict = QLabel("", wordWrap=True)
+        self.test_pair = QSpinBox(minimum=0, maximum=TEST_PAIRS - 1)
         self.test_pair.setToolTip(tr("a pair of the fixed MultiMNIST test set: its digits and shifts"))
         self.show_test_pair = QPushButton(tr("Show test pair"))
         self.next_wrong = QPushButton(tr(SCAN_BUTTONS["wrong"]))
@@ -207,7 +199,7 @@ class PairPanel(QWidget, InferenceView):
         )
         self._scans = {"wrong": self.next_wrong, "routing": self.next_changed}
         self.finding = "wrong"  # what the scan running (or the last one) looks for
-        self.browse_status = QLabel("")
+        self.browse_status = QLabel("", wordWrap=True)
         self._browsed: tuple | None = None  # setup() of the test pair browse_status names
         if not full_test_split:  # the fixed test pairs are drawn from all 10,000 test digits
             for widget in (self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed):
@@ -236,36 +228,17 @@ class PairPanel(QWidget, InferenceView):
         ):
             panel.setToolTip(tip)
 
-        top = QHBoxLayout()
-        for control in self.controls:
-            top.addWidget(control)
         options = QGridLayout()
         options.addWidget(QLabel(tr("(*) reconstruct digit")), 0, 0)
         options.addWidget(self.absent, 0, 1)
         options.addWidget(self.scale_label, 0, 2)
         options.setColumnStretch(2, 1)
-        browse = QHBoxLayout()
-        for widget in (
-            QLabel(tr("test pair")),
-            self.test_pair,
-            self.show_test_pair,
-            self.next_wrong,
-            self.next_changed,
-        ):
-            browse.addWidget(widget)
-        browse.addStretch(1)
+        browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
         options.addLayout(browse, 1, 0, 1, 3)
-        self.browse_status.setWordWrap(True)
         options.addWidget(self.browse_status, 2, 0, 1, 3)
-        images = QGridLayout()
-        for k, panel in enumerate(self.panels()):
+        for panel in self.panels():
             panel.setMinimumSize(80, 80)
-            images.addWidget(panel, 0, k)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addLayout(options)
-        layout.addLayout(images, 1)
-        layout.addWidget(self.verdict)
+        column(row(*self.controls), options, (row(*self.panels()), 1), self.verdict, parent=self)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)
@@ -358,12 +331,7 @@ class PairPanel(QWidget, InferenceView):
         elif ev[0] == "found":
             self.select_test_pair(ev[1])
         else:
-            if self.finding == "wrong":
-                self.browse_status.setText(tr("no wrong pair after test pair {k}", k=ev[1] - 1))
-            else:
-                self.browse_status.setText(
-                    tr("no pair where routing changes the answer after test pair {k}", k=ev[1] - 1)
-                )
+            self.browse_status.setText(no_pair_found(self.finding, ev[1], tr))
 
     # -- the reading ------------------------------------------------------------------
     def show_iteration(self) -> None:
@@ -398,12 +366,4 @@ class PairPanel(QWidget, InferenceView):
         a, b = reading.segmented
         self.segment_panel.set_image(reading.segmentation_image(inf.input, r))
         self.segment_panel.set_title(f"r = {r + 1}: {a} | {b}")
-        self.scale_label.setText(
-            tr(
-                "segmentation colours stretched: full red at a share of {red:.4f} to {a}, "
-                "full green at {green:.4f} (0.5: an even split)",
-                red=0.5 + reading.contrast,
-                a=a,
-                green=0.5 - reading.contrast,
-            )
-        )
+        self.scale_label.setText(reading.colour_scale(tr))

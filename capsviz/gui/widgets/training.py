@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QFrame,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
@@ -22,7 +21,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QStyle,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -30,7 +28,7 @@ from capsviz import explanations
 from capsviz.data.datasets import TITLES
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import settle, sparse_ticks
+from capsviz.gui.widgets.common import column, plot, row, settle
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
@@ -129,65 +127,12 @@ class TrainingPanel(QWidget):
         self._model_info = lambda: None  # the header of the model a fine-tune starts from (see follow)
         form = QFormLayout()
         form.setVerticalSpacing(2)
-        rows = (
-            (tr("network"), self.network, tr("what to train: the CapsNet, or the CNN compared with it")),
-            (
-                tr("epochs"),
-                self.epochs,
-                tr("passes over the training pairs") if multi else tr("passes over the training images"),
-            ),
-            (
-                tr("batch size"),
-                self.batch_size,
-                tr("pairs per optimizer step (paper: 128)") if multi else tr("images per optimizer step (paper: 128)"),
-            ),
-            (tr("learning rate"), self.lr, tr("Adam learning rate at step 0 (paper: 0.001)")),
-            (tr("lr decay"), self.lr_decay, tr("learning rate factor per 'decay steps' steps (official code: 0.96)")),
-            (tr("decay steps"), self.lr_decay_steps, tr("steps per decay factor (official code: 2000)")),
-            (tr("routing iterations"), self.routing, tr("routing iterations during training (paper: 3)")),
-            (
-                tr("recon. weight"),
-                self.reconstruction_weight,
-                tr("weight of the per-image squared error (paper: 0.0005)"),
-            ),
-            (
-                tr("max shift"),
-                self.max_shift,
-                tr("MultiMNIST: not used (each digit of a pair is shifted by up to 4 px)")
-                if multi
-                else tr("random shifts of up to this many pixels, zero padded (paper: 2)"),
-            ),
-            (tr("seed"), self.seed, tr("seed of the weights, the batch order and the shifts")),
-            (tr("device"), self.device, tr("where training runs")),
-            (
-                tr("precision"),
-                self.precision,
-                tr(
-                    "auto: bfloat16 products where the CPU or GPU runs them fast, else float32; "
-                    "fp16 for GPUs without bfloat16"
-                ),
-            ),
-            (
-                tr("training digits") if multi else tr("training images"),
-                self.train_subset,
-                tr("use only the first N training images to draw the pairs from (0: all)")
-                if multi
-                else tr("use only the first N training images (0: all)"),
-            ),
-        )
-        if multi:
-            rows += ((tr("pairs per epoch"), self.pairs_per_epoch, tr("MultiMNIST pairs drawn afresh for each epoch")),)
-        rows += (
-            (
-                tr("test pairs") if multi else tr("test images"),
-                self.test_subset,
-                tr(explanations.TEST_PAIRS if multi else explanations.TEST_IMAGES, n=GUI_TEST_IMAGES),
-            ),
-        )
-        for label, widget, tip in rows:
-            widget.setToolTip(tip)
-            form.addRow(label, widget)
-        self.max_shift.setEnabled(not multi)
+        widgets = {"network": self.network, **self.fields, "device": self.device, "precision": self.precision}
+        rows = {**explanations.TRAINING_FORM, **(explanations.TRAINING_FORM_PAIRS if multi else {})}
+        rows = {name: texts for name, texts in rows.items() if texts is not None}  # None: the pairs' form only
+        for name, (label, tip) in rows.items():
+            widgets[name].setToolTip(tr(tip, n=GUI_TEST_IMAGES))
+            form.addRow(tr(label), widgets[name])
         form.addRow(self.from_scratch)
         # The form scrolls when the dock is shorter than the form (a 768-pixel-high screen):
         # Start and Stop below it stay in view, and the dock needs no height that would
@@ -204,65 +149,42 @@ class TrainingPanel(QWidget):
         # as tall as the whole form where there is room, no taller
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
-        self._inputs = (*(widget for _, widget, _ in rows), self.from_scratch)  # the fields in the form, in order
-        self.start_button = QPushButton(tr("Start"))
-        self.pause_button = QPushButton(tr("Pause"))
-        self.pause_button.setCheckable(True)
+        self._inputs = (*(widgets[name] for name in rows), self.from_scratch)  # the fields in the form, in order
+        start = lambda: self.startRequested.emit(self.config(), self.from_scratch.isChecked())  # noqa: E731
+        self.start_button = QPushButton(tr("Start"), clicked=start)
+        self.pause_button = QPushButton(tr("Pause"), checkable=True)
+        self.pause_button.toggled.connect(self.pauseRequested)  # a signal: not a constructor keyword
         self.pause_button.setToolTip(tr("Pause the run after this step; the views show its weights. Again: go on"))
         self.stop_button = QPushButton(tr("Stop"))
-        self.start_button.clicked.connect(self._start)
         self.stop_button.clicked.connect(self.stopRequested)
-        self.pause_button.toggled.connect(self.pauseRequested)
         self.pause_button.toggled.connect(lambda on: self.pause_button.setText(tr("Resume") if on else tr("Pause")))
-        buttons = QHBoxLayout()
-        for button in (self.start_button, self.pause_button, self.stop_button):
-            button.setEnabled(button is self.start_button)
-            buttons.addWidget(button)
         self.progress = QProgressBar()
-        self.progress.setVisible(False)  # shown while training runs: idle, it would be an empty box
-        self.status = QLabel(tr("idle"))
-        self.status.setWordWrap(True)
-        left = QVBoxLayout()
-        left.addWidget(self.form_area)
-        left.addLayout(buttons)
-        left.addWidget(self.progress)
-        left.addWidget(self.status)
-        left.addStretch(1)
+        self.status = QLabel(tr("idle"), wordWrap=True)
+        buttons = row(self.start_button, self.pause_button, self.stop_button)
+        left = column(self.form_area, buttons, self.progress, self.status, 1)
 
         # The two plots are stacked, each as wide as the panel allows: curves over training
         # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them.
-        self.loss_plot = pg.PlotWidget()
-        self.loss_plot.setLabel("left", tr("loss"))
+        self.loss_plot = plot(bottom=tr("step"), left=tr("loss"), axis_width=AXIS_WIDTH, mouse=True)
         self.loss_plot.addLegend(offset=(-5, 5), labelTextSize="8pt", verSpacing=-6)
-        self.loss_plot.setLabel("bottom", tr("step"))
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name=tr("total"))
         self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name=tr("margin"))
         self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name=tr("0.0005 × recon"))
-        self.acc_plot = pg.PlotWidget()
-        self.acc_plot.setLabel("left", tr("accuracy"))
+        self.acc_plot = plot(bottom=tr("step"), left=tr("accuracy"), axis_width=AXIS_WIDTH, mouse=True)
         self.acc_plot.addLegend(offset=(-5, -5), labelTextSize="8pt", verSpacing=-6)
-        self.acc_plot.setLabel("bottom", tr("step"))
         self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name=tr("train (batch)"))
         self.test_acc_curve = self.acc_plot.plot(
             pen=pg.mkPen((250, 80, 80), width=2), symbol="o", symbolSize=6, symbolBrush=(250, 80, 80), name=tr("test")
         )
-        for plot in (self.loss_plot, self.acc_plot):
-            plot.getAxis("left").setWidth(AXIS_WIDTH)  # the two x axes line up
-            sparse_ticks(plot.getAxis("left"))
-            plot.setMinimumWidth(MIN_PLOT_WIDTH)
-            plot.getAxis("bottom").enableAutoSIPrefix(False)  # steps are counts: no "(x0.001)" on an empty plot
-        plots = QVBoxLayout()
-        plots.setSpacing(2)
-        plots.addWidget(self.loss_plot)
-        plots.addWidget(self.acc_plot)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(left)
-        layout.addLayout(plots, 1)
+        for widget in (self.loss_plot, self.acc_plot):  # of one axis width: the two x axes line up
+            widget.setMinimumWidth(MIN_PLOT_WIDTH)
+            widget.getAxis("bottom").enableAutoSIPrefix(False)  # steps are counts: no "(x0.001)" on an empty plot
+        row(left, (column(self.loss_plot, self.acc_plot, spacing=2), 1), margins=(2, 2, 2, 2), parent=self)
         self.redraws = Redraws(f"training_{dataset}", {"curves": self._draw_curves})
         self.reset_curves()
+        self.set_running(False)
 
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
@@ -300,9 +222,6 @@ class TrainingPanel(QWidget):
             **values, device=device, precision=precision, dataset=self.dataset, model=self.network.currentData()
         )
 
-    def _start(self) -> None:
-        self.startRequested.emit(self.config(), self.from_scratch.isChecked())
-
     def reset_curves(self) -> None:
         self.curves = TrainingCurves()
         self.history, self.test_history = self.curves.batches, self.curves.tests  # per step, per test
@@ -314,7 +233,7 @@ class TrainingPanel(QWidget):
         self.pause_button.setEnabled(running)
         if not running:
             self.pause_button.setChecked(False)
-        self.progress.setVisible(running)
+        self.progress.setVisible(running)  # idle, it would be an empty box
         if running:
             self.progress.setRange(0, 0)  # busy until the first batch gives the number of steps
         for w in self._inputs:
@@ -355,10 +274,7 @@ class TrainingPanel(QWidget):
             elif isinstance(ev, PausedEvent):
                 self.status.setText(tr("paused at step {k}; the views show these weights. Resume goes on", k=ev.step))
             elif isinstance(ev, StoppedEvent):
-                if ev.finished:
-                    self.status.setText(tr("finished at step {k}; saved {path}", k=ev.step, path=ev.checkpoint))
-                else:
-                    self.status.setText(tr("stopped at step {k}; saved {path}", k=ev.step, path=ev.checkpoint))
+                self.status.setText(ev.sentence(tr))
 
         self.stopRequested.connect(stop)
         self.pauseRequested.connect(pause)
@@ -382,18 +298,7 @@ class TrainingPanel(QWidget):
         total = ev.batches_per_epoch * self.epochs.value()
         self.progress.setRange(0, total)
         self.progress.setValue(min(ev.step, total))
-        eta = (total - ev.step) * self.batch_size.value() / max(ev.images_per_s, 1e-9)
-        self.status.setText(
-            tr(
-                "epoch {epoch}, batch {batch}/{batches}, {rate:.0f} images/s, lr {lr:.2e}, {minutes:.1f} min to go",
-                epoch=ev.epoch + 1,
-                batch=ev.batch,
-                batches=ev.batches_per_epoch,
-                rate=ev.images_per_s,
-                lr=ev.lr,
-                minutes=eta / 60,
-            )
-        )
+        self.status.setText(ev.progress(self.epochs.value(), self.batch_size.value(), tr))
         self.redraws.request()
 
     def add_epoch(self, ev: EpochEvent) -> None:
