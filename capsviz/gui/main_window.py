@@ -103,7 +103,10 @@ class MainWindow(QMainWindow):
             CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
         )
         self.scheduler = RedrawScheduler(
-            self, busy=lambda: core.is_training or core.inference_pending, waiting=lambda: core.pending
+            self,
+            busy=lambda: core.is_training or core.inference_pending,
+            waiting=lambda: core.pending,
+            hold=lambda: core.inference_pending,
         )
         self.input_panel = InputPanel()
         digits, _ = load_test_or_sample(data_root)  # the test pairs need all 10,000

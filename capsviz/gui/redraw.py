@@ -17,6 +17,10 @@ from PySide6.QtCore import QElapsedTimer, QEventLoop, QObject, QTimer, Signal
 # Least time between two turns while the machine is busy (training, or inference still to
 # come): each part then redraws about 6 times a second during a stroke.
 BUSY_INTERVAL_MS = 30
+# How often an ordinary turn held back by ``hold()`` looks again, and how long it waits at
+# most: under a stream of input faster than the passes, a newer pass is always under way.
+HOLD_RETRY_MS = 4
+HOLD_MAX_MS = 100
 
 
 class RedrawScheduler(QObject):
@@ -34,6 +38,10 @@ class RedrawScheduler(QObject):
       least ``interval()`` ms apart.
     - The policy: ``interval()`` is :data:`BUSY_INTERVAL_MS` while ``busy()``, else 0 (one
       part per event-loop pass).
+    - While ``hold()`` is true (the pass of a newer input is under way), an ordinary turn
+      waits, looking again every :data:`HOLD_RETRY_MS`, for at most :data:`HOLD_MAX_MS`:
+      what it would draw is about to be replaced, and a part drawn meanwhile takes the core
+      and the GIL that pass needs, so the length bars (urgent, never held) come later.
     - ``idle`` is emitted when no part is left to draw and ``waiting()`` is false (no
       result that will request parts is still to come). Tests wait on it with
       ``qtbot.waitSignal``; tools use :meth:`wait_idle`.
@@ -45,6 +53,8 @@ class RedrawScheduler(QObject):
         Returns True while the machine is busy (the interval is then :data:`BUSY_INTERVAL_MS`).
     waiting : callable, optional
         Returns True while a result that will request parts is still to come.
+    hold : callable, optional
+        Returns True while the ordinary parts are to wait (see above).
     """
 
     idle = Signal()
@@ -54,16 +64,19 @@ class RedrawScheduler(QObject):
         parent: QObject | None = None,
         busy: Callable[[], bool] = lambda: False,
         waiting: Callable[[], bool] = lambda: False,
+        hold: Callable[[], bool] = lambda: False,
     ) -> None:
         super().__init__(parent)
         self._busy = busy
         self._waiting = waiting
+        self._hold = hold
         self._draw: dict[str, Callable[[], None]] = {}
         self._order: list[str] = []  # ordinary parts, in registration order
         self._urgent: list[str] = []
         self._requested: set[str] = set()
         self._turn = 0  # position in _order the next ordinary part is looked for from
         self._since = QElapsedTimer()  # time since the last turn
+        self._held = QElapsedTimer()  # since the turn now held back was first held (else invalid)
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self._run_turn)
         self._urgent_since = QElapsedTimer()  # time since the urgent parts were drawn
@@ -157,6 +170,12 @@ class RedrawScheduler(QObject):
         self.check_idle()
 
     def _run_turn(self) -> None:
+        if self._hold() and not (self._held.isValid() and self._held.elapsed() >= HOLD_MAX_MS):
+            if not self._held.isValid():
+                self._held.start()
+            self._timer.start(HOLD_RETRY_MS)
+            return
+        self._held.invalidate()
         self._since.start()
         ordinary = [i for i, name in enumerate(self._order) if name in self._requested]
         if ordinary:

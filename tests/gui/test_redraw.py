@@ -43,6 +43,31 @@ def test_the_round_continues_after_the_last_part_drawn_so_none_starves(qtbot):
     assert drawn == ["a", "b", "c", "a"]
 
 
+def test_ordinary_parts_wait_while_held_and_the_urgent_ones_do_not(qtbot):
+    """While ``hold()`` is true (a newer input's pass under way) the bars (urgent) are drawn
+    and the ordinary parts are not; once it is false they are, and idle follows. Held for
+    good, a part is drawn after HOLD_MAX_MS all the same."""
+    held, asked = [True], []
+
+    def hold() -> bool:
+        asked.append(held[0])
+        return held[0]
+
+    s, drawn = scheduler_with(["a", "b", "bars"], urgent=("bars",), hold=hold)
+    s.request("a", "b", "bars")
+    qtbot.waitUntil(lambda: len(asked) >= 5, timeout=2000)  # the turn looked five times, held
+    assert drawn == ["bars"] and s.requested == {"a", "b"}
+    held[0] = False
+    with qtbot.waitSignal(s.idle, timeout=2000):
+        pass
+    assert drawn == ["bars", "a", "b"]
+    held[0] = True
+    asked.clear()
+    with qtbot.waitSignal(s.idle, timeout=2000):
+        s.request("a")
+    assert drawn == ["bars", "a", "b", "a"] and len(asked) > 1  # held first, then drawn
+
+
 def turns_of(qtbot, busy: bool) -> list[tuple[str, int, bool]]:
     """Parts a, b, c requested at once: for each turn, the part drawn, the interval the turn
     timer was last started with and whether it is running (a turn it brought: not)."""
