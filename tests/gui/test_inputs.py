@@ -231,3 +231,22 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     view.reset_button.click()
     settle(qtbot, window)
     np.testing.assert_allclose(window.core.inference.input, base)
+
+
+def test_the_sample_and_open_buttons_change_the_input(qtbot, window, tmp_path, monkeypatch):
+    """Clicked with the mouse, *Open image…* classifies the file the dialog gives, and then
+    *MNIST sample* shows the sample digit its label names."""
+    import re
+
+    from PySide6.QtWidgets import QFileDialog
+
+    panel = window.input_panel
+    paper, _ = paper_digit(window, 1)
+    Image.fromarray(paper).save(tmp_path / "two.png")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tmp_path / "two.png"), ""))
+    qtbot.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
+    assert panel.source.text() == "image: two.png"
+    np.testing.assert_array_equal(panel.current, preprocess_ink(load_ink(tmp_path / "two.png")))
+    qtbot.mouseClick(panel.sample_button, Qt.MouseButton.LeftButton)
+    index = int(re.search(r"MNIST test image (\d+)", panel.source.text()).group(1))
+    np.testing.assert_array_equal(panel.current, window.sources.sample.images[index] / np.float32(255))
