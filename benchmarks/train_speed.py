@@ -1,8 +1,8 @@
 """Training throughput of capsviz against a reference design, and against the hardware.
 
 Usage: python benchmarks/train_speed.py [--steps 6] [--warmup 2] [--batch-size 128] [--device auto]
-                                        [--precision fp32|bf16|fp16] [--dataset mnist|multimnist] [--profile]
-                                        [--default-allocator]
+                                        [--precision fp32|bf16|fp16|fp32,bf16] [--dataset mnist|multimnist]
+                                        [--no-reference] [--profile] [--default-allocator]
 
 Measures, in one run and side by side:
 
@@ -33,8 +33,14 @@ Both networks run in one process with the same allocator settings: by default th
 of ``capsviz train`` (:func:`capsviz.runtime.retain_freed_memory`);
 ``--default-allocator`` leaves glibc's defaults, to show what that setting is worth.
 
-The last line printed is a JSON object with these figures, ``precision``, ``device`` and
-``allocator``.
+``--precision fp32,bf16`` times both precisions in one process, their steps taking turns
+(each precision's networks start from the same weights), and prints each rate against the
+first precision's (``bf16_over_fp32``): the ratio the machine's load changes least.
+``--no-reference`` leaves the reference network out.
+
+The last line printed is a JSON object with these figures (those of the first precision,
+and ``by_precision`` with each one's when there are several), ``precision``, ``device``,
+the machine (:func:`capsviz.runtime.machine_summary`) and ``allocator``.
 """
 
 from __future__ import annotations
@@ -119,14 +125,18 @@ class ReferenceCapsNet(nn.Module):
         return lengths, recons[0] if y.dim() == 1 else torch.stack(recons, dim=1)
 
 
-def time_steps(step, steps: int, warmup: int, sync) -> list[float]:
-    times = []
-    for k in range(warmup + steps):
-        t0 = time.perf_counter()
-        step()
-        sync()
-        if k >= warmup:
-            times.append(time.perf_counter() - t0)
+def time_interleaved(steps: dict, count: int, warmup: int, sync) -> dict[str, list[float]]:
+    """Seconds of each of ``count`` calls of every function in ``steps`` (name -> function),
+    after ``warmup`` calls each: the functions take turns, one call each per round, so a
+    change in the machine's load falls on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for k in range(warmup + count):
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            step()
+            sync()
+            if k >= warmup:
+                times[name].append(time.perf_counter() - t0)
     return times
 
 
@@ -136,8 +146,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--precision", default="fp32", choices=("auto", *DTYPES))
+    parser.add_argument(
+        "--precision",
+        default="fp32",
+        help="auto, fp32, bf16 or fp16, or several separated by commas (fp32,bf16): timed side by side",
+    )
     parser.add_argument("--dataset", default="mnist", choices=("mnist", "multimnist"), help="28x28 or 36x36 pairs")
+    parser.add_argument("--no-reference", action="store_true", help="time capsviz and the matrix product only")
     parser.add_argument("--profile", action="store_true", help="print the top operators of one capsviz step")
     parser.add_argument(
         "--default-allocator",
@@ -145,9 +160,12 @@ def main() -> None:
         help="keep glibc's malloc defaults instead of capsviz train's settings",
     )
     args = parser.parse_args()
+    asked = [name.strip() for name in args.precision.split(",")]
+    if not asked or any(name not in ("auto", *DTYPES) for name in asked):
+        parser.error(f"--precision: auto, {', '.join(DTYPES)}, or several of them separated by commas")
     retained = False if args.default_allocator else retain_freed_memory()
     device = select_device(args.device)
-    precision = resolve_precision(args.precision, device)
+    precisions = list(dict.fromkeys(resolve_precision(name, device) for name in asked))
     machine = machine_summary()
     units = ", ".join(machine["cpu_bf16_units"]) or "none"
     print(f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}")
@@ -162,7 +180,7 @@ def main() -> None:
         y = torch.stack([y, (y + torch.randint(1, 10, (B,), device=device)) % 10], dim=1)
         parts = torch.rand(B, 2, 1, size, size, device=device)
 
-    def trainer(model, forward):
+    def trainer(model, forward, precision):
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         scaler = grad_scaler(precision, device)
 
@@ -181,55 +199,73 @@ def main() -> None:
         out = model(x, routing_iterations=3, target=y)
         return out.lengths, out.reconstruction
 
-    model = CapsNet(CapsNetConfig(image_size=size)).to(device).train()
-    capsviz_step = trainer(model, capsviz_forward)
-    reference_step = trainer(ReferenceCapsNet(size).to(device).train(), lambda ref: ref(x, y))
+    def matmul_of(dtype):
+        a = torch.randn(4096, 4096, device=device).to(dtype)
+        b = torch.randn(4096, 4096, device=device).to(dtype)
+        return lambda: torch.mm(a, b)
 
-    dtype = DTYPES[precision]
-    a = torch.randn(4096, 4096, device=device).to(dtype)
-    b = torch.randn(4096, 4096, device=device).to(dtype)
-
-    def matmul():
-        torch.mm(a, b)
-
-    t_caps = time_steps(capsviz_step, args.steps, args.warmup, sync)
+    capsviz_steps, reference_steps, matmuls = {}, {}, {}
+    for precision in precisions:
+        torch.manual_seed(0)  # the same initial weights in every precision
+        model = CapsNet(CapsNetConfig(image_size=size)).to(device).train()
+        capsviz_steps[precision] = trainer(model, capsviz_forward, precision)
+        if not args.no_reference:
+            reference = ReferenceCapsNet(size).to(device).train()
+            reference_steps[precision] = trainer(reference, lambda r: r(x, y), precision)
+        matmuls[precision] = matmul_of(DTYPES[precision])
+    t_caps = time_interleaved(capsviz_steps, args.steps, args.warmup, sync)
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-        with profile(activities=activities) as prof:
-            capsviz_step()
-            sync()
         key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
-        print(prof.key_averages().table(sort_by=key, row_limit=15))
-    t_ref = time_steps(reference_step, args.steps, args.warmup, sync)
-    t_mm = time_steps(matmul, args.steps, 1, sync)
-    ips = B / statistics.median(t_caps)
-    ref_ips = B / statistics.median(t_ref)
-    peak = 2 * 4096**3 / statistics.median(t_mm) / 1e9
-    print(
-        f"capsviz {size}x{size}, {precision}: {ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_caps)} s)"
+        for precision, step in capsviz_steps.items():
+            with profile(activities=activities) as prof:
+                step()
+                sync()
+            print(f"one capsviz step, {precision}:")
+            print(prof.key_averages().table(sort_by=key, row_limit=15))
+    t_ref = time_interleaved(reference_steps, args.steps, args.warmup, sync)
+    t_mm = time_interleaved(matmuls, args.steps, 1, sync)
+    results = {}
+    for precision in precisions:
+        ips = B / statistics.median(t_caps[precision])
+        ref_ips = B / statistics.median(t_ref[precision]) if precision in t_ref else None
+        peak = 2 * 4096**3 / statistics.median(t_mm[precision]) / 1e9
+        steps = ", ".join(f"{t:.3f}" for t in t_caps[precision])
+        print(f"capsviz {size}x{size}, {precision}: {ips:8.1f} images/s  (steps: {steps} s)")
+        if ref_ips is not None:
+            steps = ", ".join(f"{t:.3f}" for t in t_ref[precision])
+            print(f"reference, {precision}: {ref_ips:8.1f} images/s  (steps: {steps} s)")
+        print(f"matmul {precision}: {peak:8.1f} GFLOP/s")
+        results[precision] = {
+            "train_images_per_s": round(ips, 2),
+            "reference_train_images_per_s": None if ref_ips is None else round(ref_ips, 2),
+            "train_speedup": None if ref_ips is None else round(ips / ref_ips, 3),
+            "peak_gflops": round(peak, 1),
+            "fraction_of_peak": round(ips * GFLOP_PER_TRAIN_IMAGE / peak, 3) if mnist else None,
+            # the same on the work actually done (CPU only; the GPU runs the direct convolution)
+            "executed_fraction_of_peak": (
+                round(ips * executed_gflop_per_train_image(B) / peak, 3) if device.type == "cpu" and mnist else None
+            ),
+        }
+    first = precisions[0]
+    result = {"precision": first, "dataset": args.dataset, **results[first]}
+    if len(precisions) > 1:  # each precision against the first, measured in the same run
+        result["by_precision"] = results
+        for other in precisions[1:]:
+            rate = results[other]["train_images_per_s"] / results[first]["train_images_per_s"]
+            print(f"{other} / {first}: {rate:.2f}x images/s")
+            result[f"{other}_over_{first}"] = round(rate, 3)
+    result.update(
+        {
+            **machine,
+            "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
+            "batch_size": B,
+            "threads": torch.get_num_threads(),
+            "allocator": "freed memory retained" if retained else "default",
+        }
     )
-    print(f"reference, {precision}: {ref_ips:8.1f} images/s  (steps: {', '.join(f'{t:.3f}' for t in t_ref)} s)")
-    print(f"matmul {precision}: {peak:8.1f} GFLOP/s")
-    result = {
-        "precision": precision,
-        "dataset": args.dataset,
-        "train_images_per_s": round(ips, 2),
-        "reference_train_images_per_s": round(ref_ips, 2),
-        "train_speedup": round(ips / ref_ips, 3),
-        "peak_gflops": round(peak, 1),
-        "fraction_of_peak": round(ips * GFLOP_PER_TRAIN_IMAGE / peak, 3) if mnist else None,
-        # the same on the work actually done (CPU only; the GPU runs the direct convolution)
-        "executed_fraction_of_peak": (
-            round(ips * executed_gflop_per_train_image(B) / peak, 3) if device.type == "cpu" and mnist else None
-        ),
-        **machine,
-        "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
-        "batch_size": B,
-        "threads": torch.get_num_threads(),
-        "allocator": "freed memory retained" if retained else "default",
-    }
     print(json.dumps(result))
 
 

@@ -3,8 +3,10 @@ worker thread.
 
 - :func:`select_device` turns a device name (``auto``, ``cpu``, ``cuda``, ``cuda:N``,
   ``mps``) into a ``torch.device`` that works here; :func:`available_devices` lists them.
-- :func:`cpu_bf16_units` names the CPU's bfloat16 units; :func:`bf16_inference` says
-  whether the explorer's few-image passes compute PrimaryCaps' product on them.
+- :func:`cpu_bf16_units` names the CPU's bfloat16 units; :func:`bf16_speedup` measures
+  whether they multiply faster than float32 (:func:`bf16_is_faster`: not on every CPU that
+  has them); :func:`bf16_inference` says whether the explorer's few-image passes compute
+  PrimaryCaps' product in bfloat16.
 - :func:`tune_process` (``"app"``, ``"train"``, ``"eval"``) sets glibc's malloc for the
   process: ``train`` and ``eval`` keep freed memory (:func:`retain_freed_memory`), the
   long-running app gives it back (:func:`release_freed_memory`).
@@ -79,6 +81,8 @@ WORKER_NICENESS = {"background": BACKGROUND_NICENESS, "inference": INFERENCE_NIC
 PROCESS_KINDS = ("app", "train", "eval")
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo flags of CPUs with bfloat16 units
 INFERENCE_PRECISION_VARIABLE = "CAPSVIZ_INFERENCE"  # fp32: keep the few-image passes in float32
+BF16_MIN_SPEEDUP = 1.25  # bfloat16 is used where its products run at least this much faster than float32's
+BF16_PROBE_SHAPE = (256, 2048, 256)  # (M, K, N) of the product bf16_speedup times in each type
 
 
 @functools.lru_cache(maxsize=1)
@@ -115,25 +119,67 @@ def cpu_model() -> str:
 
 def machine_summary() -> dict:
     """What a benchmark's figures were measured on: the CPU (:func:`cpu_model`), its
-    bfloat16 units (:func:`cpu_bf16_units`), the machine's logical cores, and the torch version."""
+    bfloat16 units (:func:`cpu_bf16_units`) and how much faster they multiply than float32
+    (:func:`bf16_speedup`, 0.0 without them), the machine's logical cores, and the torch version."""
     import torch
 
     return {
         "cpu": cpu_model(),
         "cpu_bf16_units": list(cpu_bf16_units()),
+        "bf16_speedup": round(bf16_speedup(), 2),
         "cpu_count": os.cpu_count(),
         "torch": torch.__version__,
     }
 
 
+@functools.lru_cache(maxsize=1)
+def bf16_speedup() -> float:
+    """How many times faster this CPU multiplies matrices in bfloat16 than in float32: the
+    best of five timings of a (256 x 2048) @ (2048 x 256) product in each type
+    (``BF16_PROBE_SHAPE``, after one warm-up each, the two types taking turns, on the
+    calling thread's intra-op threads), measured once per process, in about 20 ms.
+
+    Returns 0.0 without bfloat16 units (:func:`cpu_bf16_units`; not measured: there
+    bfloat16 is converted in software, tens of times slower). Having the units is not
+    enough: a Xeon whose AMX is not available (AVX-512 BF16 alone) multiplies in bfloat16
+    at 0.56-0.65x its float32 rate, where 4096-square products ran 3.8x faster on an AMD
+    Zen 5 and 6.2x on a Xeon with AMX (``benchmarks/train_speed.py``, docs/performance.md)."""
+    if not cpu_bf16_units():
+        return 0.0
+    import time
+
+    import torch
+
+    m, k, n = BF16_PROBE_SHAPE
+    generator = torch.Generator().manual_seed(0)
+    a32, b32 = torch.randn(m, k, generator=generator), torch.randn(k, n, generator=generator)
+    pairs = {"fp32": (a32, b32), "bf16": (a32.bfloat16(), b32.bfloat16())}
+    best = dict.fromkeys(pairs, float("inf"))
+    with torch.inference_mode():
+        for rep in range(6):
+            for name, (a, b) in pairs.items():
+                start = time.perf_counter()
+                torch.mm(a, b)
+                if rep:  # the first is the warm-up (oneDNN builds its kernel)
+                    best[name] = min(best[name], time.perf_counter() - start)
+    return best["fp32"] / best["bf16"]
+
+
+def bf16_is_faster() -> bool:
+    """Whether this CPU multiplies in bfloat16 at least ``BF16_MIN_SPEEDUP`` times as fast as
+    in float32 (:func:`bf16_speedup`): where ``--precision auto`` trains in bfloat16 and the
+    explorer's few-image passes use it."""
+    return bf16_speedup() >= BF16_MIN_SPEEDUP
+
+
 def bf16_inference() -> bool:
     """Whether the explorer's passes for a few images without gradients (the current input,
     the pose view's decoder aside) compute PrimaryCaps' matrix product in bfloat16 (float32
-    sums out): on a CPU with bfloat16 units (:func:`cpu_bf16_units`), unless the
-    environment variable ``CAPSVIZ_INFERENCE`` is ``fp32``. On the 10,000 MNIST test digits
-    the predictions are the same as in float32 (``tests/unit/test_model.py``); on a CPU
-    without those units a bfloat16 product would be slower, and it stays float32."""
-    return os.environ.get(INFERENCE_PRECISION_VARIABLE, "").strip().lower() != "fp32" and bool(cpu_bf16_units())
+    sums out): on a CPU whose bfloat16 products are faster than float32's
+    (:func:`bf16_is_faster`), unless the environment variable ``CAPSVIZ_INFERENCE`` is
+    ``fp32``. On the 10,000 MNIST test digits the predictions are the same as in float32
+    (``tests/unit/test_model.py``); elsewhere the pass stays float32, which is faster there."""
+    return os.environ.get(INFERENCE_PRECISION_VARIABLE, "").strip().lower() != "fp32" and bf16_is_faster()
 
 
 def _mps_available(torch) -> bool:

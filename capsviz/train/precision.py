@@ -8,9 +8,12 @@ The weights and Adam's state stay float32. ``fp16`` adds a gradient scaler, sinc
 gradients underflow; bfloat16 has float32's exponent range and needs none.
 
 ``auto`` picks bfloat16 where the hardware runs it fast (a CUDA GPU with bfloat16, a CPU
-with AMX or AVX-512 BF16 units), float16 on a CUDA GPU without bfloat16, float32
+whose AMX or AVX-512 BF16 units multiply faster than float32, as measured by
+:func:`capsviz.runtime.bf16_speedup`), float16 on a CUDA GPU without bfloat16, float32
 elsewhere. On a CPU without bfloat16 units a bfloat16 product is converted in software
-and runs slower than float32.
+and runs slower than float32; on one whose units are slower than its float32 path (an
+Intel Xeon with AVX-512 BF16 but no AMX: bfloat16 training at 0.78x float32's rate) it
+would slow training down.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import contextlib
 
 import torch
 
-from capsviz.runtime import CPU_BF16_FLAGS, cpu_bf16_units  # noqa: F401 (CPU_BF16_FLAGS: part of this API)
+from capsviz.runtime import CPU_BF16_FLAGS, bf16_is_faster, bf16_speedup, cpu_bf16_units  # noqa: F401 (CPU_BF16_FLAGS: part of this API)
 from capsviz.texts import _
 from capsviz.train.config import check_precision
 
@@ -40,7 +43,7 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     if precision == "auto":
         if cuda:
             return "bf16" if bf16_cuda else "fp16"
-        return "bf16" if device.type == "cpu" and cpu_bf16_units() else "fp32"
+        return "bf16" if device.type == "cpu" and bf16_is_faster() else "fp32"
     if precision == "fp16" and not cuda:
         raise ValueError(_("fp16 needs a CUDA GPU (this run is on {device}); use bf16 or fp32", device=device))
     if precision == "bf16" and cuda and not bf16_cuda:
@@ -57,9 +60,19 @@ def why_precision(precision: str, device: torch.device) -> str:
         return ""
     if device.type == "cuda":
         return _("auto: the GPU has bfloat16") if torch.cuda.is_bf16_supported() else _("auto: the GPU has no bfloat16")
-    units = cpu_bf16_units()
+    units = ", ".join(cpu_bf16_units())
+    if device.type == "cpu" and units and bf16_is_faster():
+        return _(
+            "auto: this CPU's bfloat16 units ({units}) multiply {rate:.1f}x as fast as float32",
+            units=units,
+            rate=bf16_speedup(),
+        )
     if device.type == "cpu" and units:
-        return _("auto: this CPU has bfloat16 units ({units})", units=", ".join(units))
+        return _(
+            "auto: this CPU's bfloat16 units ({units}) multiply at {rate:.2f}x float32's rate, no faster",
+            units=units,
+            rate=bf16_speedup(),
+        )
     if device.type == "cpu":
         return _("auto: this CPU has no bfloat16 units (AMX or AVX-512 BF16), where bfloat16 would be slower")
     return _("auto: bfloat16 is not used on {device}", device=device.type)

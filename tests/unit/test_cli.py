@@ -115,13 +115,11 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     assert "stopped at step" in stdout and "Traceback" not in "".join(err)
     from capsviz.runtime import cpu_bf16_units
 
-    units = cpu_bf16_units()  # the first line says what auto picked, and why
-    expected = (
-        f"in bf16 (auto: this CPU has bfloat16 units ({', '.join(units)}))"
-        if units
-        else "in fp32 (auto: this CPU has no"
-    )
-    assert stdout.startswith(f"training on cpu {expected}"), stdout[:300]
+    units = ", ".join(cpu_bf16_units())  # the first line says what auto picked, and why
+    faster = f"in bf16 (auto: this CPU's bfloat16 units ({units}) multiply "  # the rate is measured by the run
+    slower = f"in fp32 (auto: this CPU's bfloat16 units ({units}) multiply at "
+    expected = (faster, slower) if units else ("in fp32 (auto: this CPU has no",)
+    assert stdout.startswith(tuple(f"training on cpu {e}" for e in expected)), stdout[:300]
     assert f"\ncontinue with: capsviz train --resume {out}\n" in stdout  # how to go on, ready to paste
     step = load_checkpoint(out)[1].step
     assert 3 <= step < 40

@@ -22,13 +22,30 @@ def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.detach().double() - b.detach().double()).norm() / b.detach().double().norm())
 
 
-def test_auto_is_bf16_only_where_the_hardware_has_it(monkeypatch):
-    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ())
+def pretend_cpu(monkeypatch, units: tuple[str, ...], speedup: float) -> None:
+    """Make this CPU read as one with bfloat16 ``units`` multiplying at ``speedup`` x float32's rate."""
+    import capsviz.runtime as runtime
+
+    monkeypatch.setattr(runtime, "cpu_bf16_units", lambda: units)
+    monkeypatch.setattr(runtime, "bf16_speedup", lambda: speedup)
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: units)
+    monkeypatch.setattr(precision, "bf16_speedup", lambda: speedup)
+
+
+def test_auto_is_bf16_only_where_the_hardware_runs_it_faster(monkeypatch):
+    pretend_cpu(monkeypatch, (), 0.0)  # an AMD Zen 3: no bfloat16 units
     assert precision.resolve_precision("auto", CPU) == "fp32"
     assert "no bfloat16 units" in precision.why_precision("auto", CPU)
-    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ("amx_bf16",))
+    pretend_cpu(monkeypatch, ("avx512_bf16",), 0.58)  # a Xeon whose AMX is not available
+    assert precision.resolve_precision("auto", CPU) == "fp32"
+    assert precision.why_precision("auto", CPU) == (
+        "auto: this CPU's bfloat16 units (avx512_bf16) multiply at 0.58x float32's rate, no faster"
+    )
+    pretend_cpu(monkeypatch, ("amx_bf16", "avx512_bf16"), 6.2)
     assert precision.resolve_precision("auto", CPU) == "bf16"
-    assert precision.why_precision("auto", CPU) == "auto: this CPU has bfloat16 units (amx_bf16)"
+    assert precision.why_precision("auto", CPU) == (
+        "auto: this CPU's bfloat16 units (amx_bf16, avx512_bf16) multiply 6.2x as fast as float32"
+    )
     assert precision.why_precision("fp32", CPU) == ""
     assert precision.resolve_precision("fp32", CPU) == "fp32" and precision.resolve_precision("bf16", CPU) == "bf16"
     with pytest.raises(ValueError, match="fp16 needs a CUDA GPU"):
@@ -45,6 +62,24 @@ def test_the_cpu_units_are_read_from_the_cpu_flags():
     with open("/proc/cpuinfo") as f:
         flags = next(line for line in f if line.startswith("flags")).split()
     assert set(units) == {u for u in precision.CPU_BF16_FLAGS if u in flags}
+
+
+def test_the_bf16_rate_is_measured_where_the_cpu_has_the_units(monkeypatch):
+    """Without the units nothing is timed (0.0); with them the rate is a measured ratio of
+    two products' times, the same for the rest of the process."""
+    import capsviz.runtime as runtime
+
+    speedup = runtime.bf16_speedup()
+    assert speedup == runtime.bf16_speedup()  # measured once
+    if runtime.cpu_bf16_units():
+        assert 0.05 < speedup < 50  # AVX-512 BF16 without AMX about 0.6, AMX about 6
+        assert runtime.bf16_is_faster() == (speedup >= runtime.BF16_MIN_SPEEDUP)
+    else:
+        assert speedup == 0.0 and not runtime.bf16_is_faster()
+    runtime.bf16_speedup.cache_clear()
+    monkeypatch.setattr(runtime, "cpu_bf16_units", lambda: ())
+    assert runtime.bf16_speedup() == 0.0 and not runtime.bf16_is_faster()
+    runtime.bf16_speedup.cache_clear()  # the next call measures this machine again
 
 
 def test_the_spectral_primarycaps_conv_in_bf16_is_as_close_to_float64_as_onednns():
@@ -114,7 +149,7 @@ def test_a_bf16_training_run_learns_keeps_float32_weights_and_records_its_precis
 
 
 def test_auto_records_the_precision_it_chose(tmp_path, monkeypatch):
-    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ())
+    pretend_cpu(monkeypatch, (), 0.0)
     sample = load_sample()
     config = TrainConfig(epochs=1, batch_size=16, train_subset=32, test_subset=16, device="cpu")
     assert config.precision == "auto"
