@@ -204,11 +204,13 @@ def spectral_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: int)
 
 
 def patch_weight(weight: Tensor) -> Tensor:
-    """(C_out, C_in, k, k) -> (C_out, k*k*C_in), columns ordered (ky, kx, c_in), contiguous.
+    """(C_out, C_in, k, k) -> (k*k*C_in, C_out), rows ordered (ky, kx, c_in), contiguous.
 
-    (MKL multiplies by its transpose faster than by a (k*k*C_in, C_out) copy.)
+    The layout the few-image product reads fastest: on one thread (the explorer's inference
+    thread) a (36 x 20,736) @ (20,736 x 256) product takes 2.7 ms with it against 3.7 ms with
+    the transpose of a (C_out, k*k*C_in) copy, and as long on two (2-core Xeon, AVX-512).
     """
-    return weight.permute(0, 2, 3, 1).reshape(weight.shape[0], -1).contiguous()
+    return weight.permute(2, 3, 1, 0).reshape(-1, weight.shape[0]).contiguous()
 
 
 def _patch_columns(x: Tensor, kernel: int, stride: int) -> tuple[Tensor, int, int]:
@@ -226,14 +228,14 @@ def im2col_conv2d(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: int, s
     Returns (B, H_out, W_out, C_out), channels last (note: not NCHW).
     """
     cols, out_h, out_w = _patch_columns(x, kernel, stride)
-    out = torch.addmm(bias, cols, packed.t()) if bias is not None else cols @ packed.t()
+    out = torch.addmm(bias, cols, packed) if bias is not None else cols @ packed
     return out.reshape(x.shape[0], out_h, out_w, -1)
 
 
 def patch_weight_bf16(weight: Tensor) -> Tensor:
-    """(C_out, C_in, k, k) -> (k*k*C_in, C_out) bfloat16, rows ordered (ky, kx, c_in), contiguous:
-    the layout oneDNN's bfloat16 product (AMX, AVX-512 BF16) reads fastest."""
-    return patch_weight(weight).t().contiguous().to(torch.bfloat16)
+    """:func:`patch_weight` in bfloat16: (C_out, C_in, k, k) -> (k*k*C_in, C_out), the layout
+    oneDNN's bfloat16 product (AMX, AVX-512 BF16) reads fastest."""
+    return patch_weight(weight).to(torch.bfloat16)
 
 
 def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: int, stride: int) -> Tensor:
