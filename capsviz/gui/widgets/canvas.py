@@ -8,6 +8,7 @@ from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcu
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 from superqt.utils import qthrottled
 
+from capsviz import explanations
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
@@ -199,13 +200,8 @@ class InputPanel(QWidget, InferenceView):
         self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
         self.prediction.setWordWrap(True)  # a long message wraps within the column, never widens the panel
 
-        self.brush = QSpinBox(minimum=4, maximum=60, value=DEFAULT_BRUSH, suffix=" px")
-        self.brush.setToolTip(
-            tr(
-                "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width "
-                "whatever the brush"
-            )
-        )
+        tip = tr(explanations.BRUSH)
+        self.brush = QSpinBox(minimum=4, maximum=60, value=DEFAULT_BRUSH, suffix=" px", toolTip=tip)
         self.brush.valueChanged.connect(lambda w: setattr(self.canvas, "brush_width", w))
         self.clear_button = QPushButton(tr("Clear"), clicked=self.canvas.clear)
         self.undo_button = QPushButton(tr("Undo"), clicked=self.canvas.undo)
@@ -216,19 +212,13 @@ class InputPanel(QWidget, InferenceView):
         self.open_button = QPushButton(tr("Open image…"))
         self.open_button.clicked.connect(self.openRequested)
         self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
-        self.polarity = QComboBox()
+        self.polarity = QComboBox(toolTip=tr(explanations.INK_POLARITY))
         for text, value in (
             (tr("ink: auto"), None),
             (tr("ink: light on dark"), False),
             (tr("ink: dark on light"), True),
         ):
             self.polarity.addItem(text, value)
-        self.polarity.setToolTip(
-            tr(
-                "How image files are read: auto-detects dark ink on light paper from the image border; "
-                "choose to override"
-            )
-        )
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
         self.source = QLabel("", styleSheet="color: #505050;")
         for keys, slot in (
@@ -248,12 +238,7 @@ class InputPanel(QWidget, InferenceView):
         self.hint = QLabel(tr("Draw a digit with the mouse: it is classified while you draw."))
         self.hint.setStyleSheet(self.source.styleSheet())
         self.hint.setToolTip(self.canvas.toolTip())
-        self.preview.setToolTip(
-            tr(
-                "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
-                "its centre of mass, as MNIST was made; a drawing's strokes drawn at MNIST's stroke width"
-            )
-        )
+        self.preview.setToolTip(tr(explanations.MODEL_INPUT))
         self.prediction.setToolTip(tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets"))
         # close rows: the panel fits a 700-pixel-high window in either language
         column(top, tools, sources, row(self.source, self.hint, 1), 1, spacing=3, margins=(9, 2, 9, 2), parent=self)

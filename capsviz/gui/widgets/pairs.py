@@ -38,10 +38,10 @@ from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, s
 from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green
 from capsviz.texts import QT_TR_NOOP
 
-SCAN_BUTTONS = {
-    "wrong": QT_TR_NOOP("Next wrong pair"),
-    "routing": QT_TR_NOOP("Next routing change"),
-}  # scan_test_pairs' finds
+SCANS = {  # scan_test_pairs' finds: the text and tooltip of the button that asks for the next
+    "wrong": (QT_TR_NOOP("Next wrong pair"), explanations.NEXT_WRONG),
+    "routing": (QT_TR_NOOP("Next routing change"), explanations.NEXT_ROUTING_CHANGE),
+}
 DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
 
 
@@ -168,14 +168,8 @@ class PairPanel(QWidget, InferenceView):
             DigitControls(tr("digit A (red)"), len(digits)),
             DigitControls(tr("digit B (green)"), len(digits)),
         ]
-        self.scale_label = QLabel("", wordWrap=True)  # the segmentation's colour scale
-        self.scale_label.setToolTip(
-            tr(
-                "The segmentation's colours span the largest departure from an even split over all "
-                "iterations of this pair: where routing barely divides the capsules, faint differences "
-                "show as full colours. The shares are the couplings themselves."
-            )
-        )
+        # the segmentation's colour scale
+        self.scale_label = QLabel("", wordWrap=True, toolTip=tr(explanations.SEGMENTATION_SCALE))
         self.absent = QComboBox()
         self.absent.addItems([str(k) for k in range(10)])
         self.absent.setToolTip(tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
@@ -183,21 +177,8 @@ class PairPanel(QWidget, InferenceView):
         self.test_pair = QSpinBox(minimum=0, maximum=TEST_PAIRS - 1)
         self.test_pair.setToolTip(tr("a pair of the fixed MultiMNIST test set: its digits and shifts"))
         self.show_test_pair = QPushButton(tr("Show test pair"))
-        self.next_wrong = QPushButton(tr(SCAN_BUTTONS["wrong"]))
-        self.next_wrong.setToolTip(
-            tr(
-                "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
-                "(click again to cancel)"
-            )
-        )
-        self.next_changed = QPushButton(tr(SCAN_BUTTONS["routing"]))
-        self.next_changed.setToolTip(
-            tr(
-                "scan the test pairs after this one for the next whose two longest capsules after one routing "
-                "iteration are other digits than after R (the Routing dock's R; click again to cancel)"
-            )
-        )
-        self._scans = {"wrong": self.next_wrong, "routing": self.next_changed}
+        self._scans = {find: QPushButton(tr(text), toolTip=tr(tip)) for find, (text, tip) in SCANS.items()}
+        self.next_wrong, self.next_changed = self._scans.values()
         self.finding = "wrong"  # what the scan running (or the last one) looks for
         self.browse_status = QLabel("", wordWrap=True)
         self._browsed: tuple | None = None  # setup() of the test pair browse_status names
@@ -207,26 +188,13 @@ class PairPanel(QWidget, InferenceView):
             self.browse_status.setText(tr("the test pairs need the MNIST test files (File → Download MNIST…)"))
 
         side = FIELD
-        # short titles: five panels share the middle of the window (about 100 px each); the tooltips say the rest
-        self.composed_panel = ImagePanel("A + B", (side, side))
-        self.input_panel = ImagePanel(tr("input"), (side, side))
-        self.fig5_panel = ImagePanel(tr("decoded"), (side, side))
-        self.absent_panel = ImagePanel(tr("(*) digit"), (side, side))
-        self.segment_panel = ImagePanel(tr("segmentation"), (side, side))
-        for panel, tip in (
-            (self.composed_panel, tr("the two digits, each alone in its shifted 36×36 field: A in red, B in green")),
-            (self.input_panel, tr("the model's {k}×{k} input: the two digits summed and clipped at 1", k=side)),
-            (self.fig5_panel, tr("the reconstructions from the two longest capsules over each other (paper Fig. 5)")),
-            (self.absent_panel, tr("the reconstruction from the capsule picked under (*): a digit that is not there")),
-            (
-                self.segment_panel,
-                tr(
-                    "segmentation by routing at iteration r: each pixel coloured by how the primary capsules that "
-                    "see it split their couplings between the two digits (red: to A's capsule, green: to B's)"
-                ),
-            ),
-        ):
-            panel.setToolTip(tip)
+        self.figure_panels: dict[str, ImagePanel] = {}  # by the file name an export gives them
+        for name, (title, tip) in explanations.PAIR_PANELS.items():
+            panel = self.figure_panels[name] = ImagePanel(tr(title), (side, side))
+            panel.setToolTip(tr(tip, k=side))
+            panel.setMinimumSize(80, 80)
+        panels = self.figure_panels.values()
+        self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel = panels
 
         options = QGridLayout()
         options.addWidget(QLabel(tr("(*) reconstruct digit")), 0, 0)
@@ -236,9 +204,7 @@ class PairPanel(QWidget, InferenceView):
         browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
         options.addLayout(browse, 1, 0, 1, 3)
         options.addWidget(self.browse_status, 2, 0, 1, 3)
-        for panel in self.panels():
-            panel.setMinimumSize(80, 80)
-        column(row(*self.controls), options, (row(*self.panels()), 1), self.verdict, parent=self)
+        column(row(*self.controls), options, (row(*panels), 1), self.verdict, parent=self)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)
@@ -258,13 +224,9 @@ class PairPanel(QWidget, InferenceView):
             self.pick_random(1, update=False)
             self.update_pair(emit=False)
 
-    def panels(self) -> tuple[ImagePanel, ...]:
-        return (self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel)
-
     def figures(self) -> dict[str, QWidget]:
         """This view's plots, by the file name an export gives them."""
-        names = ("pair_digits", "pair_input", "pair_reconstructions", "pair_absent_digit", "pair_segmentation")
-        return dict(zip(names, self.panels()))
+        return dict(self.figure_panels)
 
     # -- input ------------------------------------------------------------------------
     @property
@@ -322,7 +284,7 @@ class PairPanel(QWidget, InferenceView):
         """Show whether a scan for ``find`` runs: its button then reads *Cancel scan*."""
         self.finding = find
         for name, button in self._scans.items():
-            button.setText(tr("Cancel scan") if running and name == find else tr(SCAN_BUTTONS[name]))
+            button.setText(tr("Cancel scan") if running and name == find else tr(SCANS[name][0]))
 
     def scan_event(self, ev) -> None:
         """Show an event of the scan (:func:`~capsviz.model.pairs.scan_test_pairs`; on the GUI thread)."""

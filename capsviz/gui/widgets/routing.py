@@ -132,16 +132,9 @@ class RoutingView(QWidget):
         self.iterations.valueChanged.connect(self.iterationsChanged)
         self.digit = digit_choice(tr("Digit j shown in the mosaic and the overlay (or click a class map)"))
         self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "predicted (7)" fits
-        self.scale = QComboBox()
+        self.scale = QComboBox(toolTip=tr(explanations.ROUTING_SCALE))
         self.scale.addItems([tr(s) for s in SCALES])
         self.scale.setCurrentIndex(DEPARTURE)
-        self.scale.setToolTip(
-            tr(
-                "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
-                "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
-                "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
-            )
-        )
         stepping = (tr("iteration"), self.prev_button, (self.iteration, 1), self.next_button, self.iteration_label)
         controls = row(*stepping, self.play_button, "R", self.iterations, tr("digit"), self.digit, self.scale)
 
@@ -167,12 +160,7 @@ class RoutingView(QWidget):
         self.detail, self.mosaic_title = graphics_panel(tr("c_ij by capsule type"), (4, 2, 4, 2), size="8pt")
         self.detail.ci.layout.setVerticalSpacing(1)
         self.mosaic_title.item.document().setDocumentMargin(1)
-        self.detail.setToolTip(
-            tr(
-                "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
-                "capsule type, 4 rows of 8 types (type 0 top left)"
-            )
-        )
+        self.detail.setToolTip(tr(explanations.ROUTING_MOSAIC))
         self.mosaic_view, self.mosaic = image_view(self.detail, 1, 0, mosaic_shape(6), VIRIDIS)
         self.mosaic_bar = colour_bar(self.detail, self.mosaic, 1, 1)
         margins = (PANEL_MARGIN, 2, PANEL_MARGIN, 2)
@@ -209,10 +197,7 @@ class RoutingView(QWidget):
         self.mass_marker = marker()
         for item in (self.mass_marker, self.mass_points, self.mass_names):
             self.mass_plot.addItem(item)
-        tip = tr(
-            "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
-            "ln 10 = 2.303 when every capsule splits its vote evenly"
-        )
+        tip = tr(explanations.ROUTING_ENTROPY)
         self.entropy_plot = plot(
             tr("mean entropy of c_i"), size="8pt", bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH
         )
@@ -253,10 +238,7 @@ class RoutingView(QWidget):
         texts = QWidget()
         column(self.readout, (self.effect_label, 1), spacing=2 * SPACING, margins=(0, 0, 0, 0), parent=texts)
         effect = VerticalScroll(texts, EFFECT_WIDTH)
-        tip = tr(
-            "Ring the {k} capsules that route most decisively on the mosaic, and their receptive fields on the input",
-            k=MARKED,
-        )
+        tip = tr(explanations.MARK_DECISIVE, k=MARKED)
         self.mark_button = QPushButton(tr("mark decisive"), checkable=True, toolTip=tip)
         tip = tr("How often one routing iteration (the even split) answers other than R")
         self.check_button = QPushButton(tr("count on the test set"), toolTip=tip)

@@ -118,12 +118,7 @@ class TrainingPanel(QWidget):
             self.network.setItemData(self.network.count() - 1, tr(tip), Qt.ItemDataRole.ToolTipRole)
         self.from_scratch = QCheckBox(tr("start from fresh weights"))
         self.from_scratch.setChecked(True)
-        self.from_scratch.setToolTip(
-            tr(
-                "Unchecked: fine-tune the model that is loaded now (or the CNN compared with it), "
-                "starting at the learning rate its own training ended with"
-            )
-        )
+        self.from_scratch.setToolTip(tr(explanations.FROM_SCRATCH))
         self._model_info = lambda: None  # the header of the model a fine-tune starts from (see follow)
         form = QFormLayout()
         form.setVerticalSpacing(2)

@@ -79,12 +79,7 @@ class VotePanel(QWidget):
         # two lines: the count and where, so the title fits the narrow panel
         self.fields = ImagePanel(tr("votes<br>in the rectangle"))
         self.fields.setMinimumSize(140, 160)
-        self.fields.setToolTip(
-            tr(
-                "The input pixels seen by the primary capsules whose votes lie inside the rectangle, "
-                "each capsule weighted by ‖u_i‖"
-            )
-        )
+        self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 0, 1, 2)
