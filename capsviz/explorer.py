@@ -14,7 +14,8 @@
   of one dataset; :func:`untrained_model`, what is shown when none reads;
 - :func:`classify_in_chunks`, :func:`browsed`, :func:`step_through`: the MNIST browser's
   predictions, the test digits its filter keeps, and the next of them; :func:`browser_filter`,
-  :func:`browser_digit` and :func:`browser_score`, its lines on them.
+  :func:`browser_digit` and :func:`browser_score`, its lines on them;
+- :func:`prediction_line`: the input panel's line on the model's answer.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from capsviz.evaluate import evaluate_model
 from capsviz.model import CapsNet
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference, digit_capsules, infer
+from capsviz.model.losses import RECOGNITION_THRESHOLD
 from capsviz.paths import user_checkpoint_dir
 from capsviz.runtime import worker_thread
 from capsviz.texts import english
@@ -570,6 +572,24 @@ def browser_score(labels: np.ndarray, predictions: np.ndarray, cnn: np.ndarray |
         cnn_errors=cnn_errors,
         cnn_correct=cnn_correct,
         disagree=int((predictions != cnn).sum()),
+    )
+
+
+def prediction_line(digit: int | None, length: float | None = None, recognised: bool = True, tr=english) -> str:
+    """The predicted ``digit`` and its capsule's ``length``; when not ``recognised`` (no capsule
+    reaches the threshold of :func:`capsviz.model.inference.recognised`), a line saying so over
+    the longest capsule in smaller print (rich text); None: no digit."""
+    if digit is None:
+        return tr("no digit")
+    if recognised:
+        return f"{digit}   ({length:.2f})"
+    return tr(
+        "<span style='font-size: 13pt;'>nothing recognised</span><br>"
+        "<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
+        "({length:.2f} &lt; {threshold:.1f})</span>",
+        digit=digit,
+        length=length,
+        threshold=RECOGNITION_THRESHOLD,
     )
 
 

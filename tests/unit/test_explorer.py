@@ -25,6 +25,7 @@ from capsviz.explorer import (
     browser_score,
     classify_in_chunks,
     initial_model,
+    prediction_line,
     read_models,
     request_for,
     step_through,
@@ -154,6 +155,13 @@ def test_the_browser_says_its_filter_its_digit_and_the_mistakes():
     assert browser_score(labels, predictions, cnn) == (
         "1 mistakes (75.00 % correct); the CNN 2 mistakes (50.00 % correct); they disagree on 3"
     )
+
+
+def test_the_prediction_line_names_the_digit_or_says_that_nothing_reaches_the_threshold():
+    assert prediction_line(None) == "no digit"
+    assert prediction_line(7, 0.934) == "7   (0.93)"
+    line = prediction_line(7, 0.3125, recognised=False)
+    assert "nothing recognised" in line and line.endswith("longest: 7 (0.31 &lt; 0.5)</span>")
 
 
 def test_stepping_goes_round_the_kept_digits():

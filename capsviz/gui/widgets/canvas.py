@@ -10,10 +10,10 @@ from superqt.utils import qthrottled
 
 from capsviz import explanations
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
+from capsviz.explorer import prediction_line
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row
-from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 CANVAS_SIZE = 280
 DEFAULT_BRUSH = 22
@@ -303,21 +303,8 @@ class InputPanel(QWidget, InferenceView):
         self.polarity.setCurrentIndex(values["ink"])
 
     def set_prediction(self, digit: int | None, length: float | None = None, recognised: bool = True) -> None:
-        """Show the predicted ``digit`` and its capsule's ``length``; when not ``recognised``
-        (no capsule reaches the threshold of :func:`capsviz.model.inference.recognised`),
-        say so instead, with the longest capsule in smaller print."""
-        if digit is None:
-            text = tr("no digit")
-        elif recognised:
-            text = f"{digit}   ({length:.2f})"
-        else:
-            text = tr(
-                "<span style='font-size: 13pt;'>nothing recognised</span><br>"
-                "<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
-                "({length:.2f} &lt; {threshold:.1f})</span>",
-                digit=digit,
-                length=length,
-                threshold=RECOGNITION_THRESHOLD,
-            )
+        """Show the predicted ``digit`` and its capsule's ``length``, or that nothing is
+        ``recognised`` (:func:`~capsviz.explorer.prediction_line`)."""
+        text = prediction_line(digit, length, recognised, tr)
         if text != self.prediction.text():
             self.prediction.setText(text)

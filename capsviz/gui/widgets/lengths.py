@@ -27,7 +27,7 @@ from capsviz.gui.widgets.common import (
     plot,
     settle,
 )
-from capsviz.model.analysis import capsule_index, capsule_place, grid_side, mosaic_shape, type_mosaic
+from capsviz.model.analysis import capsule_index, grid_side, mosaic_shape, primary_readout, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -140,11 +140,7 @@ class LengthsView(QWidget, InferenceView):
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)
         if hit is not None:
-            i = capsule_index(*hit, self.grid)
-            place = capsule_place(i, len(self.u_lengths))
-            text = tr(
-                "capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {length:.4f}", **place, length=self.u_lengths[i]
-            )
+            text = primary_readout(self.u_lengths, capsule_index(*hit, self.grid), tr)
             self.primary_title.setText(text, size="8pt")
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:

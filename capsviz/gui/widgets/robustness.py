@@ -11,15 +11,8 @@ from capsviz import explanations
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, column, plot, row
-from capsviz.texts import QT_TR_NOOP
-from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
+from capsviz.train.sweeps import AFFINE_FIELDS, KIND_NAMES, KINDS, SWEEPS, UNITS
 
-NAMES = {  # the sweeps' names on screen (English sources)
-    "rotation": QT_TR_NOOP("rotation"),
-    "scale": QT_TR_NOOP("scale"),
-    "shear": QT_TR_NOOP("shear"),
-    "translation": QT_TR_NOOP("translation"),
-}
 LINE = (90, 160, 250)
 CNN_LINE = (190, 110, 210)
 NETWORKS = ("capsnet", "cnn")
@@ -39,17 +32,7 @@ class RobustnessView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        ranges = AFFINE_RANGES
-        self.setToolTip(
-            tr(
-                explanations.ROBUSTNESS,
-                rot=ranges["rotation"][1],
-                s0=ranges["scale"][0],
-                s1=ranges["scale"][1],
-                sh=ranges["shear"][1],
-                move=ranges["translation"][1],
-            )
-        )
+        self.setToolTip(tr(explanations.ROBUSTNESS, **AFFINE_FIELDS))
         tip = tr("Measure on the first N MNIST test digits (10,000: the whole test set)")
         self.digits = QSpinBox(minimum=10, maximum=10000, value=1000, singleStep=500, toolTip=tip)
         self.measure_button = QPushButton(tr("Measure"))
@@ -64,10 +47,8 @@ class RobustnessView(QWidget):
         grid = QGridLayout()
         for k, kind in enumerate(KINDS):
             unit = UNITS.get(kind, "").strip()
-            if kind == "affine":
-                title = tr("affine test set")
-            else:
-                title = tr("{kind} ({unit})", kind=tr(NAMES[kind]), unit=unit) if unit else tr(NAMES[kind])
+            name = tr("affine test set") if kind == "affine" else tr(KIND_NAMES[kind])
+            title = tr("{kind} ({unit})", kind=name, unit=unit) if unit else name
             chart = plot(title, size="9pt", y_range=(0, 1))
             chart.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
             if kind == "affine":

@@ -45,8 +45,9 @@ from capsviz.gui.widgets.common import (
 from capsviz.model.analysis import (
     RF_SIZE,
     UNIFORM_ENTROPY,
-    capsule_figures,
     capsule_index,
+    capsule_readout,
+    cell_readout,
     class_cell,
     class_grid,
     class_grid_shape,
@@ -56,6 +57,7 @@ from capsviz.model.analysis import (
     field_side,
     grid_side,
     iteration_maps,
+    maps_caption,
     mean_entropy,
     mosaic_shape,
     receptive_overlay,
@@ -343,23 +345,9 @@ class RoutingView(QWidget):
 
     def maps_caption(self) -> str:
         """The class maps' title: what they show at the iteration on screen, and how to read it."""
-        inf = self.inference
-        departure = self.departure()
-        quantity = "Σ_type ‖u_i‖ (c_ij − 0.1)" if departure else "Σ_type ‖u_i‖ c_ij"
-        if inf is None:
-            return tr("class maps {quantity}", quantity=quantity) + "<br>"
-        r = self.iteration.value() - 1
-        if self._uniform[r] and departure:
-            note = tr("every c_ij is 0.1 (uniform), so every map is 0")
-        elif self._uniform[r]:
-            note = tr("every c_ij is 0.1 (uniform), so the ten maps are the same")
-        elif departure:
-            note = tr("red: more than an even split (0.1) sends, blue: less")
-        elif self.scale.currentIndex() == 1:
-            note = tr("colours from all iterations' values")
-        else:
-            note = tr("colours from this iteration's values")
-        return tr("class maps {quantity}, iteration {r}", quantity=quantity, r=r + 1) + "<br>" + note
+        r = None if self.inference is None else self.iteration.value() - 1
+        uniform = r is not None and bool(self._uniform[r])
+        return maps_caption(r, self.departure(), uniform, self.scale.currentIndex() == 1, tr)
 
     def _redraw(self) -> None:
         self.redraws.request()
@@ -511,24 +499,9 @@ class RoutingView(QWidget):
 
     def describe_cell(self, j: int, y: int, x: int) -> str:
         """Readout for class map j at grid cell (y, x)."""
-        r = self.iteration.value() - 1
-        return tr(
-            "digit {j}, grid y={y} x={x}, iteration {r}: Σ_type ‖u_i‖ c_ij = {mass:.4f}, "
-            "Σ_type ‖u_i‖ (c_ij − 0.1) = {departure:+.4f}",
-            j=j,
-            y=y,
-            x=x,
-            r=r + 1,
-            mass=self._all_maps[r][j, y, x],
-            departure=self._departures[r][j, y, x],
-        )
+        return cell_readout(self._all_maps, self._departures, j, y, x, self.iteration.value() - 1, tr)
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""
         i = capsule_index(t, y, x, self.grid)
-        figures = capsule_figures(self.inference, i, self.selected_digit(), self.iteration.value() - 1)
-        return tr(
-            "capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {u:.4f}, c_i{j} = {c:.4f}, b_i{j} = {b:.4f} "
-            "at iteration {r}",
-            **figures,
-        )
+        return capsule_readout(self.inference, i, self.selected_digit(), self.iteration.value() - 1, tr)

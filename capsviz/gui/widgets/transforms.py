@@ -27,7 +27,7 @@ from capsviz.gui.widgets.common import (
     set_y_extent,
     settle,
 )
-from capsviz.model.analysis import sweep_figures
+from capsviz.model.analysis import sweep_summary
 
 CNN_PEN = (190, 110, 210)
 SWEEP_STEPS = 21
@@ -198,19 +198,4 @@ class TransformView(QWidget):
             self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
-        figures = sweep_figures(poses, cnn)  # the length's span and the three dimensions that swing most
-        if cnn is None:
-            text = tr(
-                "length {low:.2f}–{high:.2f} over the sweep; the dimensions that move most: "
-                "d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), d{d2} (range {range2:.2f})",
-                **figures,
-            )
-        else:
-            text = tr(
-                "length {low:.2f}–{high:.2f} over the sweep; CNN p({k}) {cnn_low:.2f}–{cnn_high:.2f}; the "
-                "dimensions that move most: d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), "
-                "d{d2} (range {range2:.2f})",
-                k=digit,
-                **figures,
-            )
-        self.summary.setText(text)
+        self.summary.setText(sweep_summary(poses, digit, cnn, tr))

@@ -26,7 +26,6 @@ from capsviz.gui.widgets.common import (
     set_label,
 )
 from capsviz.model.analysis import (
-    capsule_figures,
     chosen_fields,
     colour_steps,
     coupling_scale,
@@ -34,6 +33,7 @@ from capsviz.model.analysis import (
     in_rectangle,
     projected_votes,
     vote_extent,
+    vote_readout,
 )
 from capsviz.model.inference import longest
 
@@ -249,14 +249,7 @@ class VotesView(QWidget, InferenceView):
 
     def describe(self, j: int, i: int) -> str:
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
-        inf = self.inference
-        r = self.iteration.value() - 1
-        return tr(
-            "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
-            "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}",
-            **capsule_figures(inf, i, j, r),
-            agreement=float(inf.u_hat[i, j] @ inf.v[r, j]),
-        )
+        return vote_readout(self.inference, i, j, self.iteration.value() - 1, tr)
 
     def _hover(self, panel: VotePanel, points) -> None:
         if len(points) and panel.j is not None:
