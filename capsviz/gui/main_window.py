@@ -17,6 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QApplication,
+    QComboBox,
     QDockWidget,
     QLabel,
     QMainWindow,
@@ -353,7 +354,7 @@ class MainWindow(QMainWindow):
         views += (self.lengths_view, self.routing_view, self.votes_view, self.pose_view, self.training_panel)
         if self.kind == "mnist":
             views += (self.robustness_view,)
-        return {name: widget for view in views for name, widget in view.figures().items()}
+        return {name: widget for view in views for name, widget in view.figures.items()}
 
     def export_figures(self, folder: Path) -> list[Path]:
         """Write every plot as PNG and SVG into ``folder``; returns the files."""
@@ -471,16 +472,20 @@ class MainWindow(QMainWindow):
         )
 
     # -- settings -----------------------------------------------------------------
-    def _settings_views(self) -> dict:
-        views = (self.input_panel, self.routing_view, self.pose_view, self.transform_view)
-        return dict(zip(("input", "routing", "pose", "transforms"), views))
+    def _remembered(self) -> dict:
+        """The controls whose choice the app remembers, by their key in view_settings.VIEW_KEYS:
+        a spin box's value, a combo box's index (of routing.SCALES, pose.POSE_RANGES, PARAMETERS)."""
+        inputs, routing = self.input_panel, self.routing_view
+        controls = (inputs.brush, inputs.polarity, routing.iterations, routing.scale, self.pose_view.range)
+        keys = ("input/brush", "input/ink", "routing/iterations", "routing/scale", "pose/range")
+        return {**dict(zip(keys, controls)), "transforms/parameter": self.transform_view.parameter}
 
     def _apply_view_settings(self, values: dict) -> None:
-        for prefix, view in self._settings_views().items():
-            view.apply_settings({key.split("/", 1)[1]: v for key, v in values.items() if key.startswith(prefix + "/")})
+        for key, control in self._remembered().items():
+            (control.setCurrentIndex if isinstance(control, QComboBox) else control.setValue)(values[key])
 
     def save_settings(self) -> None:
-        views = {f"{p}/{k}": v for p, view in self._settings_views().items() for k, v in view.settings().items()}
+        views = {k: c.currentIndex() if isinstance(c, QComboBox) else c.value() for k, c in self._remembered().items()}
         views.update({"app/language": self.language, "app/tour_offered": int(self.tour_offered)})
         for name in self.hidden_by_kind:  # the layout as the user left it, whatever kind is shown
             self.docks[name].show()

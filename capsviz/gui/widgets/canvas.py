@@ -104,16 +104,16 @@ class DrawingCanvas(QWidget):
         self.inkChanged.emit()
 
     def undo(self) -> None:
-        if self._undo:
-            self._redo.append(self._state())
-            self._image, self._strokes = self._undo.pop()
-            self.update()
-            self.inkChanged.emit()
+        self._step(self._undo, self._redo)
 
     def redo(self) -> None:
-        if self._redo:
-            self._undo.append(self._state())
-            self._image, self._strokes = self._redo.pop()
+        self._step(self._redo, self._undo)
+
+    def _step(self, back: list, forth: list) -> None:
+        """Go to the last state of ``back``, keeping the present one on ``forth`` (undo, redo)."""
+        if back:
+            forth.append(self._state())
+            self._image, self._strokes = back.pop()
             self.update()
             self.inkChanged.emit()
 
@@ -246,10 +246,7 @@ class InputPanel(QWidget, InferenceView):
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
         self.redraws = Redraws("input", {"prediction": self._draw_prediction}, urgent=("prediction",))
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {"model_input": self.preview}
+        self.figures = {"model_input": self.preview}  # its plots, by the file name an export gives them
 
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central
@@ -293,14 +290,6 @@ class InputPanel(QWidget, InferenceView):
             self.set_prediction(None)
         else:
             self.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised)
-
-    def settings(self) -> dict:
-        """The choices the app remembers: ``brush`` width (px), ``ink`` polarity (an index)."""
-        return {"brush": self.brush.value(), "ink": self.polarity.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.brush.setValue(values["brush"])
-        self.polarity.setCurrentIndex(values["ink"])
 
     def set_prediction(self, digit: int | None, length: float | None = None, recognised: bool = True) -> None:
         """Show the predicted ``digit`` and its capsule's ``length``, or that nothing is

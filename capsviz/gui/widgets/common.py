@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSlider,
     QStackedWidget,
+    QStyle,
     QVBoxLayout,
 )
 from superqt import QLabeledDoubleSlider
@@ -71,14 +72,23 @@ def readout(text: str = "", **options) -> QLabel:
 
 
 class VerticalScroll(QScrollArea):
-    """``widget`` filling an area at least ``width`` pixels wide (its scroll bar included),
-    scrolled up and down where the area is lower than the widget."""
+    """``widget`` filling an area at least ``width`` pixels wide (its scroll bar included; None:
+    the widget's least width and the scroll bar), scrolled up and down where the area is lower
+    than the widget. Its size hint asks for the widget's whole height (QScrollArea caps its
+    hint at 24 lines of text, which cuts a longer form short even where there is room)."""
 
-    def __init__(self, widget, width: int, parent=None) -> None:
+    def __init__(self, widget, width: int | None = None, parent=None) -> None:
         super().__init__(parent, widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setWidget(widget)
-        self.setMinimumWidth(width)
+        scrollbar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        self.setMinimumWidth(widget.minimumSizeHint().width() + scrollbar if width is None else width)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        margins = self.contentsMargins()
+        hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
+        return hint
 
 
 class CurrentPage(QStackedWidget):
@@ -92,6 +102,12 @@ class CurrentPage(QStackedWidget):
     def minimumSizeHint(self) -> QSize:
         page = self.currentWidget()
         return super().minimumSizeHint() if page is None else page.minimumSizeHint()
+
+
+def chosen_digit(choice: QComboBox, default: int | None) -> int | None:
+    """The digit capsule a :func:`digit_choice` names: its digit, or ``default`` for its first item."""
+    data = choice.currentData()
+    return default if data == -1 else int(data)
 
 
 def digit_choice(tip: str, default: str | None = None) -> QComboBox:
@@ -211,8 +227,13 @@ def image_view(
     if colormap is not None:
         item.setColorMap(colormap)
     view.addItem(item)
-    view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
+    fit_view(view, shape)
     return view, item
+
+
+def fit_view(view: pg.ViewBox, shape, padding: float = 0.0) -> None:
+    """Range ``view`` over an image of ``shape`` (H, W, ...), with a margin of ``padding`` (a share)."""
+    view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=padding)
 
 
 def colour_bar(layout: pg.GraphicsLayoutWidget, image: pg.ImageItem, row: int, col: int) -> pg.ColorBarItem:
@@ -338,7 +359,7 @@ class ImagePanel(pg.GraphicsLayoutWidget):
             image = np.zeros_like(self.image)
         image = np.asarray(image, dtype=np.float32)
         if image.shape[:2] != self.image.shape[:2]:
-            self.view.setRange(xRange=(0, image.shape[1]), yRange=(0, image.shape[0]), padding=0.0)
+            fit_view(self.view, image.shape)
         self.image = image
         self.item.setImage(self.image, autoLevels=False, levels=levels or self.levels)
 

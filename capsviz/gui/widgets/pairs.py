@@ -188,12 +188,12 @@ class PairPanel(QWidget, InferenceView):
             self.browse_status.setText(tr("the test pairs need the MNIST test files (File → Download MNIST…)"))
 
         side = FIELD
-        self.figure_panels: dict[str, ImagePanel] = {}  # by the file name an export gives them
+        self.figures: dict[str, ImagePanel] = {}  # by the file name an export gives them
         for name, (title, tip) in explanations.PAIR_PANELS.items():
-            panel = self.figure_panels[name] = ImagePanel(tr(title), (side, side))
+            panel = self.figures[name] = ImagePanel(tr(title), (side, side))
             panel.setToolTip(tr(tip, k=side))
             panel.setMinimumSize(80, 80)
-        panels = self.figure_panels.values()
+        panels = self.figures.values()
         self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel = panels
 
         options = QGridLayout()
@@ -223,10 +223,6 @@ class PairPanel(QWidget, InferenceView):
             self.pick_random(0, update=False)
             self.pick_random(1, update=False)
             self.update_pair(emit=False)
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return dict(self.figure_panels)
 
     # -- input ------------------------------------------------------------------------
     @property

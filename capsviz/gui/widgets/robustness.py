@@ -41,7 +41,7 @@ class RobustnessView(QWidget):
         self.stop_button.clicked.connect(self.stopRequested)
         self.status = QLabel(tr("not measured for this model"), wordWrap=True)
         top = row(tr("test digits"), self.digits, self.measure_button, self.stop_button, (self.status, 1))
-        self.plots: dict[str, pg.PlotWidget] = {}
+        self.figures: dict[str, pg.PlotWidget] = {}  # its plots, by the file name an export gives them
         self.curves: dict[str, pg.PlotDataItem] = {}  # the CapsNet's, by kind
         self.cnn_curves: dict[str, pg.PlotDataItem] = {}
         grid = QGridLayout()
@@ -81,17 +81,13 @@ class RobustnessView(QWidget):
                 [KeyEntry(name, (item,), (colour,), sample) for name, item, colour, sample in names],
                 sep="&nbsp;&nbsp;",
             )
-            self.plots[kind] = chart
+            self.figures[f"robustness_{kind}"] = chart
             grid.addWidget(chart, k // 3, k % 3)
         column(top, (grid, 1), margins=(2, 2, 2, 2), parent=self)
         self.results: dict[str, dict[float, float]] = {}  # the CapsNet's: kind -> {strength: accuracy}
         self.baseline_results: dict[str, dict[float, float]] = {}  # the compared CNN's, the same way
         self.networks = 1  # how many networks the measurement covers (2 with a CNN)
         self.redraws = Redraws("robustness", {"curves": self._draw})
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {f"robustness_{kind}": plot for kind, plot in self.plots.items()}
 
     def clear(self, status: str | None = None) -> None:
         """Forget the figures (another model came); ``status`` (default: not measured) goes on the status line."""

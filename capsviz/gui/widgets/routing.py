@@ -23,12 +23,14 @@ from capsviz.gui.widgets.common import (
     VIRIDIS,
     SeriesKey,
     VerticalScroll,
+    chosen_digit,
     clear_data,
     colour_bar,
     column,
     digit_choice,
     digit_lines,
     fit_iterations,
+    fit_view,
     graphics_panel,
     image_view,
     iteration_axis,
@@ -252,6 +254,9 @@ class RoutingView(QWidget):
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
         column(controls, (grid, 1), spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
+        names = ("routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay")
+        plots = (self.graphics, self.detail, self.mass_plot, self.entropy_plot, self.overlay_panel)
+        self.figures = dict(zip(names, plots))  # its plots, by the file name an export gives them
 
         self.inference = None
         # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
@@ -276,23 +281,15 @@ class RoutingView(QWidget):
         return int(np.ceil(top + title + MOSAIC_CELL * mosaic_shape(grid)[0] + bottom))
 
     # -- data -------------------------------------------------------------------------
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        names = ("routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay")
-        return dict(zip(names, (self.graphics, self.detail, self.mass_plot, self.entropy_plot, self.overlay_panel)))
-
     def _lay_out_grid(self, grid: int) -> None:
         """Fit the class maps' titles and the views' ranges to a G x G PrimaryCaps grid."""
         self.grid = grid
-        rows, cols = class_grid_shape(grid)
-        self.map_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
+        fit_view(self.map_view, class_grid_shape(grid), padding=0.02)
         for j, title in enumerate(self.titles):
             y0, x0 = class_tile_origin(j, grid)
             title.setPos(x0 + grid / 2, y0 - 0.1)
-        rows, cols = mosaic_shape(grid)
-        self.mosaic_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.0)
-        side = field_side(grid)
-        self.overlay_view.setRange(xRange=(0, side), yRange=(0, side), padding=0.0)
+        fit_view(self.mosaic_view, mosaic_shape(grid))
+        fit_view(self.overlay_view, (field_side(grid),) * 2)
 
     def show_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None): its
@@ -315,10 +312,7 @@ class RoutingView(QWidget):
         self.redraws.request()
 
     def selected_digit(self) -> int | None:
-        d = self.digit.currentData()
-        if self.inference is None:
-            return None
-        return self.inference.prediction if d == -1 else int(d)
+        return None if self.inference is None else chosen_digit(self.digit, self.inference.prediction)
 
     def _advance(self) -> None:
         r = self.iteration.value()
@@ -351,14 +345,6 @@ class RoutingView(QWidget):
 
     def _redraw(self) -> None:
         self.redraws.request()
-
-    def settings(self) -> dict:
-        """The choices the app remembers: routing ``iterations`` at inference, colour ``scale`` (an index of SCALES)."""
-        return {"iterations": self.iterations.value(), "scale": self.scale.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.iterations.setValue(values["iterations"])
-        self.scale.setCurrentIndex(values["scale"])
 
     def _draw_maps(self) -> None:
         inf = self.inference

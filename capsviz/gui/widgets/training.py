@@ -6,21 +6,18 @@ import functools
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QFrame,
     QLabel,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSpinBox,
-    QStyle,
     QWidget,
 )
 
@@ -28,7 +25,7 @@ from capsviz import explanations
 from capsviz.data.datasets import TITLES
 from capsviz.gui.i18n import tr
 from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import column, plot, row, settle
+from capsviz.gui.widgets.common import VerticalScroll, column, plot, row, settle
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
@@ -52,18 +49,6 @@ MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
 # The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
 # training and the live views wait while an epoch's test images are classified.
 GUI_TEST_IMAGES = 2000
-
-
-class FormScrollArea(QScrollArea):
-    """A scroll area that asks for its whole widget's height (QScrollArea caps its size
-    hint at 24 lines of text, which cuts a longer form short even where there is room)."""
-
-    def sizeHint(self) -> QSize:
-        hint = super().sizeHint()
-        if self.widget() is not None:
-            margins = self.contentsMargins()
-            hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
-        return hint
 
 
 class TrainingPanel(QWidget):
@@ -134,13 +119,7 @@ class TrainingPanel(QWidget):
         # push the window past the screen.
         form_widget = QWidget()
         form_widget.setLayout(form)
-        self.form_area = FormScrollArea()
-        self.form_area.setWidget(form_widget)
-        self.form_area.setWidgetResizable(True)
-        self.form_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.form_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scrollbar = self.form_area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        self.form_area.setMinimumWidth(form_widget.minimumSizeHint().width() + scrollbar)
+        self.form_area = VerticalScroll(form_widget)
         # as tall as the whole form where there is room, no taller
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
@@ -178,12 +157,9 @@ class TrainingPanel(QWidget):
             widget.getAxis("bottom").enableAutoSIPrefix(False)  # steps are counts: no "(x0.001)" on an empty plot
         row(left, (column(self.loss_plot, self.acc_plot, spacing=2), 1), margins=(2, 2, 2, 2), parent=self)
         self.redraws = Redraws(f"training_{dataset}", {"curves": self._draw_curves})
+        self.figures = {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}  # by file name
         self.reset_curves()
         self.set_running(False)
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}
 
     def _field(self, name: str, decimals: int | None = None, **options) -> QSpinBox | QDoubleSpinBox:
         """The spin box of training setting ``name`` (a field of :class:`TrainConfig`, which

@@ -16,6 +16,7 @@ from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     KeyEntry,
     SeriesKey,
+    chosen_digit,
     clear_data,
     column,
     digit_choice,
@@ -47,10 +48,6 @@ class TransformView(QWidget):
 
     transformChanged = Signal(object)
     sweepRequested = Signal()
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {"transform_sweep": self.plot}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -92,6 +89,7 @@ class TransformView(QWidget):
         self._titles: tuple[str, str] | None = None
         self._pending: tuple | None = None  # the arguments of set_sweep the part draws
         self.redraws = Redraws("transforms", {"sweep": self._draw_sweep})
+        self.figures = {"transform_sweep": self.plot}  # its plots, by the file name an export gives them
 
     # -- transform -------------------------------------------------------------------------
     def transform(self) -> InputTransform:
@@ -114,13 +112,6 @@ class TransformView(QWidget):
         base = self.transform()
         return name, values, [base.with_value(name, v) for v in values]
 
-    def settings(self) -> dict:
-        """The choices the app remembers: the swept ``parameter`` (an index of PARAMETERS)."""
-        return {"parameter": self.parameter.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.parameter.setCurrentIndex(values["parameter"])
-
     def show_sweep(
         self,
         name: str | None,
@@ -139,9 +130,8 @@ class TransformView(QWidget):
         elif name != self.parameter.currentData():
             return
         else:
-            digit = self.capsule.currentData()
-            if digit == -1:
-                digit = prediction if prediction is not None else int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
+            middle = int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())  # the longest there
+            digit = chosen_digit(self.capsule, middle if prediction is None else prediction)
             self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])
         self.redraws.request()
 

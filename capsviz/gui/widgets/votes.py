@@ -16,6 +16,7 @@ from capsviz.gui.widgets.common import (
     InferenceView,
     KeyEntry,
     SeriesKey,
+    chosen_digit,
     clear_data,
     column,
     digit_choice,
@@ -134,6 +135,7 @@ class VotesView(QWidget, InferenceView):
         side by side (2: a pair model's two answers). Off screen, the panels change when the
         view is shown (a panel shown or hidden lays out the docks around it again)."""
         self.panels = self.all_panels[:answers]
+        self.figures = {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}  # by file name
         names = (tr("predicted"),) if answers == 1 else (tr("longest"), tr("second longest"))
         for panel, name in zip(self.panels, names):
             panel.digit.setItemText(0, name)
@@ -145,10 +147,6 @@ class VotesView(QWidget, InferenceView):
         for panel in self.all_panels:
             panel.setVisible(panel in self.panels)
 
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}
-
     def show_inference(self, inference) -> None:
         self._projected = {}  # the projections of another input
         super().show_inference(inference)
@@ -158,8 +156,7 @@ class VotesView(QWidget, InferenceView):
         inf = self.inference
         if inf is None:
             return None
-        choice = panel.digit.currentData()
-        return int(choice) if choice != -1 else longest(inf.lengths[-1], panel.rank + 1)[panel.rank]
+        return chosen_digit(panel.digit, longest(inf.lengths[-1], panel.rank + 1)[panel.rank])
 
     def projection(self, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(mean (16,), axes (2, 16), points (I, 2), centres (R, 2)) of digit j's votes, for this input."""
