@@ -16,6 +16,8 @@ from capsviz.evaluate import evaluate_model
 from capsviz.explorer import (
     ExplorerInput,
     InferenceRequest,
+    RedrawQueue,
+    Redraws,
     RequestThread,
     TrainingRun,
     WeightsSnapshot,
@@ -211,3 +213,35 @@ def test_the_request_thread_runs_the_newest_request_and_ends_when_delivery_fails
     assert not thread.running and not thread.busy and len(delivered) == 3
     with pytest.raises(TypeError, match="not a request"):
         thread.submit(object())
+
+
+def test_the_redraw_queue_merges_requests_draws_the_urgent_parts_together_and_the_others_round_the_list():
+    drawn, queue = [], RedrawQueue()
+    for name, urgent in (("a", False), ("bars", True), ("b", False), ("c", False)):
+        queue.register(name, lambda name=name: drawn.append(name), urgent=urgent)
+    assert queue.parts == ["bars", "a", "b", "c"]
+    with pytest.raises(ValueError, match="'a' is registered already"):
+        queue.register("a", print)
+    with pytest.raises(KeyError, match="no redraw part 'd'"):
+        queue.mark(["a", "d"])
+    assert queue.mark(["c", "bars", "c"]) == {True, False} and queue.mark(["a"], keep=False) == {False}
+    assert queue.requested == {"bars", "c"}
+    queue.draw_urgent()
+    assert drawn == ["bars"] and queue.requested == {"c"}
+    assert queue.draw_next() is False and drawn == ["bars", "c"]  # c once: the two requests merged
+    queue.mark(["a", "b", "c"])
+    assert queue.draw_next() is True and drawn[-1] == "a"
+    queue.mark(["a"])  # the turn goes on after a: b, then c, then a again
+    assert [queue.draw_next() for _ in range(3)] == [True, True, False] and drawn[-3:] == ["b", "c", "a"]
+
+
+def test_a_views_redraws_draw_at_once_or_through_the_queue_under_the_views_prefix():
+    drawn, queue = [], RedrawQueue()
+    queue.request = lambda *names: queue.mark(names)  # a queue's requests are drawn in the scheduler's turns
+    redraws = Redraws("view", {"one": lambda: drawn.append(1), "two": lambda: drawn.append(2)}, urgent=("two",))
+    redraws.request("two")
+    assert drawn == [2]  # no scheduler yet: at once
+    redraws.register(queue)
+    assert queue.parts == ["view/two", "view/one"]
+    redraws.request()
+    assert drawn == [2] and queue.requested == {"view/one", "view/two"}

@@ -10,9 +10,8 @@ from superqt.utils import qthrottled
 
 from capsviz import explanations
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
-from capsviz.explorer import prediction_line
+from capsviz.explorer import Redraws, prediction_line
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row
 
 CANVAS_SIZE = 280

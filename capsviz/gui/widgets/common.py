@@ -522,7 +522,7 @@ def digit_lines(plot: pg.PlotWidget, title: str, size: str, *shared) -> tuple[Se
 class InferenceView:
     """What the views that draw an :class:`~capsviz.model.inference.Inference` share (a
     mixin beside their Qt class): :meth:`show_inference` keeps it as :attr:`inference` and
-    asks the view's ``redraws`` (a :class:`~capsviz.gui.redraw.Redraws`) for every part."""
+    asks the view's ``redraws`` (a :class:`~capsviz.explorer.Redraws`) for every part."""
 
     inference = None  # what the view's parts draw, or None
 

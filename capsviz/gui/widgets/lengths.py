@@ -7,8 +7,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     VIRIDIS,
     InferenceView,

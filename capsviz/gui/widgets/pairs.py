@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 from capsviz import explanations
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlocks, compose, place, random_partner
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, set_quietly
 from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green

@@ -23,8 +23,8 @@ from superqt import QLabeledDoubleSlider
 
 from capsviz import explanations
 from capsviz.data.images import save_grey_png
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     ImagePanel,
     InferenceView,

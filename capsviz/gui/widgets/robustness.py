@@ -8,8 +8,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, column, plot, row
 from capsviz.train.sweeps import AFFINE_FIELDS, KIND_NAMES, KINDS, SWEEPS, UNITS
 

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
     VIRIDIS,

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from capsviz import explanations
 from capsviz.data.datasets import TITLES
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import VerticalScroll, column, plot, row, settle
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP

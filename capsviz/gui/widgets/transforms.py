@@ -11,8 +11,8 @@ from superqt import QLabeledDoubleSlider
 
 from capsviz import explanations
 from capsviz.data.transforms import PARAMETERS, InputTransform, sweep_values
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     KeyEntry,
     SeriesKey,
