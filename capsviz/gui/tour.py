@@ -36,8 +36,7 @@ class Tour(QFrame):
         self.counter = QLabel("", styleSheet="color: #606060;")
         self.back_button = QPushButton(tr("Back"), clicked=lambda: self.show_step(self.index - 1))
         self.next_button = QPushButton(tr("Next"), clicked=lambda: self.show_step(self.index + 1))
-        self.close_button = QPushButton(tr("Close"), clicked=self.close_tour)
-        self.close_button.setToolTip(tr("Leave the tour (Esc)"))
+        self.close_button = QPushButton(tr("Close"), clicked=self.close_tour, toolTip=tr("Leave the tour (Esc)"))
         buttons = row((self.counter, 1), self.back_button, self.next_button, self.close_button)
         column(self.heading, self.body, buttons, parent=self)
         self.frame = QFrame(window)  # around the view the step is about

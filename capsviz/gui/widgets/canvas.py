@@ -193,11 +193,11 @@ class InputPanel(QWidget, InferenceView):
         self.canvas = DrawingCanvas()
         self.preview = ImagePanel(tr("model input (28×28)"))
         self.preview.setFixedSize(150, 170)
-        self.prediction = QLabel(tr("no digit"))
-        self.prediction.setObjectName("predictionLabel")
+        tip = tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
+        # wrapped: a long message wraps within the column, never widens the panel
+        self.prediction = QLabel(tr("no digit"), objectName="predictionLabel", wordWrap=True, toolTip=tip)
         self.prediction.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
-        self.prediction.setWordWrap(True)  # a long message wraps within the column, never widens the panel
 
         tip = tr(explanations.BRUSH)
         self.brush = QSpinBox(minimum=4, maximum=60, value=DEFAULT_BRUSH, suffix=" px", toolTip=tip)
@@ -205,12 +205,12 @@ class InputPanel(QWidget, InferenceView):
         self.clear_button = QPushButton(tr("Clear"), clicked=self.canvas.clear)
         self.undo_button = QPushButton(tr("Undo"), clicked=self.canvas.undo)
         self.redo_button = QPushButton(tr("Redo"), clicked=self.canvas.redo)
-        self.sample_button = QPushButton(tr("MNIST sample"))
+        tip = tr("Put a random digit of the MNIST test sample on the canvas")
+        self.sample_button = QPushButton(tr("MNIST sample"), toolTip=tip)
         self.sample_button.clicked.connect(self.sampleRequested)  # a signal: not a constructor keyword
-        self.sample_button.setToolTip(tr("Put a random digit of the MNIST test sample on the canvas"))
-        self.open_button = QPushButton(tr("Open image…"))
+        tip = tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)")
+        self.open_button = QPushButton(tr("Open image…"), toolTip=tip)
         self.open_button.clicked.connect(self.openRequested)
-        self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
         self.polarity = QComboBox(toolTip=tr(explanations.INK_POLARITY))
         for text, value in (
             (tr("ink: auto"), None),
@@ -219,7 +219,8 @@ class InputPanel(QWidget, InferenceView):
         ):
             self.polarity.addItem(text, value)
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
-        self.source = QLabel("", styleSheet="color: #505050;")
+        grey = "color: #505050;"
+        self.source = QLabel("", styleSheet=grey)
         for keys, slot in (
             (QKeySequence.StandardKey.Undo, self.canvas.undo),
             (QKeySequence.StandardKey.Redo, self.canvas.redo),
@@ -234,11 +235,9 @@ class InputPanel(QWidget, InferenceView):
         side.setAlignment(title, Qt.AlignmentFlag.AlignHCenter)
         top = row(self.canvas, side, 1)
         # one line under the buttons: where the input came from, or, for a drawing, what to do
-        self.hint = QLabel(tr("Draw a digit with the mouse: it is classified while you draw."))
-        self.hint.setStyleSheet(self.source.styleSheet())
-        self.hint.setToolTip(self.canvas.toolTip())
+        hint = tr("Draw a digit with the mouse: it is classified while you draw.")
+        self.hint = QLabel(hint, styleSheet=grey, toolTip=self.canvas.toolTip())
         self.preview.setToolTip(tr(explanations.MODEL_INPUT))
-        self.prediction.setToolTip(tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets"))
         # close rows: the panel fits a 700-pixel-high window in either language
         column(top, tools, sources, row(self.source, self.hint, 1), 1, spacing=3, margins=(9, 2, 9, 2), parent=self)
         self._show_source("")

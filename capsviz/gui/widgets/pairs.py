@@ -54,17 +54,14 @@ class DigitControls(QGroupBox):
     def __init__(self, title: str, count: int, parent=None) -> None:
         super().__init__(title, parent)
         self.name = title
-        self.source = QComboBox()
+        self.source = QComboBox(toolTip=tr("take this digit from the MNIST test digits, or draw it"))
         self.source.addItems([tr("test digit"), tr("drawing")])
-        self.source.setToolTip(tr("take this digit from the MNIST test digits, or draw it"))
         self.canvas = DrawingCanvas(size=DRAW_SIZE)
         self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
         self.canvas.setVisible(False)
         self.clear = QPushButton(tr("Clear"), visible=False, clicked=self.canvas.clear)
-        self.index = QSpinBox(minimum=0, maximum=count - 1)
-        self.index.setToolTip(tr("index of the digit in the MNIST test digits"))
-        self.random = QPushButton(tr("Random"))
-        self.random.setToolTip(tr("a random test digit of another class than the other digit"))
+        self.index = QSpinBox(minimum=0, maximum=count - 1, toolTip=tr("index of the digit in the MNIST test digits"))
+        self.random = QPushButton(tr("Random"), toolTip=tr("a random test digit of another class than the other digit"))
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
         self.shift_labels: list[QLabel] = []
         layout = QGridLayout(self)
@@ -170,12 +167,11 @@ class PairPanel(QWidget, InferenceView):
         ]
         # the segmentation's colour scale
         self.scale_label = QLabel("", wordWrap=True, toolTip=tr(explanations.SEGMENTATION_SCALE))
-        self.absent = QComboBox()
+        self.absent = QComboBox(toolTip=tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
         self.absent.addItems([str(k) for k in range(10)])
-        self.absent.setToolTip(tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
         self.verdict = QLabel("", wordWrap=True)
-        self.test_pair = QSpinBox(minimum=0, maximum=TEST_PAIRS - 1)
-        self.test_pair.setToolTip(tr("a pair of the fixed MultiMNIST test set: its digits and shifts"))
+        tip = tr("a pair of the fixed MultiMNIST test set: its digits and shifts")
+        self.test_pair = QSpinBox(minimum=0, maximum=TEST_PAIRS - 1, toolTip=tip)
         self.show_test_pair = QPushButton(tr("Show test pair"))
         self._scans = {find: QPushButton(tr(text), toolTip=tr(tip)) for find, (text, tip) in SCANS.items()}
         self.next_wrong, self.next_changed = self._scans.values()

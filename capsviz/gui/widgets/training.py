@@ -101,11 +101,11 @@ class TrainingPanel(QWidget):
         for label, name, tip in NETWORKS:
             self.network.addItem(tr(label), name)
             self.network.setItemData(self.network.count() - 1, tr(tip), Qt.ItemDataRole.ToolTipRole)
-        self.from_scratch = QCheckBox(tr("start from fresh weights"))
-        self.from_scratch.setChecked(True)
-        self.from_scratch.setToolTip(tr(explanations.FROM_SCRATCH))
+        tip = tr(explanations.FROM_SCRATCH)
+        self.from_scratch = QCheckBox(tr("start from fresh weights"), checked=True, toolTip=tip)
         self._model_info = lambda: None  # the header of the model a fine-tune starts from (see follow)
-        form = QFormLayout()
+        form_widget = QWidget()
+        form = QFormLayout(form_widget)
         form.setVerticalSpacing(2)
         widgets = {"network": self.network, **self.fields, "device": self.device, "precision": self.precision}
         rows = {**explanations.TRAINING_FORM, **(explanations.TRAINING_FORM_PAIRS if multi else {})}
@@ -117,8 +117,6 @@ class TrainingPanel(QWidget):
         # The form scrolls when the dock is shorter than the form (a 768-pixel-high screen):
         # Start and Stop below it stay in view, and the dock needs no height that would
         # push the window past the screen.
-        form_widget = QWidget()
-        form_widget.setLayout(form)
         self.form_area = VerticalScroll(form_widget)
         # as tall as the whole form where there is room, no taller
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
@@ -126,9 +124,9 @@ class TrainingPanel(QWidget):
         self._inputs = (*(widgets[name] for name in rows), self.from_scratch)  # the fields in the form, in order
         start = lambda: self.startRequested.emit(self.config(), self.from_scratch.isChecked())  # noqa: E731
         self.start_button = QPushButton(tr("Start"), clicked=start)
-        self.pause_button = QPushButton(tr("Pause"), checkable=True)
+        tip = tr("Pause the run after this step; the views show its weights. Again: go on")
+        self.pause_button = QPushButton(tr("Pause"), checkable=True, toolTip=tip)
         self.pause_button.toggled.connect(self.pauseRequested)  # a signal: not a constructor keyword
-        self.pause_button.setToolTip(tr("Pause the run after this step; the views show its weights. Again: go on"))
         self.stop_button = QPushButton(tr("Stop"))
         self.stop_button.clicked.connect(self.stopRequested)
         self.pause_button.toggled.connect(lambda on: self.pause_button.setText(tr("Resume") if on else tr("Pause")))
