@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 from superqt.utils import qthrottled
 
 from capsviz import explanations
+from capsviz.data.images import grey_levels
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
 from capsviz.explorer import Redraws, prediction_line
 from capsviz.gui.i18n import tr
@@ -16,6 +17,7 @@ from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row
 
 CANVAS_SIZE = 280
 DEFAULT_BRUSH = 22
+ROUND = (Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)  # the brush's line and ends
 
 
 class DrawingCanvas(QWidget):
@@ -77,9 +79,7 @@ class DrawingCanvas(QWidget):
         (when the caller sets the model input itself)."""
         self._push_undo()
         self._strokes = None
-        a = np.ascontiguousarray(
-            (np.clip(np.nan_to_num(np.asarray(ink, dtype=np.float32)), 0, 1) * 255).astype(np.uint8)
-        )
+        a = np.ascontiguousarray(grey_levels(ink))
         src = QImage(a.data, a.shape[1], a.shape[0], a.shape[1], QImage.Format.Format_Grayscale8).copy()
         self._image.fill(0)
         size = self._image.width()
@@ -129,14 +129,7 @@ class DrawingCanvas(QWidget):
     def _draw_to(self, pos: QPointF) -> None:
         p = QPainter(self._image)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(
-            QColor(255, 255, 255),
-            self.brush_width,
-            Qt.PenStyle.SolidLine,
-            Qt.PenCapStyle.RoundCap,
-            Qt.PenJoinStyle.RoundJoin,
-        )
-        p.setPen(pen)
+        p.setPen(QPen(QColor(255, 255, 255), self.brush_width, *ROUND))
         if self._last is None or self._last == pos:
             p.drawPoint(pos)
         else:

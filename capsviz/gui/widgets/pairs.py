@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz import explanations
+from capsviz.data.images import grey_levels
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlocks, compose, place, random_partner
 from capsviz.explorer import Redraws
@@ -108,9 +109,7 @@ class DigitControls(QGroupBox):
         if not self.drawn:
             return digits.images[self.index.value()]
         image = self.canvas.model_input()
-        if image is None:
-            return np.zeros((28, 28), np.uint8)
-        return np.round(image * 255.0).astype(np.uint8)
+        return np.zeros((28, 28), np.uint8) if image is None else grey_levels(image)
 
     @property
     def shift(self) -> tuple[int, int]:
