@@ -15,8 +15,9 @@
 - :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
   of one dataset; :func:`untrained_model`, what is shown when none reads;
 - :func:`classify_in_chunks`, :func:`browsed`, :func:`step_through`: the MNIST browser's
-  predictions, the test digits its filter keeps, and the next of them; :func:`browser_filter`,
-  :func:`browser_digit` and :func:`browser_score`, its lines on them;
+  predictions, the test digits its filter keeps, and the next of them; :func:`confusion_cells`,
+  its confusion matrix; :func:`browser_filter`, :func:`browser_digit` and :func:`browser_score`,
+  its lines on them;
 - :func:`prediction_line`: the input panel's line on the model's answer.
 """
 
@@ -630,6 +631,21 @@ def step_through(indices: np.ndarray, index: int, direction: int) -> int | None:
         return int(later[0] if later.size else indices[0])
     earlier = indices[indices < index]
     return int(earlier[-1] if earlier.size else indices[-1])
+
+
+def confusion_cells(cm: np.ndarray | None, n: int = 10) -> dict[tuple[int, int], tuple[str, float]]:
+    """The browser's confusion matrix ``cm`` ((n, n) counts, true class by row; None: not
+    counted yet) as its cells: (row, column) -> (text, shade). Empty cells off the diagonal
+    stay blank, so the mistakes stand out; the shade (0: none) grows with the log of the count,
+    so that single mistakes show."""
+    top = 1 if cm is None else max(1, int(cm.max()))
+    cells = {}
+    for r in range(n):
+        for c in range(n):
+            count = 0 if cm is None else int(cm[r, c])
+            text = "" if cm is None or (count == 0 and r != c) else f"{count:,}"
+            cells[r, c] = (text, 0.15 + 0.75 * float(np.log1p(count) / np.log1p(top)) if count else 0.0)
+    return cells
 
 
 def browser_filter(n: int, cell: tuple[int, int] | None, mistakes: bool, disagreements: bool, tr=english) -> str:

@@ -427,3 +427,21 @@ def sweep_summary(poses: np.ndarray, digit: int, cnn: np.ndarray | None = None, 
         k=digit,
         **figures,
     )
+
+
+def rounded_extent(low: float, high: float, step: float, limits=(-math.inf, math.inf)) -> tuple[float, float]:
+    """A plot's range for data from ``low`` to ``high``: rounded out to multiples of ``step``,
+    kept within ``limits`` (low, high), at least one step high (flat data: the step around it)."""
+    lo = max(limits[0], math.floor(low / step) * step)
+    hi = min(limits[1], math.ceil(high / step) * step)
+    if hi - lo < step:
+        lo, hi = (lo, lo + step) if lo + step <= limits[1] else (hi - step, hi)
+    return lo, hi
+
+
+def tick_spacing(least: float) -> tuple[float, float]:
+    """(major, minor) tick spacing of an axis whose labelled ticks are at least ``least`` apart
+    (data units, > 0): the next 1-2-5 step from ``least`` up, and its halves (after a 2) or fifths."""
+    power = 10.0 ** math.floor(math.log10(least))
+    factor = next(f for f in (1, 2, 5, 10) if f * power >= least)
+    return factor * power, factor * power / (2 if factor == 2 else 5)

@@ -26,6 +26,7 @@ from capsviz.explorer import (
     browser_filter,
     browser_score,
     classify_in_chunks,
+    confusion_cells,
     initial_model,
     prediction_line,
     read_models,
@@ -164,6 +165,16 @@ def test_the_prediction_line_names_the_digit_or_says_that_nothing_reaches_the_th
     assert prediction_line(7, 0.934) == "7   (0.93)"
     line = prediction_line(7, 0.3125, recognised=False)
     assert "nothing recognised" in line and line.endswith("longest: 7 (0.31 &lt; 0.5)</span>")
+
+
+def test_the_confusion_matrix_shows_counts_blanks_empty_mistakes_and_shades_by_the_log_count():
+    cm = np.array([[3, 0, 1], [0, 0, 0], [7, 0, 2]])
+    cells = confusion_cells(cm, 3)
+    assert cells[0, 0] == ("3", pytest.approx(0.15 + 0.75 * np.log(4) / np.log(8)))
+    assert cells[2, 0] == ("7", pytest.approx(0.9))  # the largest count: the full shade
+    assert cells[0, 1] == ("", 0.0) and cells[1, 1] == ("0", 0.0)  # an empty mistake blank, the diagonal not
+    assert len(cells) == 9 and set(confusion_cells(None).values()) == {("", 0.0)}
+    assert confusion_cells(np.array([[12345]]), 1)[0, 0][0] == "12,345"
 
 
 def test_stepping_goes_round_the_kept_digits():

@@ -31,8 +31,10 @@ from capsviz.model.analysis import (
     project,
     projected_votes,
     receptive_overlay,
+    rounded_extent,
     sweep_figures,
     sweep_summary,
+    tick_spacing,
     vote_centres,
     vote_extent,
     vote_projection,
@@ -224,3 +226,17 @@ def test_a_sweeps_summary_spans_the_length_the_cnn_and_the_dimensions_that_move(
     assert sweep_summary(poses, 4) == f"length 0.30–0.50 over the sweep; {moving}"
     summary = sweep_summary(poses, 4, np.array([0.9, 0.5, 0.25]))
     assert summary == f"length 0.30–0.50 over the sweep; CNN p(4) 0.25–0.90; {moving}"
+
+
+def test_a_plot_range_rounds_out_to_its_step_within_its_limits():
+    assert rounded_extent(-0.3, 0.6, 0.25) == (-0.5, 0.75)
+    assert rounded_extent(-0.3, 1.6, 0.25, limits=(-1.0, 1.0)) == (-0.5, 1.0)
+    assert rounded_extent(0.3, 0.3, 0.25) == (0.25, 0.5)  # flat: one step around it
+    assert rounded_extent(1.0, 1.0, 0.25, limits=(-1.0, 1.0)) == (0.75, 1.0)  # at the limit: the step below
+
+
+def test_labelled_ticks_take_the_next_1_2_5_step():
+    assert tick_spacing(0.3) == pytest.approx((0.5, 0.1))
+    assert tick_spacing(1.5) == pytest.approx((2.0, 1.0))  # after a 2: halves
+    assert tick_spacing(7.0) == pytest.approx((10.0, 2.0))
+    assert tick_spacing(1.0) == pytest.approx((1.0, 0.2))

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from capsviz import explanations
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
-from capsviz.explorer import browsed, browser_digit, browser_filter, step_through
+from capsviz.explorer import browsed, browser_digit, browser_filter, confusion_cells, step_through
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import column, row, set_quietly
 
@@ -202,17 +202,11 @@ class MnistBrowser(QWidget):
             self.current_label.setText(browser_digit(self.index, int(self.data.labels[self.index]), *answers, tr))
 
     def _fill_matrix(self, cm: np.ndarray | None) -> None:
-        top = 1 if cm is None else max(1, int(cm.max()))
-        for r in range(10):
-            for c in range(10):
-                count = None if cm is None else int(cm[r, c])
-                # empty cells stay blank so the mistakes stand out
-                item = QTableWidgetItem("" if count is None or (count == 0 and r != c) else f"{count:,}")
-                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                if count:
-                    # log scale so that single mistakes show; the diagonal in blue, errors in red
-                    t = np.log1p(count) / np.log1p(top)
-                    colour = QColor(70, 110, 200) if r == c else QColor(220, 70, 60)
-                    colour.setAlphaF(0.15 + 0.75 * float(t))
-                    item.setBackground(QBrush(colour))
-                self.matrix.setItem(r, c, item)
+        for (r, c), (text, shade) in confusion_cells(cm).items():
+            item = QTableWidgetItem(text)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            if shade:  # the diagonal in blue, errors in red
+                colour = QColor(70, 110, 200) if r == c else QColor(220, 70, 60)
+                colour.setAlphaF(shade)
+                item.setBackground(QBrush(colour))
+            self.matrix.setItem(r, c, item)

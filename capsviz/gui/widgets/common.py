@@ -27,7 +27,7 @@ from superqt import QLabeledDoubleSlider
 
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
-from capsviz.model.analysis import mosaic_capsule
+from capsviz.model.analysis import mosaic_capsule, rounded_extent, tick_spacing
 
 VIRIDIS = pg.colormap.get("viridis")
 # one colour per digit j, for the plots with a line per digit; not fully saturated, so that
@@ -308,12 +308,7 @@ def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
             return levels
         font = axis.style["tickFont"] or axis.font()
         least = gap * QFontMetricsF(font).height() * span / size  # data units between labels
-        if levels[0][0] >= least:
-            return levels
-        power = 10.0 ** math.floor(math.log10(least))
-        factor = next(f for f in (1, 2, 5, 10) if f * power >= least)
-        major = factor * power
-        return [(major, 0), (major / (2 if factor == 2 else 5), 0)]
+        return levels if levels[0][0] >= least else [(step, 0) for step in tick_spacing(least)]
 
     axis.tickSpacing = spacing
     axis.setStyle(maxTextLevel=0)
@@ -392,18 +387,15 @@ def set_y_extent(
     plot: pg.PlotWidget, low: float, high: float, step: float, limits: tuple[float, float] = (-math.inf, math.inf)
 ) -> tuple[float, float]:
     """Show ``plot``'s y axis from ``low`` to ``high`` (data units) rounded out to
-    multiples of ``step`` and kept within ``limits``; returns the range shown.
+    multiples of ``step`` and kept within ``limits`` (:func:`~capsviz.model.analysis.rounded_extent`);
+    returns the range shown.
 
     Auto-ranging follows every update, and each new range lays the axis out and
     paints the plot again; a range that changes only when the data crosses a step
     is set again only then. Turns y auto-ranging off."""
-    lo = max(limits[0], math.floor(low / step) * step)
-    hi = min(limits[1], math.ceil(high / step) * step)
-    if hi - lo < step:  # flat data: one step around it
-        lo, hi = (lo, lo + step) if lo + step <= limits[1] else (hi - step, hi)
-    shown = (lo, hi)
+    shown = rounded_extent(low, high, step, limits)
     if getattr(plot, "_capsviz_y_extent", None) != shown:
-        plot.setYRange(lo, hi, padding=0.02)
+        plot.setYRange(*shown, padding=0.02)
         plot._capsviz_y_extent = shown
     return shown
 
