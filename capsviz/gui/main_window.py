@@ -29,16 +29,14 @@ from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.explorer import Redraws
 from capsviz.gui import dialogs, i18n
-from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.i18n import tr
 from capsviz.gui.input_sources import InputSources
+from capsviz.gui.jobs import BrowserEvaluator, RobustnessMeasurer, RoutingChecker
 from capsviz.gui.menus import build_menus
 from capsviz.gui.redraw import RedrawScheduler
-from capsviz.gui.robustness_worker import RobustnessMeasurer
-from capsviz.gui.routing_checker import RoutingChecker
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
