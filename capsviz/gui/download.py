@@ -44,14 +44,8 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
         if download.total:
             dialog.setRange(0, 1000)
             dialog.setValue(round(1000 * download.done / download.total))
-            dialog.setLabelText(
-                tr(
-                    "Downloading {name}: {done:.2f} of {total:.2f} MB",
-                    name=download.name,
-                    done=download.done / 1e6,
-                    total=download.total / 1e6,
-                )
-            )
+            mb = {"done": download.done / 1e6, "total": download.total / 1e6}
+            dialog.setLabelText(tr("Downloading {name}: {done:.2f} of {total:.2f} MB", name=download.name, **mb))
         if not download.running:
             loop.quit()
 

@@ -129,15 +129,8 @@ class RobustnessMeasurer(BackgroundJob):
         self.view.set_running(True)
         networks = networks_to_measure(self._core.model, self._core.baseline)  # copies: training may swap them
         self.view.networks = len(networks)
-        self.run(
-            measure_first,
-            networks,
-            self._core.data_root,
-            n,
-            stop=True,
-            yielded=lambda step: self.view.add_point(*step),
-            finished=self._finished,
-        )
+        add = lambda step: self.view.add_point(*step)  # noqa: E731
+        self.run(measure_first, networks, self._core.data_root, n, stop=True, yielded=add, finished=self._finished)
 
     def _finished(self) -> None:
         self.view.set_running(False)
@@ -200,13 +193,8 @@ class RoutingChecker(BackgroundJob):
                     done[0] += n
                     self.progressed.emit(tr("test set: counting… {k:,} of {n:,}", k=done[0] // 2, n=len(images)))
 
-                return cached_routing_check(
-                    user_cache_dir(),
-                    path,
-                    iterations,
-                    len(images),
-                    lambda: routing_check(model, images, labels, iterations, 500, progress, before_batch),
-                )
+                check = lambda: routing_check(model, images, labels, iterations, 500, progress, before_batch)  # noqa: E731
+                return cached_routing_check(user_cache_dir(), path, iterations, len(images), check)
 
         def finished() -> None:
             if model is not core.model or iterations != self.view.iterations.value():

@@ -102,11 +102,9 @@ class MainWindow(QMainWindow):
         self.core = core = ExplorerCore(
             CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
         )
+        busy = lambda: core.is_training or core.inference_pending  # noqa: E731
         self.scheduler = RedrawScheduler(
-            self,
-            busy=lambda: core.is_training or core.inference_pending,
-            waiting=lambda: core.pending,
-            hold=lambda: core.inference_pending,
+            self, busy=busy, waiting=lambda: core.pending, hold=lambda: core.inference_pending
         )
         self.input_panel = InputPanel()
         digits, _ = load_test_or_sample(data_root)  # the test pairs need all 10,000
@@ -490,14 +488,8 @@ class MainWindow(QMainWindow):
             self.docks[name].show()
         screen = self.screen().availableGeometry().size()
         checkpoint = self.core.checkpoint_path if self.kind == "mnist" else self.core.kept_checkpoint("mnist")
-        write_settings(
-            self.settings,
-            self.saveGeometry(),
-            self.saveState(STATE_VERSION),
-            checkpoint,
-            views,
-            screen=(screen.width(), screen.height()),
-        )
+        layout = (self.saveGeometry(), self.saveState(STATE_VERSION))
+        write_settings(self.settings, *layout, checkpoint, views, screen=(screen.width(), screen.height()))
 
     # -- wiring -------------------------------------------------------------------
     def _input_changed(self, change, value) -> None:

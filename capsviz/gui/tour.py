@@ -137,7 +137,7 @@ class Tour(QFrame):
             return
         if self._test is None:
             self._test = load_test_or_sample(w.core.data_root)[0]
-        first = self._test.images[0].astype(np.float32) / 255.0
+        first = self._test.image(0)
         if w.core.input.image is None or not np.array_equal(w.core.input.image, first):
             w.sources.show_mnist(self._test, 0)
         w.docks[self.step.view].show()

@@ -277,10 +277,8 @@ class InputPanel(QWidget, InferenceView):
 
     def _draw_prediction(self) -> None:
         inf = self.inference
-        if inf is None:
-            self.set_prediction(None)
-        else:
-            self.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised)
+        answer = (None,) if inf is None else (inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised)
+        self.set_prediction(*answer)
 
     def set_prediction(self, digit: int | None, length: float | None = None, recognised: bool = True) -> None:
         """Show the predicted ``digit`` and its capsule's ``length``, or that nothing is

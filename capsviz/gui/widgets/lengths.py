@@ -96,14 +96,9 @@ class LengthsView(QWidget, InferenceView):
         if shown != (self.baseline is not None):
             self.cnn_bars.setVisible(shown)
             self.bars.setOpts(x=np.arange(10) - (0.2 if shown else 0.0), width=0.38 if shown else 0.7)
-            self.bars_key.set_entries(
-                [
-                    KeyEntry(tr("capsule ‖v_j‖"), (self.bars,), (BAR, PREDICTED), "bar"),
-                    KeyEntry("CNN p(j)", (self.cnn_bars,), (CNN_BAR, CNN_PREDICTED), "bar"),
-                ]
-                if shown
-                else []
-            )
+            capsules = KeyEntry(tr("capsule ‖v_j‖"), (self.bars,), (BAR, PREDICTED), "bar")
+            cnn = KeyEntry("CNN p(j)", (self.cnn_bars,), (CNN_BAR, CNN_PREDICTED), "bar")
+            self.bars_key.set_entries([capsules, cnn] if shown else [])
             self.bars_key.setText(tr("lengths ‖v_j‖ · CNN p(j)") if shown else tr("capsule lengths ‖v_j‖"))
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:

@@ -49,14 +49,9 @@ class PerturbationDialog(QDialog):
         self.setWindowTitle(tr("Pose perturbations of digit capsule {digit} (paper Fig. 4)", digit=digit))
         self.grid = grid
         self.image = tile_grid(grid)
-        panel = ImagePanel(
-            tr(
-                "rows: dimensions 0–15; columns: offsets {low:+.2f} … {high:+.2f}",
-                low=PERTURBATION_OFFSETS[0],
-                high=PERTURBATION_OFFSETS[-1],
-            ),
-            shape=self.image.shape,
-        )
+        low, high = PERTURBATION_OFFSETS[0], PERTURBATION_OFFSETS[-1]
+        title = tr("rows: dimensions 0–15; columns: offsets {low:+.2f} … {high:+.2f}", low=low, high=high)
+        panel = ImagePanel(title, shape=self.image.shape)
         panel.set_image(self.image)
         panel.setMinimumSize(420, 560)
         save = QPushButton(tr("Save PNG…"), clicked=self._save_dialog)
@@ -178,10 +173,7 @@ class PoseView(QWidget, InferenceView):
 
     def _draw_capsules(self) -> None:
         inf = self.inference
-        if inf is None:
-            self.set_capsules(None, None, None)
-        else:
-            self.set_capsules(inf.input, inf.v[-1], inf.prediction)
+        self.set_capsules(*((None, None, None) if inf is None else (inf.input, inf.v[-1], inf.prediction)))
 
     def set_capsules(self, image: np.ndarray | None, v: np.ndarray | None, prediction: int | None) -> None:
         """``v``: (10, 16) digit capsule outputs for ``image`` (H, W); None clears."""

@@ -67,20 +67,13 @@ class RobustnessView(QWidget):
                 chart.setXRange(strengths[0], strengths[-1], padding=0.05)
                 chart.getAxis("bottom").setTicks([[(s, f"{s:g}") for s in strengths]])
                 self.curves[kind] = chart.plot(pen=pg.mkPen(LINE, width=2), symbol="o", symbolSize=6, symbolBrush=LINE)
-                self.cnn_curves[kind] = chart.plot(
-                    pen=pg.mkPen(CNN_LINE, width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
-                    symbol="s",
-                    symbolSize=5,
-                    symbolBrush=CNN_LINE,
-                )
+                dashed = pg.mkPen(CNN_LINE, width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
+                self.cnn_curves[kind] = chart.plot(pen=dashed, symbol="s", symbolSize=5, symbolBrush=CNN_LINE)
                 series, samples = (self.curves[kind], self.cnn_curves[kind]), ("line", "dash")
             # under each title: which line (bar) is the CapsNet's, which the CNN's
             names = zip(("CapsNet", "CNN"), series, (LINE, CNN_LINE), samples)
-            SeriesKey(
-                chart,
-                [KeyEntry(name, (item,), (colour,), sample) for name, item, colour, sample in names],
-                sep="&nbsp;&nbsp;",
-            )
+            entries = [KeyEntry(name, (item,), (colour,), sample) for name, item, colour, sample in names]
+            SeriesKey(chart, entries, sep="&nbsp;&nbsp;")
             self.figures[f"robustness_{kind}"] = chart
             grid.addWidget(chart, k // 3, k % 3)
         column(top, (grid, 1), margins=(2, 2, 2, 2), parent=self)

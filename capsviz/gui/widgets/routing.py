@@ -21,6 +21,7 @@ from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
     VIRIDIS,
+    InferenceView,
     SeriesKey,
     VerticalScroll,
     chosen_digit,
@@ -101,7 +102,7 @@ def glyph(text: str) -> QPainterPath:
     return QTransform().scale(scale, scale).translate(-box.center().x(), -box.center().y()).map(path)
 
 
-class RoutingView(QWidget):
+class RoutingView(QWidget, InferenceView):
     """Iteration controls, class maps, per-class mosaic, overlay, and mass/entropy curves.
 
     Signals
@@ -258,7 +259,6 @@ class RoutingView(QWidget):
         plots = (self.graphics, self.detail, self.mass_plot, self.entropy_plot, self.overlay_panel)
         self.figures = dict(zip(names, plots))  # its plots, by the file name an export gives them
 
-        self.inference = None
         # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
         self._lay_out_grid(6)
         self.redraws = Redraws(
@@ -294,7 +294,6 @@ class RoutingView(QWidget):
     def show_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None): its
         derived maps now, the plots through :attr:`redraws`."""
-        self.inference = inference
         if inference is not None:
             fit_iterations(self.iteration, inference.iterations)
             grid = grid_side(len(inference.u_lengths))
@@ -309,7 +308,7 @@ class RoutingView(QWidget):
         else:
             self.shown = self.mass = self.entropy = self.effect = None
             self.digit.setItemText(0, tr("predicted"))
-        self.redraws.request()
+        super().show_inference(inference)
 
     def selected_digit(self) -> int | None:
         return None if self.inference is None else chosen_digit(self.digit, self.inference.prediction)
@@ -432,11 +431,9 @@ class RoutingView(QWidget):
                 self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
             top = np.argsort(-last, kind="stable")[:2]
             rise = 0.07 * max(float(np.ptp(self.mass)), 1e-9)  # the names sit over the lines' ends
+            glyphs, colours = [self._glyphs[k] for k in top], [DIGIT_COLOURS[int(k)] for k in top]
             self.mass_names.setData(
-                x=np.full(2, inf.iterations - 0.1),
-                y=last[top] + rise,
-                symbol=[self._glyphs[k] for k in top],
-                brush=[DIGIT_COLOURS[int(k)] for k in top],
+                x=np.full(2, inf.iterations - 0.1), y=last[top] + rise, symbol=glyphs, brush=colours
             )
         self.mass_marker.setValue(r + 1)
         # never above ln 10 but for float32 rounding, which a flat curve's scale would show

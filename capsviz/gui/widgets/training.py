@@ -275,14 +275,12 @@ class TrainingPanel(QWidget):
         self.redraws.request()
 
     def _draw_curves(self) -> None:
-        h = self.history
+        h, tests = self.history, self.test_history
         x = np.asarray(h["step"], dtype=float)
         self.loss_curve.setData(x, np.asarray(h["loss"]))
         self.margin_curve.setData(x, np.asarray(h["margin"]))
         self.recon_curve.setData(x, np.asarray(h["recon"]))
         self.train_acc_curve.setData(x, np.asarray(h["train_acc"]))
-        self.test_acc_curve.setData(
-            np.asarray(self.test_history["step"], dtype=float), np.asarray(self.test_history["acc"])
-        )
+        self.test_acc_curve.setData(np.asarray(tests["step"], dtype=float), np.asarray(tests["acc"]))
         settle(self.loss_plot)
         settle(self.acc_plot)

@@ -173,13 +173,8 @@ class TransformView(QWidget):
         self.cnn_curve.setData([] if cnn is None else values, [] if cnn is None else cnn)
         self.marker.setValue(float(getattr(self.transform(), name)))
         label = tr(next(lbl for n, lbl, *_ in PARAMETERS if n == name))
-        set_y_extent(
-            self.plot,
-            min(float(poses.min()), 0.0),
-            max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max())),
-            Y_STEP,
-            limits=(-1.0, 1.0),
-        )
+        top = max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max()))
+        set_y_extent(self.plot, min(float(poses.min()), 0.0), top, Y_STEP, limits=(-1.0, 1.0))
         self.key.set_entries(self.key_entries(digit, cnn is not None))
         titles = (label, tr("capsule {k} along '{label}'", k=digit, label=label))
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged

@@ -66,14 +66,9 @@ class VotePanel(QWidget):
         for item in (self.scatter, self.path, self.current, self.box):
             self.plot.addItem(item)
         dots = tuple(VIRIDIS.map(t, mode="qcolor") for t in (0.1, 0.5, 1.0))
-        self.key = SeriesKey(
-            self.plot,
-            [
-                KeyEntry(tr("votes û_j|i"), (self.scatter,), dots, "dot"),
-                KeyEntry(tr("v_j by iteration"), (self.path,), (PATH,), "line+dot"),
-                KeyEntry(tr("v_j at r"), (self.current,), (CURRENT,), "cross"),
-            ],
-        )
+        votes = KeyEntry(tr("votes û_j|i"), (self.scatter,), dots, "dot")
+        path = KeyEntry(tr("v_j by iteration"), (self.path,), (PATH,), "line+dot")
+        self.key = SeriesKey(self.plot, [votes, path, KeyEntry(tr("v_j at r"), (self.current,), (CURRENT,), "cross")])
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
