@@ -359,10 +359,9 @@ class MainWindow(QMainWindow):
 
     # -- kinds --------------------------------------------------------------------
     def show_kind(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:
-        """Explore the models of ``dataset`` (a key of :data:`KINDS`): the model of ``path``
-        (None: the one this window showed for it, else the shipped one) with the CNN of
-        ``baseline`` (None: the shipped one), loaded in the background. Returns whether the
-        switch was made (not while a run trains; the reason is shown)."""
+        """Explore the models of ``dataset`` (a key of :data:`KINDS`), ``path`` and ``baseline``
+        as :meth:`ExplorerCore.switch_dataset` loads them; returns whether the switch was made
+        (not while a run trains; the reason is shown)."""
         if dataset == self.kind and path is None and baseline is None:
             return True
         self.scans.quit()

@@ -191,15 +191,9 @@ class PairPanel(QWidget, InferenceView):
         panels = self.figures.values()
         self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel = panels
 
-        options = QGridLayout()
-        options.addWidget(QLabel(tr("(*) reconstruct digit")), 0, 0)
-        options.addWidget(self.absent, 0, 1)
-        options.addWidget(self.scale_label, 0, 2)
-        options.setColumnStretch(2, 1)
+        absent = row(tr("(*) reconstruct digit"), self.absent, (self.scale_label, 1))
         browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
-        options.addLayout(browse, 1, 0, 1, 3)
-        options.addWidget(self.browse_status, 2, 0, 1, 3)
-        column(row(*self.controls), options, (row(*panels), 1), self.verdict, parent=self)
+        column(row(*self.controls), absent, browse, self.browse_status, (row(*panels), 1), self.verdict, parent=self)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)
