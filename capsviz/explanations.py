@@ -1,9 +1,22 @@
-"""The views' explanations: the long texts each view shows as its tooltip, marked for
-translation (:func:`~capsviz.texts.QT_TR_NOOP`) and translated where they are shown."""
+"""The views' explanations: the long texts each view shows as its tooltip, and the long
+tooltips of their controls and panels, marked for translation
+(:func:`~capsviz.texts.QT_TR_NOOP`) and translated where they are shown."""
 
 from __future__ import annotations
 
 from capsviz.texts import QT_TR_NOOP
+
+# the input panel's controls
+BRUSH = QT_TR_NOOP(
+    "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width whatever the brush"
+)
+INK_POLARITY = QT_TR_NOOP(
+    "How image files are read: auto-detects dark ink on light paper from the image border; choose to override"
+)
+MODEL_INPUT = QT_TR_NOOP(
+    "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
+    "its centre of mass, as MNIST was made; a drawing's strokes drawn at MNIST's stroke width"
+)
 
 LENGTHS = QT_TR_NOOP(
     "Length ‖v_j‖ of each digit capsule after the last routing iteration: the network's "
@@ -52,6 +65,24 @@ ROUTING_EFFECT = QT_TR_NOOP(
     "even split alone, so its answer is what the network gives without routing by agreement."
 )
 
+# the routing view's controls and panels
+ROUTING_SCALE = QT_TR_NOOP(
+    "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
+    "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
+    "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
+)
+ROUTING_MOSAIC = QT_TR_NOOP(
+    "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
+    "capsule type, 4 rows of 8 types (type 0 top left)"
+)
+ROUTING_ENTROPY = QT_TR_NOOP(
+    "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
+    "ln 10 = 2.303 when every capsule splits its vote evenly"
+)
+MARK_DECISIVE = QT_TR_NOOP(
+    "Ring the {k} capsules that route most decisively on the mosaic, and their receptive fields on the input"
+)
+
 VOTES = QT_TR_NOOP(
     "The votes of routing by agreement. Every primary capsule i predicts the pose of digit "
     "capsule j: u_hat_j|i = W_ij u_i, a 16-D vector. Each dot is one such vote, seen in the "
@@ -66,6 +97,10 @@ VOTES = QT_TR_NOOP(
     "coupling, so they turn bright. What it does not show: the other 14 dimensions, and "
     "the other nine digits, which compete for the same capsules (c_i sums to 1 over the "
     "ten). Drag the rectangle over some votes to see which parts of the input sent them."
+)
+
+VOTE_FIELDS = QT_TR_NOOP(
+    "The input pixels seen by the primary capsules whose votes lie inside the rectangle, each capsule weighted by ‖u_i‖"
 )
 
 TRANSFORMS = QT_TR_NOOP(
@@ -85,6 +120,11 @@ TRAINING = QT_TR_NOOP(
     "0.0005 × reconstruction loss, 3 routing iterations). Every view keeps working on the "
     "current input with the weights as they are being learned. 'network' trains the baseline "
     "CNN shown beside the capsules instead, with the same data and schedule."
+)
+
+FROM_SCRATCH = QT_TR_NOOP(
+    "Unchecked: fine-tune the model that is loaded now (or the CNN compared with it), "
+    "starting at the learning rate its own training ended with"
 )
 
 TEST_IMAGES = QT_TR_NOOP(
@@ -182,3 +222,44 @@ PAIRS = QT_TR_NOOP(
     "that see it divide their couplings between digit A (red) and digit B (green), at the "
     "routing iteration chosen in the Routing dock."
 )
+
+SEGMENTATION_SCALE = QT_TR_NOOP(
+    "The segmentation's colours span the largest departure from an even split over all "
+    "iterations of this pair: where routing barely divides the capsules, faint differences "
+    "show as full colours. The shares are the couplings themselves."
+)
+NEXT_WRONG = QT_TR_NOOP(
+    "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
+    "(click again to cancel)"
+)
+NEXT_ROUTING_CHANGE = QT_TR_NOOP(
+    "scan the test pairs after this one for the next whose two longest capsules after one routing "
+    "iteration are other digits than after R (the Routing dock's R; click again to cancel)"
+)
+# The pair view's panels, by the file name an export gives them: a short title (five panels
+# share the middle of the window, about 100 px each) and a tooltip that says the rest.
+PAIR_PANELS = {
+    "pair_digits": (
+        "A + B",
+        QT_TR_NOOP("the two digits, each alone in its shifted 36×36 field: A in red, B in green"),
+    ),
+    "pair_input": (
+        QT_TR_NOOP("input"),
+        QT_TR_NOOP("the model's {k}×{k} input: the two digits summed and clipped at 1"),
+    ),
+    "pair_reconstructions": (
+        QT_TR_NOOP("decoded"),
+        QT_TR_NOOP("the reconstructions from the two longest capsules over each other (paper Fig. 5)"),
+    ),
+    "pair_absent_digit": (
+        QT_TR_NOOP("(*) digit"),
+        QT_TR_NOOP("the reconstruction from the capsule picked under (*): a digit that is not there"),
+    ),
+    "pair_segmentation": (
+        QT_TR_NOOP("segmentation"),
+        QT_TR_NOOP(
+            "segmentation by routing at iteration r: each pixel coloured by how the primary capsules that "
+            "see it split their couplings between the two digits (red: to A's capsule, green: to B's)"
+        ),
+    ),
+}

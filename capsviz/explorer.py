@@ -6,6 +6,8 @@
   :class:`SweepRequest`: the passes the inference thread runs
   (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
 - :class:`RequestThread`: that thread, newest request of each kind first;
+- :class:`RedrawQueue`, :class:`Redraws`: the views' parts to draw, and the order they are
+  drawn in;
 - :func:`initial_model`, :class:`TrainingRun`: what a training run starts from, the file it
   writes and the trainer it builds;
 - :func:`training_events`: the training worker's generator, the run's events and
@@ -13,8 +15,10 @@
 - :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
   of one dataset; :func:`untrained_model`, what is shown when none reads;
 - :func:`classify_in_chunks`, :func:`browsed`, :func:`step_through`: the MNIST browser's
-  predictions, the test digits its filter keeps, and the next of them; :func:`browser_filter`,
-  :func:`browser_digit` and :func:`browser_score`, its lines on them.
+  predictions, the test digits its filter keeps, and the next of them; :func:`confusion_cells`,
+  its confusion matrix; :func:`browser_filter`, :func:`browser_digit` and :func:`browser_score`,
+  its lines on them;
+- :func:`prediction_line`: the input panel's line on the model's answer.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from capsviz.evaluate import evaluate_model
 from capsviz.model import CapsNet
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
 from capsviz.model.inference import Inference, digit_capsules, infer
+from capsviz.model.losses import RECOGNITION_THRESHOLD
 from capsviz.paths import user_checkpoint_dir
 from capsviz.runtime import worker_thread
 from capsviz.texts import english
@@ -323,6 +328,112 @@ class Serials:
         return self.shown < self.latest
 
 
+class RedrawQueue:
+    """The views' parts to draw and the order they are drawn in, without Qt (when they are
+    drawn is :class:`capsviz.gui.redraw.RedrawScheduler`'s to say).
+
+    - A part is a name and a callable without arguments, *urgent* (the prediction, the
+      length bars: what a user watches while drawing) or ordinary; :meth:`parts` lists them
+      in the order they were registered, the urgent ones first.
+    - :meth:`mark` requests parts. A part requested again before it is drawn is drawn once
+      (requests merge), with what its view holds then.
+    - :meth:`draw_urgent` draws the urgent parts requested, together; :meth:`draw_next` one
+      ordinary part, round the list from the part after the last one drawn, so under a
+      stream of requests every view keeps its turn.
+    """
+
+    def __init__(self) -> None:
+        self._draw: dict[str, Callable[[], None]] = {}
+        self._order: list[str] = []  # ordinary parts, in registration order
+        self._urgent: list[str] = []
+        self._requested: set[str] = set()
+        self._turn = 0  # position in _order the next ordinary part is looked for from
+
+    def register(self, name: str, draw: Callable[[], None], urgent: bool = False) -> None:
+        """Add part ``name``. Raises ``ValueError`` for a name already registered."""
+        if name in self._draw:
+            raise ValueError(f"redraw part {name!r} is registered already")
+        self._draw[name] = draw
+        (self._urgent if urgent else self._order).append(name)
+
+    @property
+    def parts(self) -> list[str]:
+        """Every registered part: the urgent ones, then the ordinary ones, each in registration order."""
+        return self._urgent + self._order
+
+    @property
+    def requested(self) -> set[str]:
+        """The parts requested and not yet drawn."""
+        return set(self._requested)
+
+    def mark(self, names, keep: bool = True) -> set[bool]:
+        """Request parts ``names`` (unless not ``keep``); returns whether urgent (True) and
+        ordinary (False) parts are among them. Raises ``KeyError`` for a name not registered."""
+        for name in names:
+            if name not in self._draw:
+                raise KeyError(f"no redraw part {name!r}")
+        if keep:
+            self._requested.update(names)
+        return {name in self._urgent for name in names}
+
+    def draw(self, name: str) -> None:
+        """Draw part ``name`` now (it is no longer requested)."""
+        self._requested.discard(name)
+        self._draw[name]()
+
+    def draw_urgent(self) -> None:
+        for name in self._urgent:
+            if name in self._requested:
+                self.draw(name)
+
+    def draw_next(self) -> bool:
+        """Draw the next ordinary part requested, if any; returns whether more are requested."""
+        ordinary = [i for i, name in enumerate(self._order) if name in self._requested]
+        if ordinary:
+            i = next((i for i in ordinary if i >= self._turn), ordinary[0])
+            self._turn = i + 1
+            self.draw(self._order[i])
+        if any(name in self._requested for name in self._order):
+            return True
+        self._turn = 0
+        return False
+
+
+class Redraws:
+    """A view's named parts: drawn at once, or, once :meth:`register` gave them to a
+    :class:`RedrawQueue` (the window's scheduler), in its turns (as ``"prefix/name"``).
+
+    Parameters
+    ----------
+    prefix : str
+        The view's name, the first half of each part's scheduler name.
+    parts : dict
+        Part name -> callable drawing it, in drawing order.
+    urgent : iterable of str
+        The parts drawn in every turn they are requested in.
+    """
+
+    def __init__(self, prefix: str, parts: dict[str, Callable[[], None]], urgent=()) -> None:
+        self.prefix = prefix
+        self.parts = dict(parts)
+        self.urgent = set(urgent)
+        self.scheduler: RedrawQueue | None = None
+
+    def register(self, scheduler: RedrawQueue) -> None:
+        for name, draw in self.parts.items():
+            scheduler.register(f"{self.prefix}/{name}", draw, urgent=name in self.urgent)
+        self.scheduler = scheduler
+
+    def request(self, *names: str) -> None:
+        """Draw ``names`` (default: every part): now, or in the scheduler's coming turns."""
+        names = names or tuple(self.parts)
+        if self.scheduler is None:
+            for name in names:
+                self.parts[name]()
+        else:
+            self.scheduler.request(*(f"{self.prefix}/{name}" for name in names))
+
+
 class WeightsSnapshot:
     """A copy of the model being trained and its inference for the input of the moment,
     both made in the training thread so the GUI thread only swaps them in. ``baseline`` is
@@ -522,6 +633,21 @@ def step_through(indices: np.ndarray, index: int, direction: int) -> int | None:
     return int(earlier[-1] if earlier.size else indices[-1])
 
 
+def confusion_cells(cm: np.ndarray | None, n: int = 10) -> dict[tuple[int, int], tuple[str, float]]:
+    """The browser's confusion matrix ``cm`` ((n, n) counts, true class by row; None: not
+    counted yet) as its cells: (row, column) -> (text, shade). Empty cells off the diagonal
+    stay blank, so the mistakes stand out; the shade (0: none) grows with the log of the count,
+    so that single mistakes show."""
+    top = 1 if cm is None else max(1, int(cm.max()))
+    cells = {}
+    for r in range(n):
+        for c in range(n):
+            count = 0 if cm is None else int(cm[r, c])
+            text = "" if cm is None or (count == 0 and r != c) else f"{count:,}"
+            cells[r, c] = (text, 0.15 + 0.75 * float(np.log1p(count) / np.log1p(top)) if count else 0.0)
+    return cells
+
+
 def browser_filter(n: int, cell: tuple[int, int] | None, mistakes: bool, disagreements: bool, tr=english) -> str:
     """The MNIST browser's line on its filter (``cell``, ``mistakes``, ``disagreements``: as
     :func:`browsed`), which keeps ``n`` digits; ``tr``: see :mod:`capsviz.texts`."""
@@ -570,6 +696,24 @@ def browser_score(labels: np.ndarray, predictions: np.ndarray, cnn: np.ndarray |
         cnn_errors=cnn_errors,
         cnn_correct=cnn_correct,
         disagree=int((predictions != cnn).sum()),
+    )
+
+
+def prediction_line(digit: int | None, length: float | None = None, recognised: bool = True, tr=english) -> str:
+    """The predicted ``digit`` and its capsule's ``length``; when not ``recognised`` (no capsule
+    reaches the threshold of :func:`capsviz.model.inference.recognised`), a line saying so over
+    the longest capsule in smaller print (rich text); None: no digit."""
+    if digit is None:
+        return tr("no digit")
+    if recognised:
+        return f"{digit}   ({length:.2f})"
+    return tr(
+        "<span style='font-size: 13pt;'>nothing recognised</span><br>"
+        "<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
+        "({length:.2f} &lt; {threshold:.1f})</span>",
+        digit=digit,
+        length=length,
+        threshold=RECOGNITION_THRESHOLD,
     )
 
 

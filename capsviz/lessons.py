@@ -205,3 +205,16 @@ def routing_sentences(effect, check=None) -> dict[str, str]:
         "test_set": TEST_SET if check is not None else NO_TEST_SET,
         "spread": LITTLE if len(effect.decisive) < LITTLE_SHARE * effect.primary else MUCH,
     }
+
+
+def panel_place(target: tuple[int, int, int], window: tuple[int, int], size: tuple[int, int], gap: int = 8):
+    """(x, y) of the tour's panel of ``size`` (width, height) in a window of ``window`` (width,
+    height), beside the view it is about (``target``: its left, top and right edges): ``gap``
+    pixels right of it, else left of it, else over it, ``gap`` in from its top left corner;
+    never above or left of the window, nor lower than its bottom where there is room."""
+    (left, top, right), (window_width, window_height), (width, height) = target, window, size
+    if right + width + gap <= window_width:
+        return right + gap, max(0, min(top, window_height - height))
+    if left - width - gap >= 0:
+        return left - width - gap, max(0, min(top, window_height - height))
+    return max(0, left + gap), max(0, min(top + gap, window_height - height))

@@ -206,10 +206,16 @@ def light_background(a: np.ndarray) -> bool:
     return float(border.mean()) > float(a.mean()) and float(border.mean()) > 0.5
 
 
+def grey_levels(image) -> np.ndarray:
+    """``image`` (values in [0, 1]; NaN as 0, values outside clipped) as 8-bit grey levels,
+    rounded to the nearest: uint8 of its shape."""
+    return (np.clip(np.nan_to_num(np.asarray(image, dtype=np.float32)), 0, 1) * 255).round().astype(np.uint8)
+
+
 def save_grey_png(image: np.ndarray, path: str | os.PathLike, scale: int = 1) -> None:
     """Write ``image`` ((H, W) in [0, 1]; values outside are clipped) as an 8-bit grayscale
     image file at ``path`` (a PNG for a ``.png`` path; PIL picks the format by the suffix),
     each pixel ``scale`` x ``scale`` (``scale`` >= 1). Raises ``OSError`` when the file
     cannot be written, ``ValueError`` for a suffix PIL does not know."""
-    img = Image.fromarray((np.clip(image, 0, 1) * 255).round().astype(np.uint8), mode="L")
+    img = Image.fromarray(grey_levels(image), mode="L")
     img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST).save(path)

@@ -257,6 +257,10 @@ class MnistSplit:
     def __len__(self) -> int:
         return len(self.labels)
 
+    def image(self, index: int) -> np.ndarray:
+        """Digit ``index`` as a model input: (28, 28) float32 in [0, 1], exactly as stored."""
+        return self.images[index].astype(np.float32) / np.float32(255)
+
     def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(N, 1, 28, 28) float32 in [0, 1] and (N,) int64."""
         x = torch.from_numpy(self.images).unsqueeze(1).float().div_(255.0)

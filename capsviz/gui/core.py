@@ -447,10 +447,9 @@ class ExplorerCore(QObject):
             return
         (serial, name, values, transforms), self._next_sweep = self._next_sweep, None
         self._sweep_since.start()
+        image, iterations = self.input.image, self.input.iterations
         self._thread.submit(
-            SweepRequest(
-                serial, self.model, self.input.image, self.input.iterations, transforms, name, values, self.baseline
-            )
+            SweepRequest(serial, self.model, image, iterations, transforms, name, values, self.baseline)
         )
 
     @property

@@ -33,12 +33,9 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
     """Download the missing archives with a progress dialog (Cancel stops it and keeps
     nothing of the file under way); True when all are there. A failure is shown in a
     message box that says where to put the files by hand."""
-    dialog = QProgressDialog(tr("Downloading MNIST from torchvision's mirrors…"), tr("Cancel"), 0, 0, parent)
-    dialog.setWindowTitle(tr("Downloading MNIST"))
-    dialog.setWindowModality(Qt.WindowModality.WindowModal)
-    dialog.setMinimumDuration(0)
-    dialog.setAutoClose(False)
-    dialog.setAutoReset(False)
+    text, modal = tr("Downloading MNIST from torchvision's mirrors…"), Qt.WindowModality.WindowModal
+    options = {"windowTitle": tr("Downloading MNIST"), "minimumDuration": 0, "autoClose": False, "autoReset": False}
+    dialog = QProgressDialog(text, tr("Cancel"), 0, 0, parent, windowModality=modal, **options)
     download = BackgroundDownload(data_root)
     dialog.canceled.connect(download.cancel)
     loop, timer = QEventLoop(), QTimer(dialog, interval=100)
@@ -47,14 +44,8 @@ def fetch_mnist(parent: QWidget, data_root) -> bool:
         if download.total:
             dialog.setRange(0, 1000)
             dialog.setValue(round(1000 * download.done / download.total))
-            dialog.setLabelText(
-                tr(
-                    "Downloading {name}: {done:.2f} of {total:.2f} MB",
-                    name=download.name,
-                    done=download.done / 1e6,
-                    total=download.total / 1e6,
-                )
-            )
+            mb = {"done": download.done / 1e6, "total": download.total / 1e6}
+            dialog.setLabelText(tr("Downloading {name}: {done:.2f} of {total:.2f} MB", name=download.name, **mb))
         if not download.running:
             loop.quit()
 

@@ -52,10 +52,8 @@ class InputSources(QObject):
     def show_mnist(self, split: MnistSplit, index: int) -> None:
         """Use image ``index`` of ``split`` as the input, exactly as stored."""
         self._image_source = None
-        self.panel.set_input(
-            split.images[index].astype(np.float32) / 255.0,
-            source=tr("MNIST test image {index} (label {label})", index=index, label=split.labels[index]),
-        )
+        source = tr("MNIST test image {index} (label {label})", index=index, label=split.labels[index])
+        self.panel.set_input(split.image(index), source=source)
 
     def open_image(self, source, name: str | None = None) -> bool:
         """Classify an image file (path) or encoded image bytes, preprocessed as the CLI does.
@@ -79,12 +77,8 @@ class InputSources(QObject):
             self.open_image(*self._image_source)
 
     def open_image_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self._parent,
-            tr("Open image"),
-            "",
-            tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;All files (*)"),
-        )
+        images = tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self._parent, tr("Open image"), "", images)
         if path:
             self.open_image(path)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QApplication,
+    QComboBox,
     QDockWidget,
     QLabel,
     QMainWindow,
@@ -26,17 +27,16 @@ from PySide6.QtWidgets import (
 
 from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
+from capsviz.explorer import Redraws
 from capsviz.gui import dialogs, i18n
-from capsviz.gui.browser_worker import BrowserEvaluator
 from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.download import fetch_mnist, offer_mnist
 from capsviz.gui.export import export_figures, export_figures_dialog, export_trace_dialog
 from capsviz.gui.i18n import tr
 from capsviz.gui.input_sources import InputSources
+from capsviz.gui.jobs import BrowserEvaluator, RobustnessMeasurer, RoutingChecker
 from capsviz.gui.menus import build_menus
-from capsviz.gui.redraw import Redraws, RedrawScheduler
-from capsviz.gui.robustness_worker import RobustnessMeasurer
-from capsviz.gui.routing_checker import RoutingChecker
+from capsviz.gui.redraw import RedrawScheduler
 from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings, write_settings
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
@@ -102,11 +102,9 @@ class MainWindow(QMainWindow):
         self.core = core = ExplorerCore(
             CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
         )
+        busy = lambda: core.is_training or core.inference_pending  # noqa: E731
         self.scheduler = RedrawScheduler(
-            self,
-            busy=lambda: core.is_training or core.inference_pending,
-            waiting=lambda: core.pending,
-            hold=lambda: core.inference_pending,
+            self, busy=busy, waiting=lambda: core.pending, hold=lambda: core.inference_pending
         )
         self.input_panel = InputPanel()
         digits, _ = load_test_or_sample(data_root)  # the test pairs need all 10,000
@@ -353,7 +351,7 @@ class MainWindow(QMainWindow):
         views += (self.lengths_view, self.routing_view, self.votes_view, self.pose_view, self.training_panel)
         if self.kind == "mnist":
             views += (self.robustness_view,)
-        return {name: widget for view in views for name, widget in view.figures().items()}
+        return {name: widget for view in views for name, widget in view.figures.items()}
 
     def export_figures(self, folder: Path) -> list[Path]:
         """Write every plot as PNG and SVG into ``folder``; returns the files."""
@@ -361,10 +359,9 @@ class MainWindow(QMainWindow):
 
     # -- kinds --------------------------------------------------------------------
     def show_kind(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:
-        """Explore the models of ``dataset`` (a key of :data:`KINDS`): the model of ``path``
-        (None: the one this window showed for it, else the shipped one) with the CNN of
-        ``baseline`` (None: the shipped one), loaded in the background. Returns whether the
-        switch was made (not while a run trains; the reason is shown)."""
+        """Explore the models of ``dataset`` (a key of :data:`KINDS`), ``path`` and ``baseline``
+        as :meth:`ExplorerCore.switch_dataset` loads them; returns whether the switch was made
+        (not while a run trains; the reason is shown)."""
         if dataset == self.kind and path is None and baseline is None:
             return True
         self.scans.quit()
@@ -471,29 +468,27 @@ class MainWindow(QMainWindow):
         )
 
     # -- settings -----------------------------------------------------------------
-    def _settings_views(self) -> dict:
-        views = (self.input_panel, self.routing_view, self.pose_view, self.transform_view)
-        return dict(zip(("input", "routing", "pose", "transforms"), views))
+    def _remembered(self) -> dict:
+        """The controls whose choice the app remembers, by their key in view_settings.VIEW_KEYS:
+        a spin box's value, a combo box's index (of routing.SCALES, pose.POSE_RANGES, PARAMETERS)."""
+        inputs, routing = self.input_panel, self.routing_view
+        controls = (inputs.brush, inputs.polarity, routing.iterations, routing.scale, self.pose_view.range)
+        keys = ("input/brush", "input/ink", "routing/iterations", "routing/scale", "pose/range")
+        return {**dict(zip(keys, controls)), "transforms/parameter": self.transform_view.parameter}
 
     def _apply_view_settings(self, values: dict) -> None:
-        for prefix, view in self._settings_views().items():
-            view.apply_settings({key.split("/", 1)[1]: v for key, v in values.items() if key.startswith(prefix + "/")})
+        for key, control in self._remembered().items():
+            (control.setCurrentIndex if isinstance(control, QComboBox) else control.setValue)(values[key])
 
     def save_settings(self) -> None:
-        views = {f"{p}/{k}": v for p, view in self._settings_views().items() for k, v in view.settings().items()}
+        views = {k: c.currentIndex() if isinstance(c, QComboBox) else c.value() for k, c in self._remembered().items()}
         views.update({"app/language": self.language, "app/tour_offered": int(self.tour_offered)})
         for name in self.hidden_by_kind:  # the layout as the user left it, whatever kind is shown
             self.docks[name].show()
         screen = self.screen().availableGeometry().size()
         checkpoint = self.core.checkpoint_path if self.kind == "mnist" else self.core.kept_checkpoint("mnist")
-        write_settings(
-            self.settings,
-            self.saveGeometry(),
-            self.saveState(STATE_VERSION),
-            checkpoint,
-            views,
-            screen=(screen.width(), screen.height()),
-        )
+        layout = (self.saveGeometry(), self.saveState(STATE_VERSION))
+        write_settings(self.settings, *layout, checkpoint, views, screen=(screen.width(), screen.height()))
 
     # -- wiring -------------------------------------------------------------------
     def _input_changed(self, change, value) -> None:

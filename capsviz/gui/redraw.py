@@ -10,9 +10,11 @@ therefore register *named parts* (a callable each, drawing what the view holds) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QObject, QTimer, Signal
+
+from capsviz.explorer import RedrawQueue
 
 # Least time between two turns while the machine is busy (training, or inference still to
 # come): each part then redraws about 6 times a second during a stroke.
@@ -23,18 +25,14 @@ HOLD_RETRY_MS = 4
 HOLD_MAX_MS = 100
 
 
-class RedrawScheduler(QObject):
-    """Draws requested parts in turns.
+class RedrawScheduler(QObject, RedrawQueue):
+    """Draws requested parts in turns: a :class:`~capsviz.explorer.RedrawQueue` (the parts,
+    how requests merge, the urgent parts together, the ordinary ones round the list) on
+    Qt's event loop.
 
-    - A part is a name and a callable without arguments; parts are taken in the order they
-      were registered.
-    - :meth:`request` marks parts to draw. A part requested again before it is drawn is
-      drawn once (requests merge), with what its view holds then.
-    - *Urgent* parts (the prediction, the length bars: what a user watches while drawing)
-      are drawn together, in the event-loop pass after they are requested, unless they
-      were drawn less than ``interval()`` ms before: then once that time is up.
-    - The other parts are drawn one per turn, round the list from the part after the last
-      one drawn, so under a stream of requests every view keeps its turn; turns are at
+    - :meth:`request` marks parts to draw. The urgent parts are drawn in the event-loop pass
+      after they are requested, unless they were drawn less than ``interval()`` ms before:
+      then once that time is up. The other parts are drawn one per turn; turns are at
       least ``interval()`` ms apart.
     - The policy: ``interval()`` is :data:`BUSY_INTERVAL_MS` while ``busy()``, else 0 (one
       part per event-loop pass).
@@ -66,15 +64,11 @@ class RedrawScheduler(QObject):
         waiting: Callable[[], bool] = lambda: False,
         hold: Callable[[], bool] = lambda: False,
     ) -> None:
-        super().__init__(parent)
+        QObject.__init__(self, parent)
+        RedrawQueue.__init__(self)
         self._busy = busy
         self._waiting = waiting
         self._hold = hold
-        self._draw: dict[str, Callable[[], None]] = {}
-        self._order: list[str] = []  # ordinary parts, in registration order
-        self._urgent: list[str] = []
-        self._requested: set[str] = set()
-        self._turn = 0  # position in _order the next ordinary part is looked for from
         self._since = QElapsedTimer()  # time since the last turn
         self._held = QElapsedTimer()  # since the turn now held back was first held (else invalid)
         self._timer = QTimer(self, singleShot=True)
@@ -84,37 +78,15 @@ class RedrawScheduler(QObject):
         self._urgent_timer.timeout.connect(self._run_urgent)
         self._stopped = False
 
-    def register(self, name: str, draw: Callable[[], None], urgent: bool = False) -> None:
-        """Add part ``name``. Raises ``ValueError`` for a name already registered."""
-        if name in self._draw:
-            raise ValueError(f"redraw part {name!r} is registered already")
-        self._draw[name] = draw
-        (self._urgent if urgent else self._order).append(name)
-
-    @property
-    def parts(self) -> list[str]:
-        """Every registered part: the urgent ones, then the ordinary ones, each in registration order."""
-        return self._urgent + self._order
-
-    @property
-    def requested(self) -> set[str]:
-        """The parts requested and not yet drawn."""
-        return set(self._requested)
-
     def interval(self) -> int:
         """The least time between turns now, in ms."""
         return BUSY_INTERVAL_MS if self._busy() else 0
 
     def request(self, *names: str) -> None:
         """Draw parts ``names`` in a coming turn. Raises ``KeyError`` for a name not registered."""
-        for name in names:
-            if name not in self._draw:
-                raise KeyError(f"no redraw part {name!r}")
-        if self._stopped:
-            return
-        self._requested.update(names)
+        kinds = self.mark(names, keep=not self._stopped)
         for urgent, timer, since in ((True, self._urgent_timer, self._urgent_since), (False, self._timer, self._since)):
-            if not timer.isActive() and any((name in self._urgent) == urgent for name in names):
+            if urgent in kinds and not timer.isActive() and not self._stopped:
                 elapsed = since.elapsed() if since.isValid() else 1 << 30
                 timer.start(max(0, self.interval() - elapsed))
 
@@ -123,13 +95,13 @@ class RedrawScheduler(QObject):
         self._timer.stop()
         self._urgent_timer.stop()
         while self._requested and not self._stopped:
-            self._draw_one(next(name for name in self.parts if name in self._requested))
+            self.draw(next(name for name in self.parts if name in self._requested))
         self.check_idle()
 
     def check_idle(self) -> None:
         """Emit ``idle`` if nothing is left to draw and nothing is awaited (a caller whose
         awaited result did not come, e.g. it failed, calls this)."""
-        if not self._stopped and not self._requested and not self._waiting():
+        if not self._stopped and self.is_idle:
             self.idle.emit()
 
     @property
@@ -158,15 +130,9 @@ class RedrawScheduler(QObject):
         self._timer.stop()
         self._urgent_timer.stop()
 
-    def _draw_one(self, name: str) -> None:
-        self._requested.discard(name)
-        self._draw[name]()
-
     def _run_urgent(self) -> None:
         self._urgent_since.start()
-        for name in self._urgent:
-            if name in self._requested:
-                self._draw_one(name)
+        self.draw_urgent()
         self.check_idle()
 
     def _run_turn(self) -> None:
@@ -177,48 +143,7 @@ class RedrawScheduler(QObject):
             return
         self._held.invalidate()
         self._since.start()
-        ordinary = [i for i, name in enumerate(self._order) if name in self._requested]
-        if ordinary:
-            i = next((i for i in ordinary if i >= self._turn), ordinary[0])
-            self._turn = i + 1
-            self._draw_one(self._order[i])
-        if any(name in self._requested for name in self._order):
+        if self.draw_next():
             self._timer.start(self.interval())
         else:
-            self._turn = 0
             self.check_idle()
-
-
-class Redraws:
-    """A view's named parts: drawn at once, or, once :meth:`register` gave them to a
-    :class:`RedrawScheduler`, in its turns (as ``"prefix/name"``).
-
-    Parameters
-    ----------
-    prefix : str
-        The view's name, the first half of each part's scheduler name.
-    parts : dict
-        Part name -> callable drawing it, in drawing order.
-    urgent : iterable of str
-        The parts drawn in every turn they are requested in.
-    """
-
-    def __init__(self, prefix: str, parts: dict[str, Callable[[], None]], urgent: Iterable[str] = ()) -> None:
-        self.prefix = prefix
-        self.parts = dict(parts)
-        self.urgent = set(urgent)
-        self.scheduler: RedrawScheduler | None = None
-
-    def register(self, scheduler: RedrawScheduler) -> None:
-        for name, draw in self.parts.items():
-            scheduler.register(f"{self.prefix}/{name}", draw, urgent=name in self.urgent)
-        self.scheduler = scheduler
-
-    def request(self, *names: str) -> None:
-        """Draw ``names`` (default: every part): now, or in the scheduler's coming turns."""
-        names = names or tuple(self.parts)
-        if self.scheduler is None:
-            for name in names:
-                self.parts[name]()
-        else:
-            self.scheduler.request(*(f"{self.prefix}/{name}" for name in names))

@@ -36,8 +36,7 @@ class Tour(QFrame):
         self.counter = QLabel("", styleSheet="color: #606060;")
         self.back_button = QPushButton(tr("Back"), clicked=lambda: self.show_step(self.index - 1))
         self.next_button = QPushButton(tr("Next"), clicked=lambda: self.show_step(self.index + 1))
-        self.close_button = QPushButton(tr("Close"), clicked=self.close_tour)
-        self.close_button.setToolTip(tr("Leave the tour (Esc)"))
+        self.close_button = QPushButton(tr("Close"), clicked=self.close_tour, toolTip=tr("Leave the tour (Esc)"))
         buttons = row((self.counter, 1), self.back_button, self.next_button, self.close_button)
         column(self.heading, self.body, buttons, parent=self)
         self.frame = QFrame(window)  # around the view the step is about
@@ -94,14 +93,8 @@ class Tour(QFrame):
         self.frame.setGeometry(rect)
         height = self.layout().totalHeightForWidth(WIDTH)  # the wrapped text's height at the panel's width
         self.resize(WIDTH, height)
-        top = max(0, min(rect.top(), w.height() - height))
-        if rect.right() + WIDTH + 8 <= w.width():
-            x = rect.right() + 8
-        elif rect.left() - WIDTH - 8 >= 0:
-            x = rect.left() - WIDTH - 8
-        else:
-            x, top = max(0, rect.left() + 8), max(0, min(rect.top() + 8, w.height() - height))
-        self.move(x, top)
+        edges = (rect.left(), rect.top(), rect.right())
+        self.move(*lessons.panel_place(edges, (w.width(), w.height()), (WIDTH, height)))
         self.frame.raise_()
         self.raise_()
 
@@ -137,25 +130,18 @@ class Tour(QFrame):
         self.place()
 
     # -- each step's example -----------------------------------------------------------
-    def _raise(self, dock: str) -> None:
-        self.window_.docks[dock].show()
-        self.window_.docks[dock].raise_()
-
     def _set_up_digit(self) -> None:
-        """Single digits, the first test digit (a 7) as the input, routing at its last iteration."""
+        """Single digits, the first test digit (a 7) as the input, the step's dock in front."""
         w = self.window_
         if not w.show_kind("mnist"):  # refused while a model loads or a run trains (the reason is shown)
             return
         if self._test is None:
             self._test = load_test_or_sample(w.core.data_root)[0]
-        first = self._test.images[0].astype(np.float32) / 255.0
+        first = self._test.image(0)
         if w.core.input.image is None or not np.array_equal(w.core.input.image, first):
             w.sources.show_mnist(self._test, 0)
-        self._raise("lengths")
-
-    def _set_up_votes(self) -> None:
-        self._set_up_digit()
-        self._raise("votes")
+        w.docks[self.step.view].show()
+        w.docks[self.step.view].raise_()
 
     def _set_up_routing_first(self) -> None:
         self._set_up_digit()
@@ -172,14 +158,12 @@ class Tour(QFrame):
 
     def _set_up_pose(self) -> None:
         self._set_up_digit()
-        self._raise("pose")
         view = self.window_.pose_view
         view.reset()
         view.sliders[POSE_DIMENSION].setValue(POSE_OFFSET)
 
     def _set_up_transforms(self) -> None:
         self._set_up_digit()
-        self._raise("transforms")
         view = self.window_.transform_view
         view.parameter.setCurrentIndex(view.parameter.findData("rotation"))
         self.window_.update_sweep()

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from capsviz.texts import english
+
 TYPES = 32
 RF_SIZE, RF_STRIDE = 17, 2  # a primary capsule at (y, x) sees input rows 2y..2y+16, columns 2x..2x+16
 MOSAIC_ROWS, MOSAIC_COLS = 4, 8  # the 32 types as 4 x 8 tiles
@@ -346,3 +348,100 @@ def fields_image(image: np.ndarray, spread: np.ndarray) -> np.ndarray:
     in [0, 1]."""
     glow = spread / spread.max() if spread.max() > 0 else spread
     return np.clip(np.stack([image * 0.55 + glow * 0.6, image * 0.55 + glow * 0.35, image * 0.55], -1), 0, 1)
+
+
+# -- the views' readouts: their lines composed with ``tr(template, **fields)`` (the app's
+# translation; English by default)
+def cell_readout(maps: np.ndarray, departures: np.ndarray, j: int, y: int, x: int, r: int, tr=english) -> str:
+    """Class map j at grid cell (y, x) at routing iteration r (0-based): Σ_type ‖u_i‖ c_ij and its
+    departure from an even split, of ``maps`` and ``departures`` (R, J, G, G) (:func:`iteration_maps`)."""
+    fields = {"j": j, "y": y, "x": x, "r": r + 1, "mass": maps[r, j, y, x], "departure": departures[r, j, y, x]}
+    return tr(
+        "digit {j}, grid y={y} x={x}, iteration {r}: Σ_type ‖u_i‖ c_ij = {mass:.4f}, "
+        "Σ_type ‖u_i‖ (c_ij − 0.1) = {departure:+.4f}",
+        **fields,
+    )
+
+
+def capsule_readout(inference, i: int, j: int, r: int, tr=english) -> str:
+    """Primary capsule i's length and routing to digit j at iteration r (:func:`capsule_figures`)."""
+    return tr(
+        "capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {u:.4f}, c_i{j} = {c:.4f}, b_i{j} = {b:.4f} at iteration {r}",
+        **capsule_figures(inference, i, j, r),
+    )
+
+
+def vote_readout(inference, i: int, j: int, r: int, tr=english) -> str:
+    """Primary capsule i's vote for digit j at iteration r: :func:`capsule_figures` and the
+    agreement û_j|i · v_j (``inference.u_hat`` (I, J, D), ``inference.v`` (R, J, D))."""
+    agreement = float(inference.u_hat[i, j] @ inference.v[r, j])
+    return tr(
+        "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
+        "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}",
+        **capsule_figures(inference, i, j, r),
+        agreement=agreement,
+    )
+
+
+def primary_readout(u_lengths: np.ndarray, i: int, tr=english) -> str:
+    """Primary capsule i by its place and its length ‖u_i‖ (``u_lengths`` (I,)), on two lines."""
+    place = capsule_place(i, len(u_lengths))
+    return tr("capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {length:.4f}", **place, length=u_lengths[i])
+
+
+def maps_caption(r: int | None, departure: bool, uniform: bool, shared: bool, tr=english) -> str:
+    """The class maps' title, two lines: what they show (their ``departure`` from an even split,
+    or Σ ‖u_i‖ c_ij) at iteration r (0-based; None: no input), and how to read their colours:
+    all 0 or all alike where the iteration is ``uniform``, else scaled to this iteration or,
+    ``shared``, to all."""
+    quantity = "Σ_type ‖u_i‖ (c_ij − 0.1)" if departure else "Σ_type ‖u_i‖ c_ij"
+    if r is None:
+        return tr("class maps {quantity}", quantity=quantity) + "<br>"
+    if uniform and departure:
+        note = tr("every c_ij is 0.1 (uniform), so every map is 0")
+    elif uniform:
+        note = tr("every c_ij is 0.1 (uniform), so the ten maps are the same")
+    elif departure:
+        note = tr("red: more than an even split (0.1) sends, blue: less")
+    elif shared:
+        note = tr("colours from all iterations' values")
+    else:
+        note = tr("colours from this iteration's values")
+    return tr("class maps {quantity}, iteration {r}", quantity=quantity, r=r + 1) + "<br>" + note
+
+
+def sweep_summary(poses: np.ndarray, digit: int, cnn: np.ndarray | None = None, tr=english) -> str:
+    """A sweep of capsule ``digit`` in a line (:func:`sweep_figures`): the span of its length,
+    of the CNN's probability of the digit (with ``cnn``), and the dimensions that move most."""
+    figures = sweep_figures(poses, cnn)
+    if cnn is None:
+        return tr(
+            "length {low:.2f}–{high:.2f} over the sweep; the dimensions that move most: "
+            "d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), d{d2} (range {range2:.2f})",
+            **figures,
+        )
+    return tr(
+        "length {low:.2f}–{high:.2f} over the sweep; CNN p({k}) {cnn_low:.2f}–{cnn_high:.2f}; the "
+        "dimensions that move most: d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), "
+        "d{d2} (range {range2:.2f})",
+        k=digit,
+        **figures,
+    )
+
+
+def rounded_extent(low: float, high: float, step: float, limits=(-math.inf, math.inf)) -> tuple[float, float]:
+    """A plot's range for data from ``low`` to ``high``: rounded out to multiples of ``step``,
+    kept within ``limits`` (low, high), at least one step high (flat data: the step around it)."""
+    lo = max(limits[0], math.floor(low / step) * step)
+    hi = min(limits[1], math.ceil(high / step) * step)
+    if hi - lo < step:
+        lo, hi = (lo, lo + step) if lo + step <= limits[1] else (hi - step, hi)
+    return lo, hi
+
+
+def tick_spacing(least: float) -> tuple[float, float]:
+    """(major, minor) tick spacing of an axis whose labelled ticks are at least ``least`` apart
+    (data units, > 0): the next 1-2-5 step from ``least`` up, and its halves (after a 2) or fifths."""
+    power = 10.0 ** math.floor(math.log10(least))
+    factor = next(f for f in (1, 2, 5, 10) if f * power >= least)
+    return factor * power, factor * power / (2 if factor == 2 else 5)

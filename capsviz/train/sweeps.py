@@ -22,4 +22,12 @@ KIND_NAMES = {
 }
 # the affine test set: rotation ±20°, scale 0.8..1.2, shear ±12° (about ±0.2 as a slope), ±3 px each way
 AFFINE_RANGES = {"rotation": (-20.0, 20.0), "scale": (0.8, 1.2), "shear": (-12.0, 12.0), "translation": (-3.0, 3.0)}
+# the same ranges as the fields of the texts that name them (explanations.ROBUSTNESS)
+AFFINE_FIELDS = {
+    "rot": AFFINE_RANGES["rotation"][1],
+    "s0": AFFINE_RANGES["scale"][0],
+    "s1": AFFINE_RANGES["scale"][1],
+    "sh": AFFINE_RANGES["shear"][1],
+    "move": AFFINE_RANGES["translation"][1],
+}
 KINDS = (*SWEEPS, "affine")  # the sweeps, then the affine test set

@@ -70,12 +70,12 @@ def test_showing_the_browser_keeps_an_opened_image_as_the_input(window, qtbot, t
 def test_the_browser_loading_its_digits_keeps_an_opened_image_as_the_input(window, qtbot, tmp_path, monkeypatch):
     """As above on 100 digits: the browser loads its set when first shown and selects its
     first digit without making it the input."""
-    import capsviz.gui.browser_worker as browser_worker
+    import capsviz.gui.jobs as jobs
     from capsviz.data.mnist import MnistSplit
 
     sample = window.sources.sample
     few = MnistSplit(sample.images[:100], sample.labels[:100])
-    monkeypatch.setattr(browser_worker, "load_test_or_sample", lambda data_root: (few, "100 test digits"))
+    monkeypatch.setattr(jobs, "load_test_or_sample", lambda data_root: (few, "100 test digits"))
     digit = sample.images[1]  # a 2
     Image.fromarray(255 - np.asarray(Image.fromarray(digit).resize((200, 200)))).save(tmp_path / "two.png")
     assert window.sources.open_image(tmp_path / "two.png")

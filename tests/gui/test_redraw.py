@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QTimer
 
-from capsviz.gui.redraw import BUSY_INTERVAL_MS, Redraws, RedrawScheduler
+from capsviz.explorer import Redraws
+from capsviz.gui.redraw import BUSY_INTERVAL_MS, RedrawScheduler
 
 
 def scheduler_with(parts, urgent=(), record=None, **kw):

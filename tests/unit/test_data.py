@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from capsviz.data.mnist import MNIST_FILES, MnistNotFoundError, load_mnist, load_sample, prepare_mnist
+from capsviz.data.mnist import MNIST_FILES, MnistNotFoundError, MnistSplit, load_mnist, load_sample, prepare_mnist
 from capsviz.data.preprocess import STROKE_WIDTH, preprocess_ink, preprocess_strokes
 
 from ..conftest import mnist_root
@@ -32,6 +32,14 @@ def test_sample_is_real_mnist():
     assert s.images.shape == (len(s), 28, 28) and s.images.dtype == np.uint8
     assert len(s) >= 1000 and set(np.unique(s.labels)) == set(range(10))
     assert s.labels[0] == 7  # the first MNIST test image is a 7
+
+
+def test_a_digit_as_a_model_input_is_its_bytes_over_255():
+    images = np.zeros((2, 28, 28), np.uint8)
+    images[1, 0, :3] = (0, 51, 255)
+    digit = MnistSplit(images, np.array([3, 4])).image(1)
+    assert digit.dtype == np.float32 and digit.shape == (28, 28)
+    assert digit[0, :3].tolist() == pytest.approx([0.0, 0.2, 1.0]) and digit[1:].sum() == 0
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")

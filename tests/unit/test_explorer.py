@@ -16,6 +16,8 @@ from capsviz.evaluate import evaluate_model
 from capsviz.explorer import (
     ExplorerInput,
     InferenceRequest,
+    RedrawQueue,
+    Redraws,
     RequestThread,
     TrainingRun,
     WeightsSnapshot,
@@ -24,7 +26,9 @@ from capsviz.explorer import (
     browser_filter,
     browser_score,
     classify_in_chunks,
+    confusion_cells,
     initial_model,
+    prediction_line,
     read_models,
     request_for,
     step_through,
@@ -156,6 +160,23 @@ def test_the_browser_says_its_filter_its_digit_and_the_mistakes():
     )
 
 
+def test_the_prediction_line_names_the_digit_or_says_that_nothing_reaches_the_threshold():
+    assert prediction_line(None) == "no digit"
+    assert prediction_line(7, 0.934) == "7   (0.93)"
+    line = prediction_line(7, 0.3125, recognised=False)
+    assert "nothing recognised" in line and line.endswith("longest: 7 (0.31 &lt; 0.5)</span>")
+
+
+def test_the_confusion_matrix_shows_counts_blanks_empty_mistakes_and_shades_by_the_log_count():
+    cm = np.array([[3, 0, 1], [0, 0, 0], [7, 0, 2]])
+    cells = confusion_cells(cm, 3)
+    assert cells[0, 0] == ("3", pytest.approx(0.15 + 0.75 * np.log(4) / np.log(8)))
+    assert cells[2, 0] == ("7", pytest.approx(0.9))  # the largest count: the full shade
+    assert cells[0, 1] == ("", 0.0) and cells[1, 1] == ("0", 0.0)  # an empty mistake blank, the diagonal not
+    assert len(cells) == 9 and set(confusion_cells(None).values()) == {("", 0.0)}
+    assert confusion_cells(np.array([[12345]]), 1)[0, 0][0] == "12,345"
+
+
 def test_stepping_goes_round_the_kept_digits():
     kept = np.array([3, 8, 20])
     assert [step_through(kept, i, 1) for i in (0, 3, 5, 20, 99)] == [3, 8, 8, 3, 3]
@@ -203,3 +224,35 @@ def test_the_request_thread_runs_the_newest_request_and_ends_when_delivery_fails
     assert not thread.running and not thread.busy and len(delivered) == 3
     with pytest.raises(TypeError, match="not a request"):
         thread.submit(object())
+
+
+def test_the_redraw_queue_merges_requests_draws_the_urgent_parts_together_and_the_others_round_the_list():
+    drawn, queue = [], RedrawQueue()
+    for name, urgent in (("a", False), ("bars", True), ("b", False), ("c", False)):
+        queue.register(name, lambda name=name: drawn.append(name), urgent=urgent)
+    assert queue.parts == ["bars", "a", "b", "c"]
+    with pytest.raises(ValueError, match="'a' is registered already"):
+        queue.register("a", print)
+    with pytest.raises(KeyError, match="no redraw part 'd'"):
+        queue.mark(["a", "d"])
+    assert queue.mark(["c", "bars", "c"]) == {True, False} and queue.mark(["a"], keep=False) == {False}
+    assert queue.requested == {"bars", "c"}
+    queue.draw_urgent()
+    assert drawn == ["bars"] and queue.requested == {"c"}
+    assert queue.draw_next() is False and drawn == ["bars", "c"]  # c once: the two requests merged
+    queue.mark(["a", "b", "c"])
+    assert queue.draw_next() is True and drawn[-1] == "a"
+    queue.mark(["a"])  # the turn goes on after a: b, then c, then a again
+    assert [queue.draw_next() for _ in range(3)] == [True, True, False] and drawn[-3:] == ["b", "c", "a"]
+
+
+def test_a_views_redraws_draw_at_once_or_through_the_queue_under_the_views_prefix():
+    drawn, queue = [], RedrawQueue()
+    queue.request = lambda *names: queue.mark(names)  # a queue's requests are drawn in the scheduler's turns
+    redraws = Redraws("view", {"one": lambda: drawn.append(1), "two": lambda: drawn.append(2)}, urgent=("two",))
+    redraws.request("two")
+    assert drawn == [2]  # no scheduler yet: at once
+    redraws.register(queue)
+    assert queue.parts == ["view/two", "view/one"]
+    redraws.request()
+    assert drawn == [2] and queue.requested == {"view/one", "view/two"}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from capsviz.data.images import WORK_SIDE, ImageReadError, load_ink, save_grey_png
+from capsviz.data.images import WORK_SIDE, ImageReadError, grey_levels, load_ink, save_grey_png
 from capsviz.data.mnist import load_sample
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.model.inference import capsule_lengths
@@ -151,3 +151,8 @@ def test_a_grey_png_holds_the_image_in_8_bits_each_pixel_scaled(tmp_path):
         pixels = np.asarray(png)
     assert pixels[::3, ::3].tolist() == [[0, 128], [255, 255]]
     assert (pixels[:3, :3] == 0).all() and (pixels[3:, 3:] == 255).all()
+
+
+def test_grey_levels_round_to_8_bits_and_clip_what_is_outside():
+    levels = grey_levels(np.array([[0.0, 0.5, 0.1], [1.0, 2.0, np.nan]], np.float64))
+    assert levels.dtype == np.uint8 and levels.tolist() == [[0, 128, 26], [255, 255, 0]]

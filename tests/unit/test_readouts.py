@@ -14,6 +14,8 @@ from capsviz.model.analysis import (
     capsule_figures,
     capsule_index,
     capsule_place,
+    capsule_readout,
+    cell_readout,
     chosen_fields,
     class_maps,
     colour_levels,
@@ -23,14 +25,20 @@ from capsviz.model.analysis import (
     fields_image,
     in_rectangle,
     iteration_maps,
+    maps_caption,
     moving_dimensions,
+    primary_readout,
     project,
     projected_votes,
     receptive_overlay,
+    rounded_extent,
     sweep_figures,
+    sweep_summary,
+    tick_spacing,
     vote_centres,
     vote_extent,
     vote_projection,
+    vote_readout,
 )
 from capsviz.model.inference import longest, two_longest
 
@@ -168,3 +176,67 @@ def test_the_fields_glow_orange_over_the_dimmed_input():
     np.testing.assert_allclose(rgb[0, 1], [0.55, 0.55, 0.55])  # ink alone, dimmed
     np.testing.assert_allclose(rgb[1, 1], [0.3, 0.175, 0.0])  # half the largest glow
     np.testing.assert_allclose(fields_image(image, np.zeros((2, 2))), np.stack([image * 0.55] * 3, -1))
+
+
+def test_the_readouts_say_a_cell_a_capsule_and_a_vote():
+    maps, departures = np.zeros((2, 10, 6, 6)), np.zeros((2, 10, 6, 6))
+    maps[1, 7, 2, 3], departures[1, 7, 2, 3] = 1.25, -0.5
+    assert cell_readout(maps, departures, 7, 2, 3, 1) == (
+        "digit 7, grid y=2 x=3, iteration 2: Σ_type ‖u_i‖ c_ij = 1.2500, Σ_type ‖u_i‖ (c_ij − 0.1) = -0.5000"
+    )
+
+    class Trace:  # primary capsule 40 (type 1, y 0, x 4 on a 6 x 6 grid), digit 2, iteration 1 of 1
+        u_lengths = np.full(1152, 0.5, np.float32)
+        c, b = np.full((1, 1152, 10), 0.25, np.float32), np.full((1, 1152, 10), 2.0, np.float32)
+        u_hat, v = np.zeros((1152, 10, 16), np.float32), np.zeros((1, 10, 16), np.float32)
+
+    Trace.u_hat[40, 2, :2], Trace.v[0, 2, :2] = (3.0, 1.0), (0.5, -1.0)  # û·v = 1.5 - 1
+    place = "capsule i=40 (type 1, y=0, x=4)"
+    assert capsule_readout(Trace, 40, 2, 0) == f"{place}: ‖u_i‖ = 0.5000, c_i2 = 0.2500, b_i2 = 2.0000 at iteration 1"
+    assert vote_readout(Trace, 40, 2, 0) == (
+        f"{place}, ‖u_i‖ = 0.5000; for digit 2 at iteration 1: c_ij = 0.2500, b_ij = 2.0000, agreement û·v_j = +0.5000"
+    )
+    assert primary_readout(Trace.u_lengths, 40) == f"{place}<br>‖u_i‖ = 0.5000"
+    assert capsule_readout(Trace, 40, 2, 0, tr=lambda text, **f: "T:" + text.format(**f)).startswith("T:capsule")
+
+
+def test_the_class_maps_caption_says_what_they_show_and_how_to_read_the_colours():
+    mass, departure = "Σ_type ‖u_i‖ c_ij", "Σ_type ‖u_i‖ (c_ij − 0.1)"
+    assert maps_caption(None, False, False, False) == f"class maps {mass}<br>"
+    assert maps_caption(0, True, True, False) == (
+        f"class maps {departure}, iteration 1<br>every c_ij is 0.1 (uniform), so every map is 0"
+    )
+    assert maps_caption(0, False, True, True).endswith("every c_ij is 0.1 (uniform), so the ten maps are the same")
+    assert maps_caption(2, True, False, True).endswith(
+        "iteration 3<br>red: more than an even split (0.1) sends, blue: less"
+    )
+    assert maps_caption(2, False, False, True).endswith("colours from all iterations' values")
+    assert (
+        maps_caption(2, False, False, False)
+        == f"class maps {mass}, iteration 3<br>colours from this iteration's values"
+    )
+
+
+def test_a_sweeps_summary_spans_the_length_the_cnn_and_the_dimensions_that_move():
+    poses = np.zeros((3, 16), np.float32)
+    poses[:, 0] = (0.3, 0.4, 0.5)  # length 0.3..0.5, range 0.2
+    poses[:, 5] = (0.0, 0.1, 0.0)  # range 0.1
+    poses[:, 9] = (0.0, 0.0, 0.05)  # range 0.05
+    moving = "the dimensions that move most: d0 (range 0.20), d5 (range 0.10), d9 (range 0.05)"
+    assert sweep_summary(poses, 4) == f"length 0.30–0.50 over the sweep; {moving}"
+    summary = sweep_summary(poses, 4, np.array([0.9, 0.5, 0.25]))
+    assert summary == f"length 0.30–0.50 over the sweep; CNN p(4) 0.25–0.90; {moving}"
+
+
+def test_a_plot_range_rounds_out_to_its_step_within_its_limits():
+    assert rounded_extent(-0.3, 0.6, 0.25) == (-0.5, 0.75)
+    assert rounded_extent(-0.3, 1.6, 0.25, limits=(-1.0, 1.0)) == (-0.5, 1.0)
+    assert rounded_extent(0.3, 0.3, 0.25) == (0.25, 0.5)  # flat: one step around it
+    assert rounded_extent(1.0, 1.0, 0.25, limits=(-1.0, 1.0)) == (0.75, 1.0)  # at the limit: the step below
+
+
+def test_labelled_ticks_take_the_next_1_2_5_step():
+    assert tick_spacing(0.3) == pytest.approx((0.5, 0.1))
+    assert tick_spacing(1.5) == pytest.approx((2.0, 1.0))  # after a 2: halves
+    assert tick_spacing(7.0) == pytest.approx((10.0, 2.0))
+    assert tick_spacing(1.0) == pytest.approx((1.0, 0.2))

@@ -8,9 +8,11 @@ import json
 import numpy as np
 import pytest
 
+from capsviz import explanations
 from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.data.transforms import InputTransform, apply_each, apply_transform
 from capsviz.evaluate import evaluate_model, model_lengths
+from capsviz.texts import english
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.robustness import (
     AFFINE_RANGES,
@@ -23,6 +25,7 @@ from capsviz.train.robustness import (
     robustness,
     sweep_transforms,
 )
+from capsviz.train.sweeps import AFFINE_FIELDS
 
 from ..conftest import forward_scores, mnist_root
 from .test_cli import capsviz
@@ -47,6 +50,12 @@ def test_the_affine_test_set_stays_in_its_documented_ranges():
         values = np.array([getattr(t, name) for t in warps])
         low, high = AFFINE_RANGES[key]
         assert low <= values.min() < low + 0.05 * (high - low) and high - 0.05 * (high - low) < values.max() <= high
+
+
+def test_the_robustness_explanation_names_the_affine_ranges():
+    assert AFFINE_FIELDS == {"rot": 20.0, "s0": 0.8, "s1": 1.2, "sh": 12.0, "move": 3.0}
+    text = english(explanations.ROBUSTNESS, **AFFINE_FIELDS)
+    assert "(rotation ±20°, scale 0.8–1.2, shear ±12°, ±3 px each way)" in text
 
 
 def test_the_batched_warp_equals_the_explorers_one():

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from capsviz import explanations
 from capsviz.data.mnist import MnistSplit
 from capsviz.evaluate import confusion_matrix
-from capsviz.explorer import browsed, browser_digit, browser_filter, step_through
+from capsviz.explorer import browsed, browser_digit, browser_filter, confusion_cells, step_through
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import column, row, set_quietly
 
@@ -51,44 +51,30 @@ class MnistBrowser(QWidget):
         self.prev_button = QPushButton(tr("◀ Previous"), clicked=lambda: self.step(-1))
         self.next_button = QPushButton(tr("Next ▶"), clicked=lambda: self.step(1))
         self.random_button = QPushButton(tr("Random"), clicked=self.random)
-        self.goto = QSpinBox(prefix=tr("index "), keyboardTracking=False, valueChanged=self.show_index)
-        self.goto.setToolTip(tr("Go to a test image by its index"))
+        tip = tr("Go to a test image by its index")
+        self.goto = QSpinBox(prefix=tr("index "), keyboardTracking=False, valueChanged=self.show_index, toolTip=tip)
         self.errors_only = QCheckBox(tr("only mistakes"), enabled=False, toggled=lambda _: self._filter_changed())
-        self.disagree_only = QCheckBox(
-            tr("only where the CNN disagrees"), enabled=False, toggled=lambda _: self._filter_changed()
-        )
-        self.disagree_only.setToolTip(
-            tr("Keep the digits on which the CapsNet and the compared CNN give different answers")
-        )
+        tip = tr("Keep the digits on which the CapsNet and the compared CNN give different answers")
+        self.disagree_only = QCheckBox(tr("only where the CNN disagrees"), enabled=False, toolTip=tip)
+        self.disagree_only.toggled.connect(lambda _: self._filter_changed())
         self.filter_label = QLabel("")
         self.show_all = QPushButton(tr("Show all"), visible=False, clicked=self.clear_cell)
         self.status = QLabel("", wordWrap=True)
         self.current_label = QLabel("", styleSheet="font-weight: bold;")
 
-        self.matrix = QTableWidget(10, 10)
+        tip = tr("Rows: true digit; columns: predicted digit. Click a cell to browse its digits.")
+        self.matrix = QTableWidget(10, 10, toolTip=tip, cellClicked=self.select_cell)
         self.matrix.setHorizontalHeaderLabels([str(k) for k in range(10)])
         self.matrix.setVerticalHeaderLabels([str(k) for k in range(10)])
         self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.matrix.setToolTip(tr("Rows: true digit; columns: predicted digit. Click a cell to browse its digits."))
-        self.matrix.cellClicked.connect(self.select_cell)
+        for header in (self.matrix.horizontalHeader(), self.matrix.verticalHeader()):
+            header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
 
         nav = row(self.prev_button, self.next_button, self.random_button, self.goto, self.errors_only, 1)
         filt = row(self.disagree_only, self.filter_label, self.show_all, 1)
-        matrix = tr("confusion matrix (rows: true digit, columns: prediction)")
-        column(
-            self.source,
-            nav,
-            self.current_label,
-            filt,
-            matrix,
-            (self.matrix, 1),
-            self.status,
-            margins=(4,) * 4,
-            parent=self,
-        )
+        matrix = (tr("confusion matrix (rows: true digit, columns: prediction)"), (self.matrix, 1))
+        column(self.source, nav, self.current_label, filt, *matrix, self.status, margins=(4,) * 4, parent=self)
 
     def changeEvent(self, event) -> None:
         """In another language, the texts composed from the browser's state composed again."""
@@ -206,17 +192,11 @@ class MnistBrowser(QWidget):
             self.current_label.setText(browser_digit(self.index, int(self.data.labels[self.index]), *answers, tr))
 
     def _fill_matrix(self, cm: np.ndarray | None) -> None:
-        top = 1 if cm is None else max(1, int(cm.max()))
-        for r in range(10):
-            for c in range(10):
-                count = None if cm is None else int(cm[r, c])
-                # empty cells stay blank so the mistakes stand out
-                item = QTableWidgetItem("" if count is None or (count == 0 and r != c) else f"{count:,}")
-                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                if count:
-                    # log scale so that single mistakes show; the diagonal in blue, errors in red
-                    t = np.log1p(count) / np.log1p(top)
-                    colour = QColor(70, 110, 200) if r == c else QColor(220, 70, 60)
-                    colour.setAlphaF(0.15 + 0.75 * float(t))
-                    item.setBackground(QBrush(colour))
-                self.matrix.setItem(r, c, item)
+        for (r, c), (text, shade) in confusion_cells(cm).items():
+            item = QTableWidgetItem(text)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            if shade:  # the diagonal in blue, errors in red
+                colour = QColor(70, 110, 200) if r == c else QColor(220, 70, 60)
+                colour.setAlphaF(shade)
+                item.setBackground(QBrush(colour))
+            self.matrix.setItem(r, c, item)

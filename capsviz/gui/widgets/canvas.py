@@ -8,14 +8,16 @@ from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcu
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 from superqt.utils import qthrottled
 
+from capsviz import explanations
+from capsviz.data.images import grey_levels
 from capsviz.data.preprocess import preprocess_ink, preprocess_strokes
+from capsviz.explorer import Redraws, prediction_line
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row
-from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 CANVAS_SIZE = 280
 DEFAULT_BRUSH = 22
+ROUND = (Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)  # the brush's line and ends
 
 
 class DrawingCanvas(QWidget):
@@ -77,9 +79,7 @@ class DrawingCanvas(QWidget):
         (when the caller sets the model input itself)."""
         self._push_undo()
         self._strokes = None
-        a = np.ascontiguousarray(
-            (np.clip(np.nan_to_num(np.asarray(ink, dtype=np.float32)), 0, 1) * 255).astype(np.uint8)
-        )
+        a = np.ascontiguousarray(grey_levels(ink))
         src = QImage(a.data, a.shape[1], a.shape[0], a.shape[1], QImage.Format.Format_Grayscale8).copy()
         self._image.fill(0)
         size = self._image.width()
@@ -103,16 +103,16 @@ class DrawingCanvas(QWidget):
         self.inkChanged.emit()
 
     def undo(self) -> None:
-        if self._undo:
-            self._redo.append(self._state())
-            self._image, self._strokes = self._undo.pop()
-            self.update()
-            self.inkChanged.emit()
+        self._step(self._undo, self._redo)
 
     def redo(self) -> None:
-        if self._redo:
-            self._undo.append(self._state())
-            self._image, self._strokes = self._redo.pop()
+        self._step(self._redo, self._undo)
+
+    def _step(self, back: list, forth: list) -> None:
+        """Go to the last state of ``back``, keeping the present one on ``forth`` (undo, redo)."""
+        if back:
+            forth.append(self._state())
+            self._image, self._strokes = back.pop()
             self.update()
             self.inkChanged.emit()
 
@@ -129,14 +129,7 @@ class DrawingCanvas(QWidget):
     def _draw_to(self, pos: QPointF) -> None:
         p = QPainter(self._image)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(
-            QColor(255, 255, 255),
-            self.brush_width,
-            Qt.PenStyle.SolidLine,
-            Qt.PenCapStyle.RoundCap,
-            Qt.PenJoinStyle.RoundJoin,
-        )
-        p.setPen(pen)
+        p.setPen(QPen(QColor(255, 255, 255), self.brush_width, *ROUND))
         if self._last is None or self._last == pos:
             p.drawPoint(pos)
         else:
@@ -193,44 +186,34 @@ class InputPanel(QWidget, InferenceView):
         self.canvas = DrawingCanvas()
         self.preview = ImagePanel(tr("model input (28×28)"))
         self.preview.setFixedSize(150, 170)
-        self.prediction = QLabel(tr("no digit"))
-        self.prediction.setObjectName("predictionLabel")
+        tip = tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
+        # wrapped: a long message wraps within the column, never widens the panel
+        self.prediction = QLabel(tr("no digit"), objectName="predictionLabel", wordWrap=True, toolTip=tip)
         self.prediction.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.prediction.setStyleSheet("font-size: 20pt; font-weight: bold;")
-        self.prediction.setWordWrap(True)  # a long message wraps within the column, never widens the panel
 
-        self.brush = QSpinBox(minimum=4, maximum=60, value=DEFAULT_BRUSH, suffix=" px")
-        self.brush.setToolTip(
-            tr(
-                "Brush width on the 280 px canvas. The model sees a drawing's strokes at MNIST's stroke width "
-                "whatever the brush"
-            )
-        )
+        tip = tr(explanations.BRUSH)
+        self.brush = QSpinBox(minimum=4, maximum=60, value=DEFAULT_BRUSH, suffix=" px", toolTip=tip)
         self.brush.valueChanged.connect(lambda w: setattr(self.canvas, "brush_width", w))
         self.clear_button = QPushButton(tr("Clear"), clicked=self.canvas.clear)
         self.undo_button = QPushButton(tr("Undo"), clicked=self.canvas.undo)
         self.redo_button = QPushButton(tr("Redo"), clicked=self.canvas.redo)
-        self.sample_button = QPushButton(tr("MNIST sample"))
+        tip = tr("Put a random digit of the MNIST test sample on the canvas")
+        self.sample_button = QPushButton(tr("MNIST sample"), toolTip=tip)
         self.sample_button.clicked.connect(self.sampleRequested)  # a signal: not a constructor keyword
-        self.sample_button.setToolTip(tr("Put a random digit of the MNIST test sample on the canvas"))
-        self.open_button = QPushButton(tr("Open image…"))
+        tip = tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)")
+        self.open_button = QPushButton(tr("Open image…"), toolTip=tip)
         self.open_button.clicked.connect(self.openRequested)
-        self.open_button.setToolTip(tr("Classify an image file (or drop one on the window, or paste with Ctrl+V)"))
-        self.polarity = QComboBox()
+        self.polarity = QComboBox(toolTip=tr(explanations.INK_POLARITY))
         for text, value in (
             (tr("ink: auto"), None),
             (tr("ink: light on dark"), False),
             (tr("ink: dark on light"), True),
         ):
             self.polarity.addItem(text, value)
-        self.polarity.setToolTip(
-            tr(
-                "How image files are read: auto-detects dark ink on light paper from the image border; "
-                "choose to override"
-            )
-        )
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
-        self.source = QLabel("", styleSheet="color: #505050;")
+        grey = "color: #505050;"
+        self.source = QLabel("", styleSheet=grey)
         for keys, slot in (
             (QKeySequence.StandardKey.Undo, self.canvas.undo),
             (QKeySequence.StandardKey.Redo, self.canvas.redo),
@@ -245,26 +228,16 @@ class InputPanel(QWidget, InferenceView):
         side.setAlignment(title, Qt.AlignmentFlag.AlignHCenter)
         top = row(self.canvas, side, 1)
         # one line under the buttons: where the input came from, or, for a drawing, what to do
-        self.hint = QLabel(tr("Draw a digit with the mouse: it is classified while you draw."))
-        self.hint.setStyleSheet(self.source.styleSheet())
-        self.hint.setToolTip(self.canvas.toolTip())
-        self.preview.setToolTip(
-            tr(
-                "The exact 28×28 input the network sees: the ink cropped, fitted into 20×20 and centred by "
-                "its centre of mass, as MNIST was made; a drawing's strokes drawn at MNIST's stroke width"
-            )
-        )
-        self.prediction.setToolTip(tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets"))
+        hint = tr("Draw a digit with the mouse: it is classified while you draw.")
+        self.hint = QLabel(hint, styleSheet=grey, toolTip=self.canvas.toolTip())
+        self.preview.setToolTip(tr(explanations.MODEL_INPUT))
         # close rows: the panel fits a 700-pixel-high window in either language
         column(top, tools, sources, row(self.source, self.hint, 1), 1, spacing=3, margins=(9, 2, 9, 2), parent=self)
         self._show_source("")
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
         self.redraws = Redraws("input", {"prediction": self._draw_prediction}, urgent=("prediction",))
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {"model_input": self.preview}
+        self.figures = {"model_input": self.preview}  # its plots, by the file name an export gives them
 
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central
@@ -304,35 +277,12 @@ class InputPanel(QWidget, InferenceView):
 
     def _draw_prediction(self) -> None:
         inf = self.inference
-        if inf is None:
-            self.set_prediction(None)
-        else:
-            self.set_prediction(inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised)
-
-    def settings(self) -> dict:
-        """The choices the app remembers: ``brush`` width (px), ``ink`` polarity (an index)."""
-        return {"brush": self.brush.value(), "ink": self.polarity.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.brush.setValue(values["brush"])
-        self.polarity.setCurrentIndex(values["ink"])
+        answer = (None,) if inf is None else (inf.prediction, float(inf.lengths[-1, inf.prediction]), inf.recognised)
+        self.set_prediction(*answer)
 
     def set_prediction(self, digit: int | None, length: float | None = None, recognised: bool = True) -> None:
-        """Show the predicted ``digit`` and its capsule's ``length``; when not ``recognised``
-        (no capsule reaches the threshold of :func:`capsviz.model.inference.recognised`),
-        say so instead, with the longest capsule in smaller print."""
-        if digit is None:
-            text = tr("no digit")
-        elif recognised:
-            text = f"{digit}   ({length:.2f})"
-        else:
-            text = tr(
-                "<span style='font-size: 13pt;'>nothing recognised</span><br>"
-                "<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
-                "({length:.2f} &lt; {threshold:.1f})</span>",
-                digit=digit,
-                length=length,
-                threshold=RECOGNITION_THRESHOLD,
-            )
+        """Show the predicted ``digit`` and its capsule's ``length``, or that nothing is
+        ``recognised`` (:func:`~capsviz.explorer.prediction_line`)."""
+        text = prediction_line(digit, length, recognised, tr)
         if text != self.prediction.text():
             self.prediction.setText(text)

@@ -20,13 +20,14 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSlider,
     QStackedWidget,
+    QStyle,
     QVBoxLayout,
 )
 from superqt import QLabeledDoubleSlider
 
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
-from capsviz.model.analysis import mosaic_capsule
+from capsviz.model.analysis import mosaic_capsule, rounded_extent, tick_spacing
 
 VIRIDIS = pg.colormap.get("viridis")
 # one colour per digit j, for the plots with a line per digit; not fully saturated, so that
@@ -71,14 +72,23 @@ def readout(text: str = "", **options) -> QLabel:
 
 
 class VerticalScroll(QScrollArea):
-    """``widget`` filling an area at least ``width`` pixels wide (its scroll bar included),
-    scrolled up and down where the area is lower than the widget."""
+    """``widget`` filling an area at least ``width`` pixels wide (its scroll bar included; None:
+    the widget's least width and the scroll bar), scrolled up and down where the area is lower
+    than the widget. Its size hint asks for the widget's whole height (QScrollArea caps its
+    hint at 24 lines of text, which cuts a longer form short even where there is room)."""
 
-    def __init__(self, widget, width: int, parent=None) -> None:
+    def __init__(self, widget, width: int | None = None, parent=None) -> None:
         super().__init__(parent, widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setWidget(widget)
-        self.setMinimumWidth(width)
+        scrollbar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        self.setMinimumWidth(widget.minimumSizeHint().width() + scrollbar if width is None else width)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        margins = self.contentsMargins()
+        hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
+        return hint
 
 
 class CurrentPage(QStackedWidget):
@@ -92,6 +102,12 @@ class CurrentPage(QStackedWidget):
     def minimumSizeHint(self) -> QSize:
         page = self.currentWidget()
         return super().minimumSizeHint() if page is None else page.minimumSizeHint()
+
+
+def chosen_digit(choice: QComboBox, default: int | None) -> int | None:
+    """The digit capsule a :func:`digit_choice` names: its digit, or ``default`` for its first item."""
+    data = choice.currentData()
+    return default if data == -1 else int(data)
 
 
 def digit_choice(tip: str, default: str | None = None) -> QComboBox:
@@ -211,8 +227,13 @@ def image_view(
     if colormap is not None:
         item.setColorMap(colormap)
     view.addItem(item)
-    view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=0.0)
+    fit_view(view, shape)
     return view, item
+
+
+def fit_view(view: pg.ViewBox, shape, padding: float = 0.0) -> None:
+    """Range ``view`` over an image of ``shape`` (H, W, ...), with a margin of ``padding`` (a share)."""
+    view.setRange(xRange=(0, shape[1]), yRange=(0, shape[0]), padding=padding)
 
 
 def colour_bar(layout: pg.GraphicsLayoutWidget, image: pg.ImageItem, row: int, col: int) -> pg.ColorBarItem:
@@ -287,12 +308,7 @@ def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
             return levels
         font = axis.style["tickFont"] or axis.font()
         least = gap * QFontMetricsF(font).height() * span / size  # data units between labels
-        if levels[0][0] >= least:
-            return levels
-        power = 10.0 ** math.floor(math.log10(least))
-        factor = next(f for f in (1, 2, 5, 10) if f * power >= least)
-        major = factor * power
-        return [(major, 0), (major / (2 if factor == 2 else 5), 0)]
+        return levels if levels[0][0] >= least else [(step, 0) for step in tick_spacing(least)]
 
     axis.tickSpacing = spacing
     axis.setStyle(maxTextLevel=0)
@@ -338,7 +354,7 @@ class ImagePanel(pg.GraphicsLayoutWidget):
             image = np.zeros_like(self.image)
         image = np.asarray(image, dtype=np.float32)
         if image.shape[:2] != self.image.shape[:2]:
-            self.view.setRange(xRange=(0, image.shape[1]), yRange=(0, image.shape[0]), padding=0.0)
+            fit_view(self.view, image.shape)
         self.image = image
         self.item.setImage(self.image, autoLevels=False, levels=levels or self.levels)
 
@@ -371,18 +387,15 @@ def set_y_extent(
     plot: pg.PlotWidget, low: float, high: float, step: float, limits: tuple[float, float] = (-math.inf, math.inf)
 ) -> tuple[float, float]:
     """Show ``plot``'s y axis from ``low`` to ``high`` (data units) rounded out to
-    multiples of ``step`` and kept within ``limits``; returns the range shown.
+    multiples of ``step`` and kept within ``limits`` (:func:`~capsviz.model.analysis.rounded_extent`);
+    returns the range shown.
 
     Auto-ranging follows every update, and each new range lays the axis out and
     paints the plot again; a range that changes only when the data crosses a step
     is set again only then. Turns y auto-ranging off."""
-    lo = max(limits[0], math.floor(low / step) * step)
-    hi = min(limits[1], math.ceil(high / step) * step)
-    if hi - lo < step:  # flat data: one step around it
-        lo, hi = (lo, lo + step) if lo + step <= limits[1] else (hi - step, hi)
-    shown = (lo, hi)
+    shown = rounded_extent(low, high, step, limits)
     if getattr(plot, "_capsviz_y_extent", None) != shown:
-        plot.setYRange(lo, hi, padding=0.02)
+        plot.setYRange(*shown, padding=0.02)
         plot._capsviz_y_extent = shown
     return shown
 
@@ -501,7 +514,7 @@ def digit_lines(plot: pg.PlotWidget, title: str, size: str, *shared) -> tuple[Se
 class InferenceView:
     """What the views that draw an :class:`~capsviz.model.inference.Inference` share (a
     mixin beside their Qt class): :meth:`show_inference` keeps it as :attr:`inference` and
-    asks the view's ``redraws`` (a :class:`~capsviz.gui.redraw.Redraws`) for every part."""
+    asks the view's ``redraws`` (a :class:`~capsviz.explorer.Redraws`) for every part."""
 
     inference = None  # what the view's parts draw, or None
 

@@ -7,8 +7,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     VIRIDIS,
     InferenceView,
@@ -19,6 +19,7 @@ from capsviz.gui.widgets.common import (
     colour_bar,
     column,
     digit_lines,
+    fit_view,
     graphics_panel,
     image_view,
     iteration_axis,
@@ -27,7 +28,7 @@ from capsviz.gui.widgets.common import (
     plot,
     settle,
 )
-from capsviz.model.analysis import capsule_index, capsule_place, grid_side, mosaic_shape, type_mosaic
+from capsviz.model.analysis import capsule_index, colour_levels, grid_side, mosaic_shape, primary_readout, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
 
@@ -69,6 +70,8 @@ class LengthsView(QWidget, InferenceView):
         self.primary_bar = colour_bar(self.primary, self.primary_maps, 1, 1)
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         column((self.bars_plot, 4), (self.iter_plot, 3), (self.primary, 4), margins=(2, 2, 2, 2), parent=self)
+        names = ("capsule_lengths", "lengths_per_iteration", "primary_capsule_lengths")  # of its plots' files
+        self.figures = dict(zip(names, (self.bars_plot, self.iter_plot, self.primary)))
         self.lengths = np.zeros(10, dtype=np.float32)
         self.u_lengths: np.ndarray | None = None
         self.cnn = False  # a CNN is compared: its bars stay until the new input's probabilities come
@@ -77,11 +80,6 @@ class LengthsView(QWidget, InferenceView):
             {"bars": self._draw_bars, "cnn": self._draw_cnn, "primary": self._draw_primary},
             urgent=("bars", "cnn"),
         )
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        names = ("capsule_lengths", "lengths_per_iteration", "primary_capsule_lengths")
-        return dict(zip(names, (self.bars_plot, self.iter_plot, self.primary)))
 
     def _draw_bars(self) -> None:
         self.set_lengths(None if self.inference is None else self.inference.lengths)
@@ -98,14 +96,9 @@ class LengthsView(QWidget, InferenceView):
         if shown != (self.baseline is not None):
             self.cnn_bars.setVisible(shown)
             self.bars.setOpts(x=np.arange(10) - (0.2 if shown else 0.0), width=0.38 if shown else 0.7)
-            self.bars_key.set_entries(
-                [
-                    KeyEntry(tr("capsule ‖v_j‖"), (self.bars,), (BAR, PREDICTED), "bar"),
-                    KeyEntry("CNN p(j)", (self.cnn_bars,), (CNN_BAR, CNN_PREDICTED), "bar"),
-                ]
-                if shown
-                else []
-            )
+            capsules = KeyEntry(tr("capsule ‖v_j‖"), (self.bars,), (BAR, PREDICTED), "bar")
+            cnn = KeyEntry("CNN p(j)", (self.cnn_bars,), (CNN_BAR, CNN_PREDICTED), "bar")
+            self.bars_key.set_entries([capsules, cnn] if shown else [])
             self.bars_key.setText(tr("lengths ‖v_j‖ · CNN p(j)") if shown else tr("capsule lengths ‖v_j‖"))
         self.baseline = None if probabilities is None else np.asarray(probabilities, np.float32).copy()
         if shown:
@@ -126,25 +119,19 @@ class LengthsView(QWidget, InferenceView):
         self.u_lengths = u_lengths
         if u_lengths is not None and grid_side(len(u_lengths)) != self.grid:
             self.grid = grid_side(len(u_lengths))
-            rows, cols = mosaic_shape(self.grid)
-            self.primary_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.0)
+            fit_view(self.primary_view, mosaic_shape(self.grid))
             self.primary_title.setText(self._primary_caption(self.grid), size="8pt")
         image = np.zeros(mosaic_shape(self.grid), np.float32) if u_lengths is None else type_mosaic(u_lengths)
         # Most primary capsules are close to saturation (length near 1): scale the colours
         # from this input's shortest to its longest capsule so the differences show.
-        low, top = (0.0, 1.0) if u_lengths is None else (float(u_lengths.min()), float(u_lengths.max()))
-        levels = (low, top if top - low > 1e-6 else low + 1e-3)
+        levels = (0.0, 1.0) if u_lengths is None else colour_levels(u_lengths)
         self.primary_maps.setImage(image, autoLevels=False, levels=levels)
         self.primary_bar.setLevels(levels)
 
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)
         if hit is not None:
-            i = capsule_index(*hit, self.grid)
-            place = capsule_place(i, len(self.u_lengths))
-            text = tr(
-                "capsule i={i} (type {t}, y={y}, x={x})<br>‖u_i‖ = {length:.4f}", **place, length=self.u_lengths[i]
-            )
+            text = primary_readout(self.u_lengths, capsule_index(*hit, self.grid), tr)
             self.primary_title.setText(text, size="8pt")
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:

@@ -29,19 +29,20 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz import explanations
+from capsviz.data.images import grey_levels
 from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlocks, compose, place, random_partner
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, set_quietly
 from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green
 from capsviz.texts import QT_TR_NOOP
 
-SCAN_BUTTONS = {
-    "wrong": QT_TR_NOOP("Next wrong pair"),
-    "routing": QT_TR_NOOP("Next routing change"),
-}  # scan_test_pairs' finds
+SCANS = {  # scan_test_pairs' finds: the text and tooltip of the button that asks for the next
+    "wrong": (QT_TR_NOOP("Next wrong pair"), explanations.NEXT_WRONG),
+    "routing": (QT_TR_NOOP("Next routing change"), explanations.NEXT_ROUTING_CHANGE),
+}
 DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
 
 
@@ -54,17 +55,14 @@ class DigitControls(QGroupBox):
     def __init__(self, title: str, count: int, parent=None) -> None:
         super().__init__(title, parent)
         self.name = title
-        self.source = QComboBox()
+        self.source = QComboBox(toolTip=tr("take this digit from the MNIST test digits, or draw it"))
         self.source.addItems([tr("test digit"), tr("drawing")])
-        self.source.setToolTip(tr("take this digit from the MNIST test digits, or draw it"))
         self.canvas = DrawingCanvas(size=DRAW_SIZE)
         self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
         self.canvas.setVisible(False)
         self.clear = QPushButton(tr("Clear"), visible=False, clicked=self.canvas.clear)
-        self.index = QSpinBox(minimum=0, maximum=count - 1)
-        self.index.setToolTip(tr("index of the digit in the MNIST test digits"))
-        self.random = QPushButton(tr("Random"))
-        self.random.setToolTip(tr("a random test digit of another class than the other digit"))
+        self.index = QSpinBox(minimum=0, maximum=count - 1, toolTip=tr("index of the digit in the MNIST test digits"))
+        self.random = QPushButton(tr("Random"), toolTip=tr("a random test digit of another class than the other digit"))
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
         self.shift_labels: list[QLabel] = []
         layout = QGridLayout(self)
@@ -111,9 +109,7 @@ class DigitControls(QGroupBox):
         if not self.drawn:
             return digits.images[self.index.value()]
         image = self.canvas.model_input()
-        if image is None:
-            return np.zeros((28, 28), np.uint8)
-        return np.round(image * 255.0).astype(np.uint8)
+        return np.zeros((28, 28), np.uint8) if image is None else grey_levels(image)
 
     @property
     def shift(self) -> tuple[int, int]:
@@ -168,36 +164,16 @@ class PairPanel(QWidget, InferenceView):
             DigitControls(tr("digit A (red)"), len(digits)),
             DigitControls(tr("digit B (green)"), len(digits)),
         ]
-        self.scale_label = QLabel("", wordWrap=True)  # the segmentation's colour scale
-        self.scale_label.setToolTip(
-            tr(
-                "The segmentation's colours span the largest departure from an even split over all "
-                "iterations of this pair: where routing barely divides the capsules, faint differences "
-                "show as full colours. The shares are the couplings themselves."
-            )
-        )
-        self.absent = QComboBox()
+        # the segmentation's colour scale
+        self.scale_label = QLabel("", wordWrap=True, toolTip=tr(explanations.SEGMENTATION_SCALE))
+        self.absent = QComboBox(toolTip=tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
         self.absent.addItems([str(k) for k in range(10)])
-        self.absent.setToolTip(tr("reconstruct from this digit's capsule (the paper's (*) columns)"))
         self.verdict = QLabel("", wordWrap=True)
-        self.test_pair = QSpinBox(minimum=0, maximum=TEST_PAIRS - 1)
-        self.test_pair.setToolTip(tr("a pair of the fixed MultiMNIST test set: its digits and shifts"))
+        tip = tr("a pair of the fixed MultiMNIST test set: its digits and shifts")
+        self.test_pair = QSpinBox(minimum=0, maximum=TEST_PAIRS - 1, toolTip=tip)
         self.show_test_pair = QPushButton(tr("Show test pair"))
-        self.next_wrong = QPushButton(tr(SCAN_BUTTONS["wrong"]))
-        self.next_wrong.setToolTip(
-            tr(
-                "scan the test pairs after this one for the next whose two longest capsules are not its two digits "
-                "(click again to cancel)"
-            )
-        )
-        self.next_changed = QPushButton(tr(SCAN_BUTTONS["routing"]))
-        self.next_changed.setToolTip(
-            tr(
-                "scan the test pairs after this one for the next whose two longest capsules after one routing "
-                "iteration are other digits than after R (the Routing dock's R; click again to cancel)"
-            )
-        )
-        self._scans = {"wrong": self.next_wrong, "routing": self.next_changed}
+        self._scans = {find: QPushButton(tr(text), toolTip=tr(tip)) for find, (text, tip) in SCANS.items()}
+        self.next_wrong, self.next_changed = self._scans.values()
         self.finding = "wrong"  # what the scan running (or the last one) looks for
         self.browse_status = QLabel("", wordWrap=True)
         self._browsed: tuple | None = None  # setup() of the test pair browse_status names
@@ -207,38 +183,17 @@ class PairPanel(QWidget, InferenceView):
             self.browse_status.setText(tr("the test pairs need the MNIST test files (File → Download MNIST…)"))
 
         side = FIELD
-        # short titles: five panels share the middle of the window (about 100 px each); the tooltips say the rest
-        self.composed_panel = ImagePanel("A + B", (side, side))
-        self.input_panel = ImagePanel(tr("input"), (side, side))
-        self.fig5_panel = ImagePanel(tr("decoded"), (side, side))
-        self.absent_panel = ImagePanel(tr("(*) digit"), (side, side))
-        self.segment_panel = ImagePanel(tr("segmentation"), (side, side))
-        for panel, tip in (
-            (self.composed_panel, tr("the two digits, each alone in its shifted 36×36 field: A in red, B in green")),
-            (self.input_panel, tr("the model's {k}×{k} input: the two digits summed and clipped at 1", k=side)),
-            (self.fig5_panel, tr("the reconstructions from the two longest capsules over each other (paper Fig. 5)")),
-            (self.absent_panel, tr("the reconstruction from the capsule picked under (*): a digit that is not there")),
-            (
-                self.segment_panel,
-                tr(
-                    "segmentation by routing at iteration r: each pixel coloured by how the primary capsules that "
-                    "see it split their couplings between the two digits (red: to A's capsule, green: to B's)"
-                ),
-            ),
-        ):
-            panel.setToolTip(tip)
-
-        options = QGridLayout()
-        options.addWidget(QLabel(tr("(*) reconstruct digit")), 0, 0)
-        options.addWidget(self.absent, 0, 1)
-        options.addWidget(self.scale_label, 0, 2)
-        options.setColumnStretch(2, 1)
-        browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
-        options.addLayout(browse, 1, 0, 1, 3)
-        options.addWidget(self.browse_status, 2, 0, 1, 3)
-        for panel in self.panels():
+        self.figures: dict[str, ImagePanel] = {}  # by the file name an export gives them
+        for name, (title, tip) in explanations.PAIR_PANELS.items():
+            panel = self.figures[name] = ImagePanel(tr(title), (side, side))
+            panel.setToolTip(tr(tip, k=side))
             panel.setMinimumSize(80, 80)
-        column(row(*self.controls), options, (row(*self.panels()), 1), self.verdict, parent=self)
+        panels = self.figures.values()
+        self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel = panels
+
+        absent = row(tr("(*) reconstruct digit"), self.absent, (self.scale_label, 1))
+        browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
+        column(row(*self.controls), absent, browse, self.browse_status, (row(*panels), 1), self.verdict, parent=self)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)
@@ -257,14 +212,6 @@ class PairPanel(QWidget, InferenceView):
             self.pick_random(0, update=False)
             self.pick_random(1, update=False)
             self.update_pair(emit=False)
-
-    def panels(self) -> tuple[ImagePanel, ...]:
-        return (self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel)
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        names = ("pair_digits", "pair_input", "pair_reconstructions", "pair_absent_digit", "pair_segmentation")
-        return dict(zip(names, self.panels()))
 
     # -- input ------------------------------------------------------------------------
     @property
@@ -322,7 +269,7 @@ class PairPanel(QWidget, InferenceView):
         """Show whether a scan for ``find`` runs: its button then reads *Cancel scan*."""
         self.finding = find
         for name, button in self._scans.items():
-            button.setText(tr("Cancel scan") if running and name == find else tr(SCAN_BUTTONS[name]))
+            button.setText(tr("Cancel scan") if running and name == find else tr(SCANS[name][0]))
 
     def scan_event(self, ev) -> None:
         """Show an event of the scan (:func:`~capsviz.model.pairs.scan_test_pairs`; on the GUI thread)."""

@@ -23,11 +23,12 @@ from superqt import QLabeledDoubleSlider
 
 from capsviz import explanations
 from capsviz.data.images import save_grey_png
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     ImagePanel,
     InferenceView,
+    chosen_digit,
     column,
     digit_choice,
     offset_slider,
@@ -48,14 +49,9 @@ class PerturbationDialog(QDialog):
         self.setWindowTitle(tr("Pose perturbations of digit capsule {digit} (paper Fig. 4)", digit=digit))
         self.grid = grid
         self.image = tile_grid(grid)
-        panel = ImagePanel(
-            tr(
-                "rows: dimensions 0–15; columns: offsets {low:+.2f} … {high:+.2f}",
-                low=PERTURBATION_OFFSETS[0],
-                high=PERTURBATION_OFFSETS[-1],
-            ),
-            shape=self.image.shape,
-        )
+        low, high = PERTURBATION_OFFSETS[0], PERTURBATION_OFFSETS[-1]
+        title = tr("rows: dimensions 0–15; columns: offsets {low:+.2f} … {high:+.2f}", low=low, high=high)
+        panel = ImagePanel(title, shape=self.image.shape)
         panel.set_image(self.image)
         panel.setMinimumSize(420, 560)
         save = QPushButton(tr("Save PNG…"), clicked=self._save_dialog)
@@ -158,16 +154,12 @@ class PoseView(QWidget, InferenceView):
         self.reconstruction: np.ndarray | None = None
         self.grid_dialog: PerturbationDialog | None = None
         self.redraws = Redraws("pose", {"capsules": self._draw_capsules})
+        names = ("pose_input", "pose_reconstruction", "pose_difference")  # of its plots' files
+        self.figures = dict(zip(names, (self.input_panel, self.recon_panel, self.diff_panel)))
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
 
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        names = ("pose_input", "pose_reconstruction", "pose_difference")
-        return dict(zip(names, (self.input_panel, self.recon_panel, self.diff_panel)))
-
     def selected_digit(self) -> int | None:
-        d = self.digit.currentData()
-        return self.prediction if d == -1 else int(d)
+        return chosen_digit(self.digit, self.prediction)
 
     def offsets(self) -> np.ndarray:
         return np.array([s.value() for s in self.sliders], dtype=np.float32)
@@ -181,17 +173,7 @@ class PoseView(QWidget, InferenceView):
 
     def _draw_capsules(self) -> None:
         inf = self.inference
-        if inf is None:
-            self.set_capsules(None, None, None)
-        else:
-            self.set_capsules(inf.input, inf.v[-1], inf.prediction)
-
-    def settings(self) -> dict:
-        """The choices the app remembers: the slider ``range`` (an index of POSE_RANGES)."""
-        return {"range": self.range.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.range.setCurrentIndex(values["range"])
+        self.set_capsules(*((None, None, None) if inf is None else (inf.input, inf.v[-1], inf.prediction)))
 
     def set_capsules(self, image: np.ndarray | None, v: np.ndarray | None, prediction: int | None) -> None:
         """``v``: (10, 16) digit capsule outputs for ``image`` (H, W); None clears."""
@@ -223,11 +205,8 @@ class PoseView(QWidget, InferenceView):
             self.status.setText("")
         else:
             self.reconstruction = self.decode(pose, digit)
-            shown, combined = (
-                (self.reconstruction, self.reconstruction)
-                if self.compose is None
-                else self.compose(digit, self.reconstruction)
-            )
+            made = self.reconstruction
+            shown, combined = (made, made) if self.compose is None else self.compose(digit, made)
             self.recon_panel.set_image(shown)
             self.recon_panel.set_title(tr("reconstruction from capsule {k}", k=digit))
             self.diff_panel.set_image(combined - self.image)

@@ -8,18 +8,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, column, plot, row
-from capsviz.texts import QT_TR_NOOP
-from capsviz.train.robustness import AFFINE_RANGES, KINDS, SWEEPS, UNITS
+from capsviz.train.sweeps import AFFINE_FIELDS, KIND_NAMES, KINDS, SWEEPS, UNITS
 
-NAMES = {  # the sweeps' names on screen (English sources)
-    "rotation": QT_TR_NOOP("rotation"),
-    "scale": QT_TR_NOOP("scale"),
-    "shear": QT_TR_NOOP("shear"),
-    "translation": QT_TR_NOOP("translation"),
-}
 LINE = (90, 160, 250)
 CNN_LINE = (190, 110, 210)
 NETWORKS = ("capsnet", "cnn")
@@ -39,17 +32,7 @@ class RobustnessView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        ranges = AFFINE_RANGES
-        self.setToolTip(
-            tr(
-                explanations.ROBUSTNESS,
-                rot=ranges["rotation"][1],
-                s0=ranges["scale"][0],
-                s1=ranges["scale"][1],
-                sh=ranges["shear"][1],
-                move=ranges["translation"][1],
-            )
-        )
+        self.setToolTip(tr(explanations.ROBUSTNESS, **AFFINE_FIELDS))
         tip = tr("Measure on the first N MNIST test digits (10,000: the whole test set)")
         self.digits = QSpinBox(minimum=10, maximum=10000, value=1000, singleStep=500, toolTip=tip)
         self.measure_button = QPushButton(tr("Measure"))
@@ -58,16 +41,14 @@ class RobustnessView(QWidget):
         self.stop_button.clicked.connect(self.stopRequested)
         self.status = QLabel(tr("not measured for this model"), wordWrap=True)
         top = row(tr("test digits"), self.digits, self.measure_button, self.stop_button, (self.status, 1))
-        self.plots: dict[str, pg.PlotWidget] = {}
+        self.figures: dict[str, pg.PlotWidget] = {}  # its plots, by the file name an export gives them
         self.curves: dict[str, pg.PlotDataItem] = {}  # the CapsNet's, by kind
         self.cnn_curves: dict[str, pg.PlotDataItem] = {}
         grid = QGridLayout()
         for k, kind in enumerate(KINDS):
             unit = UNITS.get(kind, "").strip()
-            if kind == "affine":
-                title = tr("affine test set")
-            else:
-                title = tr("{kind} ({unit})", kind=tr(NAMES[kind]), unit=unit) if unit else tr(NAMES[kind])
+            name = tr("affine test set") if kind == "affine" else tr(KIND_NAMES[kind])
+            title = tr("{kind} ({unit})", kind=name, unit=unit) if unit else name
             chart = plot(title, size="9pt", y_range=(0, 1))
             chart.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
             if kind == "affine":
@@ -86,31 +67,20 @@ class RobustnessView(QWidget):
                 chart.setXRange(strengths[0], strengths[-1], padding=0.05)
                 chart.getAxis("bottom").setTicks([[(s, f"{s:g}") for s in strengths]])
                 self.curves[kind] = chart.plot(pen=pg.mkPen(LINE, width=2), symbol="o", symbolSize=6, symbolBrush=LINE)
-                self.cnn_curves[kind] = chart.plot(
-                    pen=pg.mkPen(CNN_LINE, width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
-                    symbol="s",
-                    symbolSize=5,
-                    symbolBrush=CNN_LINE,
-                )
+                dashed = pg.mkPen(CNN_LINE, width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
+                self.cnn_curves[kind] = chart.plot(pen=dashed, symbol="s", symbolSize=5, symbolBrush=CNN_LINE)
                 series, samples = (self.curves[kind], self.cnn_curves[kind]), ("line", "dash")
             # under each title: which line (bar) is the CapsNet's, which the CNN's
             names = zip(("CapsNet", "CNN"), series, (LINE, CNN_LINE), samples)
-            SeriesKey(
-                chart,
-                [KeyEntry(name, (item,), (colour,), sample) for name, item, colour, sample in names],
-                sep="&nbsp;&nbsp;",
-            )
-            self.plots[kind] = chart
+            entries = [KeyEntry(name, (item,), (colour,), sample) for name, item, colour, sample in names]
+            SeriesKey(chart, entries, sep="&nbsp;&nbsp;")
+            self.figures[f"robustness_{kind}"] = chart
             grid.addWidget(chart, k // 3, k % 3)
         column(top, (grid, 1), margins=(2, 2, 2, 2), parent=self)
         self.results: dict[str, dict[float, float]] = {}  # the CapsNet's: kind -> {strength: accuracy}
         self.baseline_results: dict[str, dict[float, float]] = {}  # the compared CNN's, the same way
         self.networks = 1  # how many networks the measurement covers (2 with a CNN)
         self.redraws = Redraws("robustness", {"curves": self._draw})
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {f"robustness_{kind}": plot for kind, plot in self.plots.items()}
 
     def clear(self, status: str | None = None) -> None:
         """Forget the figures (another model came); ``status`` (default: not measured) goes on the status line."""

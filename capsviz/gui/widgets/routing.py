@@ -16,19 +16,22 @@ from PySide6.QtWidgets import (
 )
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     DIGIT_COLOURS,
     VIRIDIS,
+    InferenceView,
     SeriesKey,
     VerticalScroll,
+    chosen_digit,
     clear_data,
     colour_bar,
     column,
     digit_choice,
     digit_lines,
     fit_iterations,
+    fit_view,
     graphics_panel,
     image_view,
     iteration_axis,
@@ -45,8 +48,9 @@ from capsviz.gui.widgets.common import (
 from capsviz.model.analysis import (
     RF_SIZE,
     UNIFORM_ENTROPY,
-    capsule_figures,
     capsule_index,
+    capsule_readout,
+    cell_readout,
     class_cell,
     class_grid,
     class_grid_shape,
@@ -56,6 +60,7 @@ from capsviz.model.analysis import (
     field_side,
     grid_side,
     iteration_maps,
+    maps_caption,
     mean_entropy,
     mosaic_shape,
     receptive_overlay,
@@ -97,7 +102,7 @@ def glyph(text: str) -> QPainterPath:
     return QTransform().scale(scale, scale).translate(-box.center().x(), -box.center().y()).map(path)
 
 
-class RoutingView(QWidget):
+class RoutingView(QWidget, InferenceView):
     """Iteration controls, class maps, per-class mosaic, overlay, and mass/entropy curves.
 
     Signals
@@ -132,16 +137,9 @@ class RoutingView(QWidget):
         self.iterations.valueChanged.connect(self.iterationsChanged)
         self.digit = digit_choice(tr("Digit j shown in the mosaic and the overlay (or click a class map)"))
         self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "predicted (7)" fits
-        self.scale = QComboBox()
+        self.scale = QComboBox(toolTip=tr(explanations.ROUTING_SCALE))
         self.scale.addItems([tr(s) for s in SCALES])
         self.scale.setCurrentIndex(DEPARTURE)
-        self.scale.setToolTip(
-            tr(
-                "Colours of the class maps and the mosaic: Σ ‖u_i‖ c_ij (and c_ij) scaled to this iteration's "
-                "values or to all iterations'; or their departure from uniform routing, Σ ‖u_i‖ (c_ij − 0.1) "
-                "(and c_ij − 0.1), blue below 0, red above, on one scale for all iterations"
-            )
-        )
         stepping = (tr("iteration"), self.prev_button, (self.iteration, 1), self.next_button, self.iteration_label)
         controls = row(*stepping, self.play_button, "R", self.iterations, tr("digit"), self.digit, self.scale)
 
@@ -167,12 +165,7 @@ class RoutingView(QWidget):
         self.detail, self.mosaic_title = graphics_panel(tr("c_ij by capsule type"), (4, 2, 4, 2), size="8pt")
         self.detail.ci.layout.setVerticalSpacing(1)
         self.mosaic_title.item.document().setDocumentMargin(1)
-        self.detail.setToolTip(
-            tr(
-                "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
-                "capsule type, 4 rows of 8 types (type 0 top left)"
-            )
-        )
+        self.detail.setToolTip(tr(explanations.ROUTING_MOSAIC))
         self.mosaic_view, self.mosaic = image_view(self.detail, 1, 0, mosaic_shape(6), VIRIDIS)
         self.mosaic_bar = colour_bar(self.detail, self.mosaic, 1, 1)
         margins = (PANEL_MARGIN, 2, PANEL_MARGIN, 2)
@@ -209,10 +202,7 @@ class RoutingView(QWidget):
         self.mass_marker = marker()
         for item in (self.mass_marker, self.mass_points, self.mass_names):
             self.mass_plot.addItem(item)
-        tip = tr(
-            "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "
-            "ln 10 = 2.303 when every capsule splits its vote evenly"
-        )
+        tip = tr(explanations.ROUTING_ENTROPY)
         self.entropy_plot = plot(
             tr("mean entropy of c_i"), size="8pt", bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH
         )
@@ -253,10 +243,7 @@ class RoutingView(QWidget):
         texts = QWidget()
         column(self.readout, (self.effect_label, 1), spacing=2 * SPACING, margins=(0, 0, 0, 0), parent=texts)
         effect = VerticalScroll(texts, EFFECT_WIDTH)
-        tip = tr(
-            "Ring the {k} capsules that route most decisively on the mosaic, and their receptive fields on the input",
-            k=MARKED,
-        )
+        tip = tr(explanations.MARK_DECISIVE, k=MARKED)
         self.mark_button = QPushButton(tr("mark decisive"), checkable=True, toolTip=tip)
         tip = tr("How often one routing iteration (the even split) answers other than R")
         self.check_button = QPushButton(tr("count on the test set"), toolTip=tip)
@@ -268,8 +255,10 @@ class RoutingView(QWidget):
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
         column(controls, (grid, 1), spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
+        names = ("routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay")
+        plots = (self.graphics, self.detail, self.mass_plot, self.entropy_plot, self.overlay_panel)
+        self.figures = dict(zip(names, plots))  # its plots, by the file name an export gives them
 
-        self.inference = None
         # the three parts a change redraws: drawn at once, or in a scheduler's turns once registered
         self._lay_out_grid(6)
         self.redraws = Redraws(
@@ -292,28 +281,19 @@ class RoutingView(QWidget):
         return int(np.ceil(top + title + MOSAIC_CELL * mosaic_shape(grid)[0] + bottom))
 
     # -- data -------------------------------------------------------------------------
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        names = ("routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay")
-        return dict(zip(names, (self.graphics, self.detail, self.mass_plot, self.entropy_plot, self.overlay_panel)))
-
     def _lay_out_grid(self, grid: int) -> None:
         """Fit the class maps' titles and the views' ranges to a G x G PrimaryCaps grid."""
         self.grid = grid
-        rows, cols = class_grid_shape(grid)
-        self.map_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
+        fit_view(self.map_view, class_grid_shape(grid), padding=0.02)
         for j, title in enumerate(self.titles):
             y0, x0 = class_tile_origin(j, grid)
             title.setPos(x0 + grid / 2, y0 - 0.1)
-        rows, cols = mosaic_shape(grid)
-        self.mosaic_view.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.0)
-        side = field_side(grid)
-        self.overlay_view.setRange(xRange=(0, side), yRange=(0, side), padding=0.0)
+        fit_view(self.mosaic_view, mosaic_shape(grid))
+        fit_view(self.overlay_view, (field_side(grid),) * 2)
 
     def show_inference(self, inference) -> None:
         """Show an :class:`~capsviz.model.inference.Inference` (or clear with None): its
         derived maps now, the plots through :attr:`redraws`."""
-        self.inference = inference
         if inference is not None:
             fit_iterations(self.iteration, inference.iterations)
             grid = grid_side(len(inference.u_lengths))
@@ -328,13 +308,10 @@ class RoutingView(QWidget):
         else:
             self.shown = self.mass = self.entropy = self.effect = None
             self.digit.setItemText(0, tr("predicted"))
-        self.redraws.request()
+        super().show_inference(inference)
 
     def selected_digit(self) -> int | None:
-        d = self.digit.currentData()
-        if self.inference is None:
-            return None
-        return self.inference.prediction if d == -1 else int(d)
+        return None if self.inference is None else chosen_digit(self.digit, self.inference.prediction)
 
     def _advance(self) -> None:
         r = self.iteration.value()
@@ -361,34 +338,12 @@ class RoutingView(QWidget):
 
     def maps_caption(self) -> str:
         """The class maps' title: what they show at the iteration on screen, and how to read it."""
-        inf = self.inference
-        departure = self.departure()
-        quantity = "Σ_type ‖u_i‖ (c_ij − 0.1)" if departure else "Σ_type ‖u_i‖ c_ij"
-        if inf is None:
-            return tr("class maps {quantity}", quantity=quantity) + "<br>"
-        r = self.iteration.value() - 1
-        if self._uniform[r] and departure:
-            note = tr("every c_ij is 0.1 (uniform), so every map is 0")
-        elif self._uniform[r]:
-            note = tr("every c_ij is 0.1 (uniform), so the ten maps are the same")
-        elif departure:
-            note = tr("red: more than an even split (0.1) sends, blue: less")
-        elif self.scale.currentIndex() == 1:
-            note = tr("colours from all iterations' values")
-        else:
-            note = tr("colours from this iteration's values")
-        return tr("class maps {quantity}, iteration {r}", quantity=quantity, r=r + 1) + "<br>" + note
+        r = None if self.inference is None else self.iteration.value() - 1
+        uniform = r is not None and bool(self._uniform[r])
+        return maps_caption(r, self.departure(), uniform, self.scale.currentIndex() == 1, tr)
 
     def _redraw(self) -> None:
         self.redraws.request()
-
-    def settings(self) -> dict:
-        """The choices the app remembers: routing ``iterations`` at inference, colour ``scale`` (an index of SCALES)."""
-        return {"iterations": self.iterations.value(), "scale": self.scale.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.iterations.setValue(values["iterations"])
-        self.scale.setCurrentIndex(values["scale"])
 
     def _draw_maps(self) -> None:
         inf = self.inference
@@ -476,11 +431,9 @@ class RoutingView(QWidget):
                 self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
             top = np.argsort(-last, kind="stable")[:2]
             rise = 0.07 * max(float(np.ptp(self.mass)), 1e-9)  # the names sit over the lines' ends
+            glyphs, colours = [self._glyphs[k] for k in top], [DIGIT_COLOURS[int(k)] for k in top]
             self.mass_names.setData(
-                x=np.full(2, inf.iterations - 0.1),
-                y=last[top] + rise,
-                symbol=[self._glyphs[k] for k in top],
-                brush=[DIGIT_COLOURS[int(k)] for k in top],
+                x=np.full(2, inf.iterations - 0.1), y=last[top] + rise, symbol=glyphs, brush=colours
             )
         self.mass_marker.setValue(r + 1)
         # never above ln 10 but for float32 rounding, which a flat curve's scale would show
@@ -529,24 +482,9 @@ class RoutingView(QWidget):
 
     def describe_cell(self, j: int, y: int, x: int) -> str:
         """Readout for class map j at grid cell (y, x)."""
-        r = self.iteration.value() - 1
-        return tr(
-            "digit {j}, grid y={y} x={x}, iteration {r}: Σ_type ‖u_i‖ c_ij = {mass:.4f}, "
-            "Σ_type ‖u_i‖ (c_ij − 0.1) = {departure:+.4f}",
-            j=j,
-            y=y,
-            x=x,
-            r=r + 1,
-            mass=self._all_maps[r][j, y, x],
-            departure=self._departures[r][j, y, x],
-        )
+        return cell_readout(self._all_maps, self._departures, j, y, x, self.iteration.value() - 1, tr)
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""
         i = capsule_index(t, y, x, self.grid)
-        figures = capsule_figures(self.inference, i, self.selected_digit(), self.iteration.value() - 1)
-        return tr(
-            "capsule i={i} (type {t}, y={y}, x={x}): ‖u_i‖ = {u:.4f}, c_i{j} = {c:.4f}, b_i{j} = {b:.4f} "
-            "at iteration {r}",
-            **figures,
-        )
+        return capsule_readout(self.inference, i, self.selected_digit(), self.iteration.value() - 1, tr)

@@ -6,29 +6,26 @@ import functools
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QFrame,
     QLabel,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSpinBox,
-    QStyle,
     QWidget,
 )
 
 from capsviz import explanations
 from capsviz.data.datasets import TITLES
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
-from capsviz.gui.widgets.common import column, plot, row, settle
+from capsviz.gui.widgets.common import VerticalScroll, column, plot, row, settle
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
@@ -52,18 +49,6 @@ MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
 # The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
 # training and the live views wait while an epoch's test images are classified.
 GUI_TEST_IMAGES = 2000
-
-
-class FormScrollArea(QScrollArea):
-    """A scroll area that asks for its whole widget's height (QScrollArea caps its size
-    hint at 24 lines of text, which cuts a longer form short even where there is room)."""
-
-    def sizeHint(self) -> QSize:
-        hint = super().sizeHint()
-        if self.widget() is not None:
-            margins = self.contentsMargins()
-            hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
-        return hint
 
 
 class TrainingPanel(QWidget):
@@ -116,16 +101,11 @@ class TrainingPanel(QWidget):
         for label, name, tip in NETWORKS:
             self.network.addItem(tr(label), name)
             self.network.setItemData(self.network.count() - 1, tr(tip), Qt.ItemDataRole.ToolTipRole)
-        self.from_scratch = QCheckBox(tr("start from fresh weights"))
-        self.from_scratch.setChecked(True)
-        self.from_scratch.setToolTip(
-            tr(
-                "Unchecked: fine-tune the model that is loaded now (or the CNN compared with it), "
-                "starting at the learning rate its own training ended with"
-            )
-        )
+        tip = tr(explanations.FROM_SCRATCH)
+        self.from_scratch = QCheckBox(tr("start from fresh weights"), checked=True, toolTip=tip)
         self._model_info = lambda: None  # the header of the model a fine-tune starts from (see follow)
-        form = QFormLayout()
+        form_widget = QWidget()
+        form = QFormLayout(form_widget)
         form.setVerticalSpacing(2)
         widgets = {"network": self.network, **self.fields, "device": self.device, "precision": self.precision}
         rows = {**explanations.TRAINING_FORM, **(explanations.TRAINING_FORM_PAIRS if multi else {})}
@@ -137,24 +117,16 @@ class TrainingPanel(QWidget):
         # The form scrolls when the dock is shorter than the form (a 768-pixel-high screen):
         # Start and Stop below it stay in view, and the dock needs no height that would
         # push the window past the screen.
-        form_widget = QWidget()
-        form_widget.setLayout(form)
-        self.form_area = FormScrollArea()
-        self.form_area.setWidget(form_widget)
-        self.form_area.setWidgetResizable(True)
-        self.form_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.form_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scrollbar = self.form_area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        self.form_area.setMinimumWidth(form_widget.minimumSizeHint().width() + scrollbar)
+        self.form_area = VerticalScroll(form_widget)
         # as tall as the whole form where there is room, no taller
         self.form_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         QApplication.instance().focusChanged.connect(self._show_focused_field)
         self._inputs = (*(widgets[name] for name in rows), self.from_scratch)  # the fields in the form, in order
         start = lambda: self.startRequested.emit(self.config(), self.from_scratch.isChecked())  # noqa: E731
         self.start_button = QPushButton(tr("Start"), clicked=start)
-        self.pause_button = QPushButton(tr("Pause"), checkable=True)
+        tip = tr("Pause the run after this step; the views show its weights. Again: go on")
+        self.pause_button = QPushButton(tr("Pause"), checkable=True, toolTip=tip)
         self.pause_button.toggled.connect(self.pauseRequested)  # a signal: not a constructor keyword
-        self.pause_button.setToolTip(tr("Pause the run after this step; the views show its weights. Again: go on"))
         self.stop_button = QPushButton(tr("Stop"))
         self.stop_button.clicked.connect(self.stopRequested)
         self.pause_button.toggled.connect(lambda on: self.pause_button.setText(tr("Resume") if on else tr("Pause")))
@@ -183,12 +155,9 @@ class TrainingPanel(QWidget):
             widget.getAxis("bottom").enableAutoSIPrefix(False)  # steps are counts: no "(x0.001)" on an empty plot
         row(left, (column(self.loss_plot, self.acc_plot, spacing=2), 1), margins=(2, 2, 2, 2), parent=self)
         self.redraws = Redraws(f"training_{dataset}", {"curves": self._draw_curves})
+        self.figures = {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}  # by file name
         self.reset_curves()
         self.set_running(False)
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}
 
     def _field(self, name: str, decimals: int | None = None, **options) -> QSpinBox | QDoubleSpinBox:
         """The spin box of training setting ``name`` (a field of :class:`TrainConfig`, which
@@ -306,14 +275,12 @@ class TrainingPanel(QWidget):
         self.redraws.request()
 
     def _draw_curves(self) -> None:
-        h = self.history
+        h, tests = self.history, self.test_history
         x = np.asarray(h["step"], dtype=float)
         self.loss_curve.setData(x, np.asarray(h["loss"]))
         self.margin_curve.setData(x, np.asarray(h["margin"]))
         self.recon_curve.setData(x, np.asarray(h["recon"]))
         self.train_acc_curve.setData(x, np.asarray(h["train_acc"]))
-        self.test_acc_curve.setData(
-            np.asarray(self.test_history["step"], dtype=float), np.asarray(self.test_history["acc"])
-        )
+        self.test_acc_curve.setData(np.asarray(tests["step"], dtype=float), np.asarray(tests["acc"]))
         settle(self.loss_plot)
         settle(self.acc_plot)

@@ -11,11 +11,12 @@ from superqt import QLabeledDoubleSlider
 
 from capsviz import explanations
 from capsviz.data.transforms import PARAMETERS, InputTransform, sweep_values
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     KeyEntry,
     SeriesKey,
+    chosen_digit,
     clear_data,
     column,
     digit_choice,
@@ -27,7 +28,7 @@ from capsviz.gui.widgets.common import (
     set_y_extent,
     settle,
 )
-from capsviz.model.analysis import sweep_figures
+from capsviz.model.analysis import sweep_summary
 
 CNN_PEN = (190, 110, 210)
 SWEEP_STEPS = 21
@@ -47,10 +48,6 @@ class TransformView(QWidget):
 
     transformChanged = Signal(object)
     sweepRequested = Signal()
-
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {"transform_sweep": self.plot}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -92,6 +89,7 @@ class TransformView(QWidget):
         self._titles: tuple[str, str] | None = None
         self._pending: tuple | None = None  # the arguments of set_sweep the part draws
         self.redraws = Redraws("transforms", {"sweep": self._draw_sweep})
+        self.figures = {"transform_sweep": self.plot}  # its plots, by the file name an export gives them
 
     # -- transform -------------------------------------------------------------------------
     def transform(self) -> InputTransform:
@@ -114,13 +112,6 @@ class TransformView(QWidget):
         base = self.transform()
         return name, values, [base.with_value(name, v) for v in values]
 
-    def settings(self) -> dict:
-        """The choices the app remembers: the swept ``parameter`` (an index of PARAMETERS)."""
-        return {"parameter": self.parameter.currentIndex()}
-
-    def apply_settings(self, values: dict) -> None:
-        self.parameter.setCurrentIndex(values["parameter"])
-
     def show_sweep(
         self,
         name: str | None,
@@ -139,9 +130,8 @@ class TransformView(QWidget):
         elif name != self.parameter.currentData():
             return
         else:
-            digit = self.capsule.currentData()
-            if digit == -1:
-                digit = prediction if prediction is not None else int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())
+            middle = int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())  # the longest there
+            digit = chosen_digit(self.capsule, middle if prediction is None else prediction)
             self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])
         self.redraws.request()
 
@@ -183,13 +173,8 @@ class TransformView(QWidget):
         self.cnn_curve.setData([] if cnn is None else values, [] if cnn is None else cnn)
         self.marker.setValue(float(getattr(self.transform(), name)))
         label = tr(next(lbl for n, lbl, *_ in PARAMETERS if n == name))
-        set_y_extent(
-            self.plot,
-            min(float(poses.min()), 0.0),
-            max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max())),
-            Y_STEP,
-            limits=(-1.0, 1.0),
-        )
+        top = max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max()))
+        set_y_extent(self.plot, min(float(poses.min()), 0.0), top, Y_STEP, limits=(-1.0, 1.0))
         self.key.set_entries(self.key_entries(digit, cnn is not None))
         titles = (label, tr("capsule {k} along '{label}'", k=digit, label=label))
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
@@ -198,19 +183,4 @@ class TransformView(QWidget):
             self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
-        figures = sweep_figures(poses, cnn)  # the length's span and the three dimensions that swing most
-        if cnn is None:
-            text = tr(
-                "length {low:.2f}–{high:.2f} over the sweep; the dimensions that move most: "
-                "d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), d{d2} (range {range2:.2f})",
-                **figures,
-            )
-        else:
-            text = tr(
-                "length {low:.2f}–{high:.2f} over the sweep; CNN p({k}) {cnn_low:.2f}–{cnn_high:.2f}; the "
-                "dimensions that move most: d{d0} (range {range0:.2f}), d{d1} (range {range1:.2f}), "
-                "d{d2} (range {range2:.2f})",
-                k=digit,
-                **figures,
-            )
-        self.summary.setText(text)
+        self.summary.setText(sweep_summary(poses, digit, cnn, tr))

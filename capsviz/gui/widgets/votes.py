@@ -8,14 +8,15 @@ from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from capsviz import explanations
+from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.redraw import Redraws
 from capsviz.gui.widgets.common import (
     VIRIDIS,
     ImagePanel,
     InferenceView,
     KeyEntry,
     SeriesKey,
+    chosen_digit,
     clear_data,
     column,
     digit_choice,
@@ -26,7 +27,6 @@ from capsviz.gui.widgets.common import (
     set_label,
 )
 from capsviz.model.analysis import (
-    capsule_figures,
     chosen_fields,
     colour_steps,
     coupling_scale,
@@ -34,6 +34,7 @@ from capsviz.model.analysis import (
     in_rectangle,
     projected_votes,
     vote_extent,
+    vote_readout,
 )
 from capsviz.model.inference import longest
 
@@ -65,26 +66,16 @@ class VotePanel(QWidget):
         for item in (self.scatter, self.path, self.current, self.box):
             self.plot.addItem(item)
         dots = tuple(VIRIDIS.map(t, mode="qcolor") for t in (0.1, 0.5, 1.0))
-        self.key = SeriesKey(
-            self.plot,
-            [
-                KeyEntry(tr("votes û_j|i"), (self.scatter,), dots, "dot"),
-                KeyEntry(tr("v_j by iteration"), (self.path,), (PATH,), "line+dot"),
-                KeyEntry(tr("v_j at r"), (self.current,), (CURRENT,), "cross"),
-            ],
-        )
+        votes = KeyEntry(tr("votes û_j|i"), (self.scatter,), dots, "dot")
+        path = KeyEntry(tr("v_j by iteration"), (self.path,), (PATH,), "line+dot")
+        self.key = SeriesKey(self.plot, [votes, path, KeyEntry(tr("v_j at r"), (self.current,), (CURRENT,), "cross")])
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
         # two lines: the count and where, so the title fits the narrow panel
         self.fields = ImagePanel(tr("votes<br>in the rectangle"))
         self.fields.setMinimumSize(140, 160)
-        self.fields.setToolTip(
-            tr(
-                "The input pixels seen by the primary capsules whose votes lie inside the rectangle, "
-                "each capsule weighted by ‖u_i‖"
-            )
-        )
+        self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 0, 1, 2)
@@ -139,6 +130,7 @@ class VotesView(QWidget, InferenceView):
         side by side (2: a pair model's two answers). Off screen, the panels change when the
         view is shown (a panel shown or hidden lays out the docks around it again)."""
         self.panels = self.all_panels[:answers]
+        self.figures = {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}  # by file name
         names = (tr("predicted"),) if answers == 1 else (tr("longest"), tr("second longest"))
         for panel, name in zip(self.panels, names):
             panel.digit.setItemText(0, name)
@@ -150,10 +142,6 @@ class VotesView(QWidget, InferenceView):
         for panel in self.all_panels:
             panel.setVisible(panel in self.panels)
 
-    def figures(self) -> dict[str, QWidget]:
-        """This view's plots, by the file name an export gives them."""
-        return {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}
-
     def show_inference(self, inference) -> None:
         self._projected = {}  # the projections of another input
         super().show_inference(inference)
@@ -163,8 +151,7 @@ class VotesView(QWidget, InferenceView):
         inf = self.inference
         if inf is None:
             return None
-        choice = panel.digit.currentData()
-        return int(choice) if choice != -1 else longest(inf.lengths[-1], panel.rank + 1)[panel.rank]
+        return chosen_digit(panel.digit, longest(inf.lengths[-1], panel.rank + 1)[panel.rank])
 
     def projection(self, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(mean (16,), axes (2, 16), points (I, 2), centres (R, 2)) of digit j's votes, for this input."""
@@ -254,14 +241,7 @@ class VotesView(QWidget, InferenceView):
 
     def describe(self, j: int, i: int) -> str:
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
-        inf = self.inference
-        r = self.iteration.value() - 1
-        return tr(
-            "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
-            "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}",
-            **capsule_figures(inf, i, j, r),
-            agreement=float(inf.u_hat[i, j] @ inf.v[r, j]),
-        )
+        return vote_readout(self.inference, i, j, self.iteration.value() - 1, tr)
 
     def _hover(self, panel: VotePanel, points) -> None:
         if len(points) and panel.j is not None:
