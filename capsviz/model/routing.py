@@ -63,7 +63,8 @@ class RoutingTrace:
     Attributes
     ----------
     u : Tensor, float32, shape (B, I, 8)
-        Primary capsule outputs (after squash). Capsule i = type*36 + y*6 + x.
+        Primary capsule outputs (after squash). Capsule i = type*G*G + y*G + x on the G x G
+        PrimaryCaps grid (G = 6 for MNIST, 10 for MultiMNIST).
     u_lengths : Tensor, float32, shape (B, I), in [0, 1)
     u_hat : Tensor, float32, shape (B, I, J, D)
         Predictions u_hat_{j|i} = W_ij u_i.

@@ -180,6 +180,7 @@ class PoseView(QWidget, InferenceView):
         self.v, self.prediction, self.image = v, prediction, image
         self.input_panel.set_image(image)
         self.digit.setItemText(0, tr("predicted") if prediction is None else tr("predicted ({k})", k=prediction))
+        self.digit.setMinimumWidth(self.digit.sizeHint().width())  # a narrow dock cuts no item short
         self._update_reconstruction()
 
     def _set_range(self, index: int) -> None:
