@@ -13,6 +13,9 @@ worker thread.
 - :func:`after_startup` (the app, once its window is up) exempts the start-up objects
   from the cyclic garbage collector (``gc.freeze``); :func:`collect_due` collects as the
   automatic collection would, on the thread that calls it.
+- :func:`own_intra_op_threads` sets the calling thread's own intra-op thread count (the
+  app's GUI thread computes on one: ``GUI_INTRA_OP_THREADS``); :func:`intra_op_threads`
+  does so for a block.
 - :func:`worker_thread` (``"background"`` for training and the browser's classification,
   ``"inference"`` for the current input), a context manager for a thread that computes
   while the GUI thread paints: a lower CPU priority (``BACKGROUND_NICENESS``,
@@ -78,6 +81,11 @@ if TYPE_CHECKING:
 BACKGROUND_NICENESS = 10
 INFERENCE_NICENESS = 5
 WORKER_NICENESS = {"background": BACKGROUND_NICENESS, "inference": INFERENCE_NICENESS}
+# The GUI thread's own torch work (the pose view's decoder and Fig. 4 grid) is small; on a
+# second intra-op thread it would wait for the core that training or the inference thread
+# holds: the longest event-loop gap during training is about 14 ms with one thread against
+# 29.5 ms with two (benchmarks/interactive.py, 2-core Xeon). See ExplorerCore.
+GUI_INTRA_OP_THREADS = 1
 PROCESS_KINDS = ("app", "train", "eval")
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo flags of CPUs with bfloat16 units
 INFERENCE_PRECISION_VARIABLE = "CAPSVIZ_INFERENCE"  # fp32: keep the few-image passes in float32
@@ -362,11 +370,17 @@ def _in_new_thread(fn):
     return result[0]
 
 
-@contextlib.contextmanager
-def intra_op_threads(n: int) -> Iterator[None]:
-    """Within the block, the calling thread's torch operations run on ``n`` >= 1 intra-op
-    threads; afterwards its own count is what it was. The count that threads using torch
-    for the first time start with (the default) is not changed.
+def default_intra_op_threads() -> int:
+    """The intra-op thread count that threads using torch for the first time start with."""
+    import torch
+
+    return _in_new_thread(torch.get_num_threads)
+
+
+def own_intra_op_threads(n: int) -> int:
+    """From now on the calling thread's torch operations run on ``n`` >= 1 intra-op threads;
+    the count that threads using torch for the first time start with (the default) is not
+    changed. Returns the calling thread's count before.
 
     ``torch.set_num_threads`` sets both the caller's own count (OpenMP keeps one per
     thread) and that default; the default is put back from a short-lived thread, whose own
@@ -374,18 +388,22 @@ def intra_op_threads(n: int) -> Iterator[None]:
     """
     import torch
 
-    default = _in_new_thread(torch.get_num_threads)
+    default = default_intra_op_threads()
     before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    _in_new_thread(lambda: torch.set_num_threads(default))
+    return before
 
-    def set_own(count: int) -> None:
-        torch.set_num_threads(count)
-        _in_new_thread(lambda: torch.set_num_threads(default))
 
-    set_own(n)
+@contextlib.contextmanager
+def intra_op_threads(n: int) -> Iterator[None]:
+    """Within the block, the calling thread's torch operations run on ``n`` >= 1 intra-op
+    threads (:func:`own_intra_op_threads`); afterwards its own count is what it was."""
+    before = own_intra_op_threads(n)
     try:
         yield
     finally:
-        set_own(before)
+        own_intra_op_threads(before)
 
 
 @contextlib.contextmanager

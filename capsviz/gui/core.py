@@ -43,7 +43,13 @@ from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN
 from capsviz.model.inference import Inference
 from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint
-from capsviz.runtime import collect_due, select_device
+from capsviz.runtime import (
+    GUI_INTRA_OP_THREADS,
+    collect_due,
+    default_intra_op_threads,
+    own_intra_op_threads,
+    select_device,
+)
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, header_of, save_checkpoint, training_record
 from capsviz.train.config import TrainConfig
@@ -196,6 +202,8 @@ class ExplorerCore(QObject):
     ) -> None:
         super().__init__(parent)
         collect_garbage_on_gui_thread()  # the core's worker threads never collect Qt objects
+        # the GUI thread computes on one intra-op thread while the core lives (GUI_INTRA_OP_THREADS)
+        own_intra_op_threads(GUI_INTRA_OP_THREADS)
         self.dataset = "mnist"
         self.reads = dict(reads or {})
         self._kept: dict[str, tuple] = {}  # dataset -> its state, while another is shown
@@ -638,13 +646,15 @@ class ExplorerCore(QObject):
     # -- end ----------------------------------------------------------------------------------
     def close(self, wait_ms: int = 5000) -> None:
         """Stop training (it autosaves) and the inference thread; emit nothing more. Waits
-        up to ``wait_ms`` for the background workers to end."""
+        up to ``wait_ms`` for the background workers to end; the GUI thread computes on as
+        many intra-op threads as a new thread would again."""
         self._holder["closing"] = True
         self.stop_training()
         self.closing = True
         self._sweep_timer.stop()
         QThreadPool.globalInstance().waitForDone(wait_ms)
         self._thread.stop()
+        own_intra_op_threads(default_intra_op_threads())
 
     def _changed(self, *signals) -> None:
         """Infer the input again with the networks of the moment, then emit ``signals`` (what changed)."""

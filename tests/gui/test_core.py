@@ -204,3 +204,22 @@ def test_cycles_holding_qt_objects_are_collected_on_the_gui_thread(core, qtbot):
     assert finalized == []
     qtbot.waitUntil(lambda: bool(finalized), timeout=5000)
     assert finalized == [threading.main_thread()]
+
+
+def test_the_gui_thread_computes_on_one_thread_while_a_core_lives(qtbot):
+    """The GUI thread's own torch work runs on GUI_INTRA_OP_THREADS (1) while a core lives;
+    threads that start meanwhile get the default, and closing the core gives it back."""
+    import torch
+
+    from capsviz.runtime import GUI_INTRA_OP_THREADS, default_intra_op_threads
+
+    before = default_intra_op_threads()
+    torch.set_num_threads(2)  # this thread's count and the default: two, whatever the run's
+    try:
+        core = ExplorerCore(CapsNet(), device="cpu")
+        assert GUI_INTRA_OP_THREADS == 1 and torch.get_num_threads() == 1
+        assert default_intra_op_threads() == 2
+        core.close()
+        assert torch.get_num_threads() == 2 and default_intra_op_threads() == 2
+    finally:
+        torch.set_num_threads(before)
