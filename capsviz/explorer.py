@@ -400,8 +400,9 @@ class RedrawQueue:
 
 
 class Redraws:
-    """A view's named parts: drawn at once, or, once :meth:`register` gave them to a
-    :class:`RedrawQueue` (the window's scheduler), in its turns (as ``"prefix/name"``).
+    """A view's named parts: drawn at once, or, once :meth:`register` gave them to the
+    window's scheduler (a :class:`RedrawQueue` with a ``request`` method:
+    :class:`capsviz.gui.redraw.RedrawScheduler`), in its turns (as ``"prefix/name"``).
 
     Parameters
     ----------

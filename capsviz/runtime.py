@@ -145,7 +145,7 @@ def bf16_speedup() -> float:
     """How many times faster this CPU multiplies matrices in bfloat16 than in float32: the
     best of five timings of a (256 x 2048) @ (2048 x 256) product in each type
     (``BF16_PROBE_SHAPE``, after one warm-up each, the two types taking turns, on the
-    calling thread's intra-op threads), measured once per process, in about 20 ms.
+    calling thread's intra-op threads), measured once per process, in 25-40 ms.
 
     Returns 0.0 without bfloat16 units (:func:`cpu_bf16_units`; not measured: there
     bfloat16 is converted in software, tens of times slower). Having the units is not
