@@ -354,3 +354,21 @@ def test_small_batch_inference_conv_matches_conv2d():
         fast2 = caps(x)
     assert torch.allclose(fast2, caps(x).detach(), atol=1e-5)
     assert not torch.allclose(fast2, fast, atol=1e-3)
+
+
+def test_the_few_image_product_split_per_thread_equals_one_product():
+    """PrimaryCaps' few-image product, its inner dimension in one part per intra-op thread,
+    gives one addmm's numbers on 1, 2, 3 and 5 threads (5 does not divide K: one product), at
+    a digit's 36 rows, a pair's 100 and past ``SPLIT_MAX_ROWS``."""
+    from capsviz.model.conv import SPLIT_MAX_ROWS, split_product
+    from capsviz.runtime import intra_op_threads
+
+    torch.manual_seed(4)
+    packed, bias = torch.randn(20736, 256), torch.randn(256)
+    for rows in (36, 100, SPLIT_MAX_ROWS + 1):
+        cols = torch.relu(torch.randn(rows, 20736))
+        whole = torch.addmm(bias, cols, packed)  # entries up to about 400
+        for threads in (1, 2, 3, 5):
+            with intra_op_threads(threads):
+                torch.testing.assert_close(split_product(cols, packed, bias), whole, rtol=1e-5, atol=1e-3)
+                torch.testing.assert_close(split_product(cols, packed, None), whole - bias, rtol=1e-5, atol=1e-3)
