@@ -90,11 +90,14 @@ class RoutingTrace:
         return int(self.c.shape[0])
 
     def to_numpy(self, index: int = 0, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
-        """One example of the trace as float32 numpy copies (safe to send across threads).
+        """One example of the trace as float32 numpy arrays that nothing else writes (safe
+        to send across threads).
 
         Returns a dict with ``u`` (I, 8), ``u_lengths`` (I,), ``u_hat`` (I, J, D),
         ``b`` (R, I, J), ``c`` (R, I, J), ``v`` (R, J, D), ``lengths`` (R, J); only
-        ``keys`` when given.
+        ``keys`` when given. A CPU float32 tensor that is all of its storage (a one-image
+        trace's) is shared, in its own strides (``u_hat`` is laid out (J, I, D)); the rest
+        is copied, so that an example of a batch does not keep the batch's memory.
         """
         out = {
             "u": self.u[index],
@@ -105,7 +108,17 @@ class RoutingTrace:
             "v": self.v[:, index],
             "lengths": self.lengths[:, index],
         }
-        return {k: t.detach().float().cpu().numpy().copy() for k, t in out.items() if keys is None or k in keys}
+        return {k: _numpy(t) for k, t in out.items() if keys is None or k in keys}
+
+
+def _numpy(t: Tensor) -> np.ndarray:
+    """``t`` as a float32 array: shared where ``t`` is a CPU float32 tensor spanning all of
+    its storage (a trace's tensors are written once, by the pass that made them), else a copy."""
+    t = t.detach()
+    whole = t.untyped_storage().nbytes() == t.numel() * t.element_size()
+    if t.device.type == "cpu" and t.dtype == torch.float32 and whole:
+        return t.numpy()
+    return t.float().cpu().numpy().copy()
 
 
 def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Tensor]]:
