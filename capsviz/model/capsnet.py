@@ -26,7 +26,7 @@ from capsviz.model.conv import (
     spectral_conv2d,
     use_spectral,
 )
-from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash
+from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash, stack_transposed
 from capsviz.runtime import bf16_inference
 
 
@@ -268,8 +268,8 @@ class CapsNet(nn.Module):
                 u=u.detach(),
                 u_lengths=capsule_length(u.detach()),
                 u_hat=u_hat.detach(),
-                b=torch.stack(rec["b"]),
-                c=torch.stack(rec["c"]),
+                b=stack_transposed(rec["b"]),
+                c=stack_transposed(rec["c"]),
                 v=vs,
                 lengths=capsule_length(vs),
             )
