@@ -235,9 +235,10 @@ def split_product(cols: Tensor, packed: Tensor, bias: Tensor | None, max_rows: i
     so the result differs from it by float rounding only (about 1e-7 relative in float32).
 
     Why: with few rows the one product leaves the second core half idle. On 2 threads
-    (2-core Xeon, AVX-512) a (36 x 20,736) @ (20,736 x 256) product, one digit's
-    PrimaryCaps, takes 1.41 ms split against 1.89 ms whole, a pair's 100 rows 3.57 against
-    4.03 ms; from 200 rows on the two are even (``benchmarks/primary_product.py``).
+    (2-core Xeon without AMX, AVX-512) a (36 x 20,736) @ (20,736 x 256) product, one digit's
+    PrimaryCaps, takes 1.43 ms split against 1.93 ms whole, a pair's 100 rows 3.57 against
+    4.09 ms; from 200 rows on the two are even (``benchmarks/primary_product.py``, medians
+    of 60, the two taking turns).
     """
     parts = torch.get_num_threads()
     rows, inner = cols.shape
