@@ -6,8 +6,11 @@ For each row count M (36 patch rows per MNIST digit, 100 per 36x36 pair) times
 ``(M x 20,736) @ (20,736 x 256) + bias`` as one ``addmm`` and as
 ``capsviz.model.conv.split_product`` with the inner dimension in one part per thread (a
 batched product, then the sum; forced at every M), the two taking turns, and prints the
-medians in ms and their ratio. The explorer's inference thread computes on the machine's
-intra-op threads (``--threads``, default all); the app splits up to ``SPLIT_MAX_ROWS`` rows.
+medians in ms and their ratio, on ``--threads`` intra-op threads (default: the machine's
+count, as a pass on the main thread runs: ``capsviz classify``, ``trace``, the figures of
+``benchmarks/interactive.py``). ``split_product`` splits up to ``SPLIT_MAX_ROWS`` rows, on
+2 or more threads whose count divides 20,736; the explorer's inference thread computes on
+one intra-op thread fewer than the machine has (one on 2 cores, where it does not split).
 The last line is a JSON object: ``rows`` -> ``[whole_ms, split_ms]``, with the machine.
 """
 
@@ -31,6 +34,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     args = parser.parse_args()
+    if args.threads < 2 or K % args.threads:
+        parser.error(f"--threads {args.threads}: the split needs 2 or more threads whose count divides {K:,}")
     torch.set_num_threads(args.threads)
     machine = machine_summary()
     units = ", ".join(machine["cpu_bf16_units"]) or "none"

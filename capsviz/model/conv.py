@@ -244,7 +244,7 @@ def split_product(cols: Tensor, packed: Tensor, bias: Tensor | None, max_rows: i
     rows, inner = cols.shape
     if parts < 2 or rows > max_rows or inner % parts:
         return torch.addmm(bias, cols, packed) if bias is not None else cols @ packed
-    out = torch.bmm(cols.reshape(rows, parts, -1).transpose(0, 1), packed.view(parts, -1, packed.shape[1])).sum(0)
+    out = torch.bmm(cols.reshape(rows, parts, -1).transpose(0, 1), packed.reshape(parts, -1, packed.shape[1])).sum(0)
     return out.add_(bias) if bias is not None else out
 
 

@@ -207,6 +207,28 @@ def test_trace_shapes(model):
     np.testing.assert_allclose(tr["lengths"][-1], out.lengths[1].detach().numpy(), rtol=1e-5)
 
 
+def test_a_one_image_trace_reaches_numpy_shared_and_an_example_of_a_batch_copied(model):
+    """A one-image trace's arrays share the trace's memory (no copies for the explorer's
+    pass); an example of a batch is copied (it does not keep the batch); both hold the
+    trace's values, with b and c (R, I, J) as routing recorded them (c sums to 1 over J)."""
+    from capsviz.model.routing import stack_transposed
+
+    with torch.inference_mode():
+        one = model(torch.rand(1, 1, 28, 28), reconstruct=False, trace=True).trace
+        batch = model(torch.rand(2, 1, 28, 28), reconstruct=False, trace=True).trace
+    shared, copied = one.to_numpy(0), batch.to_numpy(1)
+    for key, array in shared.items():
+        tensor = getattr(one, key)[0] if key in ("u", "u_lengths", "u_hat") else getattr(one, key)[:, 0]
+        assert np.shares_memory(array, tensor.numpy()) and np.array_equal(array, tensor.numpy())
+    for key, array in copied.items():
+        tensor = getattr(batch, key)[1] if key in ("u", "u_lengths", "u_hat") else getattr(batch, key)[:, 1]
+        assert not np.shares_memory(array, tensor.numpy()) and np.array_equal(array, tensor.numpy())
+    np.testing.assert_allclose(shared["c"].sum(-1), 1.0, rtol=1e-5)
+    assert shared["b"].shape == shared["c"].shape == (3, 1152, 10) and not shared["b"][0].any()
+    views = [torch.randn(2, 5, 7).transpose(1, 2) for _ in range(3)]  # as routing records b and c
+    assert torch.equal(stack_transposed(views), torch.stack(views))
+
+
 def test_spectral_conv_matches_conv2d():
     """The DFT form of PrimaryCaps' convolution gives conv2d's values and gradients."""
     from capsviz.model.conv import spectral_conv2d
@@ -356,19 +378,26 @@ def test_small_batch_inference_conv_matches_conv2d():
     assert not torch.allclose(fast2, fast, atol=1e-3)
 
 
-def test_the_few_image_product_split_per_thread_equals_one_product():
+def test_the_few_image_product_split_per_thread_equals_one_product(monkeypatch):
     """PrimaryCaps' few-image product, its inner dimension in one part per intra-op thread,
-    gives one addmm's numbers on 1, 2, 3 and 5 threads (5 does not divide K: one product), at
-    a digit's 36 rows, a pair's 100 and past ``SPLIT_MAX_ROWS``."""
-    from capsviz.model.conv import SPLIT_MAX_ROWS, split_product
+    gives one addmm's numbers on 1, 2, 3 and 5 threads, at a digit's 36 rows, a pair's 100
+    and past ``SPLIT_MAX_ROWS``; it splits (a batched product) exactly on 2 or 3 threads up
+    to ``SPLIT_MAX_ROWS`` rows (5 does not divide K)."""
+    import capsviz.model.conv as conv
     from capsviz.runtime import intra_op_threads
 
+    batched, bmm = [], torch.bmm
+    monkeypatch.setattr(torch, "bmm", lambda *a: batched.append(a[0].shape[0]) or bmm(*a))
     torch.manual_seed(4)
     packed, bias = torch.randn(20736, 256), torch.randn(256)
-    for rows in (36, 100, SPLIT_MAX_ROWS + 1):
+    for rows in (36, 100, conv.SPLIT_MAX_ROWS + 1):
         cols = torch.relu(torch.randn(rows, 20736))
         whole = torch.addmm(bias, cols, packed)  # entries up to about 400
         for threads in (1, 2, 3, 5):
+            batched.clear()
             with intra_op_threads(threads):
-                torch.testing.assert_close(split_product(cols, packed, bias), whole, rtol=1e-5, atol=1e-3)
-                torch.testing.assert_close(split_product(cols, packed, None), whole - bias, rtol=1e-5, atol=1e-3)
+                split = conv.split_product(cols, packed, bias)
+                torch.testing.assert_close(split, whole, rtol=1e-5, atol=1e-3)
+                torch.testing.assert_close(conv.split_product(cols, packed, None), whole - bias, rtol=1e-5, atol=1e-3)
+            splits = threads in (2, 3) and rows <= conv.SPLIT_MAX_ROWS
+            assert batched == ([threads, threads] if splits else [])
