@@ -24,7 +24,7 @@ import time
 import torch
 
 from capsviz.model.conv import SPLIT_MAX_ROWS, split_product
-from capsviz.runtime import machine_summary
+from capsviz.runtime import machine_line, machine_summary
 
 K, N = 20736, 256  # 9 x 9 x 256 patch values, 256 output channels
 
@@ -38,8 +38,7 @@ def main() -> None:
         parser.error(f"--threads {args.threads}: the split needs 2 or more threads whose count divides {K:,}")
     torch.set_num_threads(args.threads)
     machine = machine_summary()
-    units = ", ".join(machine["cpu_bf16_units"]) or "none"
-    print(f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}")
+    print(machine_line(machine))
     print(f"{args.threads} intra-op threads; split_product splits up to {SPLIT_MAX_ROWS} rows")
     gen = torch.Generator().manual_seed(0)
     packed, bias = torch.randn(K, N, generator=gen), torch.randn(N, generator=gen)

@@ -55,7 +55,7 @@ from torch import nn
 
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
 from capsviz.model.losses import two_digit_loss
-from capsviz.runtime import machine_summary, retain_freed_memory, select_device
+from capsviz.runtime import machine_line, machine_summary, retain_freed_memory, select_device
 from capsviz.train.precision import DTYPES, allow_tf32, autocast, grad_scaler, resolve_precision
 
 GFLOP_PER_TRAIN_IMAGE = 1.214
@@ -167,8 +167,7 @@ def main() -> None:
     device = select_device(args.device)
     precisions = list(dict.fromkeys(resolve_precision(name, device) for name in asked))
     machine = machine_summary()
-    units = ", ".join(machine["cpu_bf16_units"]) or "none"
-    print(f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}")
+    print(machine_line(machine))
     allow_tf32(device)
     sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
     torch.manual_seed(0)

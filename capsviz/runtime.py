@@ -140,6 +140,12 @@ def machine_summary() -> dict:
     }
 
 
+def machine_line(machine: dict) -> str:
+    """One line naming the machine of a :func:`machine_summary` (the first line a benchmark prints)."""
+    units = ", ".join(machine["cpu_bf16_units"]) or "none"
+    return f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}"
+
+
 @functools.lru_cache(maxsize=1)
 def bf16_speedup() -> float:
     """How many times faster this CPU multiplies matrices in bfloat16 than in float32: the

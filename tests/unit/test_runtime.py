@@ -154,10 +154,14 @@ def test_unknown_kinds_are_refused():
 def test_the_machine_is_named_for_the_benchmarks():
     import torch
 
-    from capsviz.runtime import cpu_bf16_units, cpu_model, machine_summary
+    from capsviz.runtime import cpu_bf16_units, cpu_model, machine_line, machine_summary
 
     summary = machine_summary()
     assert summary["cpu"] == cpu_model() and summary["cpu"]
+    line = machine_line(summary)
+    assert line.startswith(f"machine: {summary['cpu']}; bfloat16 units: ") and line.endswith(
+        f"torch {torch.__version__}"
+    )
     assert summary["cpu_bf16_units"] == list(cpu_bf16_units()) and summary["torch"] == torch.__version__
     if sys.platform.startswith("linux"):
         with open("/proc/cpuinfo") as f:
