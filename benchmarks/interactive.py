@@ -83,6 +83,21 @@ def between_strokes() -> None:
     loop.exec()
 
 
+def pass_ms(model, image, repeats: int, gap_s: float = 0.0) -> float:
+    """Median ms of ``repeats`` traced passes of ``image`` through ``model`` on the calling
+    thread, ``gap_s`` seconds of sleep before each (after 3 unmeasured)."""
+    from capsviz.model.inference import infer
+
+    times = []
+    for k in range(repeats + 3):
+        time.sleep(gap_s)
+        t0 = time.perf_counter()
+        infer(model, image)
+        if k >= 3:
+            times.append(1000 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
 class GapMeter:
     """The longest gap between ticks of a 10 ms GUI timer while it runs, minus the 10 ms:
     how long the event loop was kept from input and painting."""
@@ -112,7 +127,6 @@ def multimnist_figures(app, args, window) -> dict:
     ``mm_draw_to_prediction_ms`` and ``mm_next_wrong_max_gap_ms`` (with the MNIST test split)."""
     from PySide6.QtTest import QTest
 
-    from capsviz.model.inference import infer
     from capsviz.paths import shipped_multimnist_checkpoint
     from capsviz.runtime import default_intra_op_threads, intra_op_threads
 
@@ -133,14 +147,8 @@ def multimnist_figures(app, args, window) -> dict:
         "MultiMNIST: opening the mode until every view shows the pair: "
         f"longest event-loop gap {opening.max_gap_ms:.0f} ms"
     )
-    times = []
     with intra_op_threads(default_intra_op_threads()):  # the machine's count, as for a digit's pass
-        for k in range(args.repeats + 3):
-            t0 = time.perf_counter()
-            infer(core.model, panel.pair_image)
-            if k >= 3:
-                times.append(1000 * (time.perf_counter() - t0))
-    infer_ms = statistics.median(times)
+        infer_ms = pass_ms(core.model, panel.pair_image, args.repeats)
     print(f"MultiMNIST infer with trace, batch 1: median {infer_ms:.2f} ms")
 
     def timed_to_bars(act) -> float:
@@ -218,12 +226,10 @@ def main() -> None:
     from PySide6.QtCore import QSettings
 
     from capsviz.gui.main_window import MainWindow
-    from capsviz.model.inference import infer
-    from capsviz.runtime import intra_op_threads, machine_summary
+    from capsviz.runtime import intra_op_threads, machine_line, machine_summary
 
     machine = machine_summary()
-    units = ", ".join(machine["cpu_bf16_units"]) or "none"
-    print(f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}")
+    print(machine_line(machine))
     threads = torch.get_num_threads()  # the pass is timed on these (the app's GUI thread computes on one)
     settings = QSettings(tempfile.mkdtemp() + "/capsviz.ini", QSettings.Format.IniFormat)  # defaults, not the user's
     window = MainWindow(device="cpu", data_root=args.data_root, settings=settings)
@@ -234,23 +240,12 @@ def main() -> None:
     # 1. forward pass with trace, batch 1
     image = window.core.inference.input
 
-    def pass_ms(gap_s: float) -> float:
-        """Median ms of the pass, ``gap_s`` seconds of sleep before each (after 3 unmeasured)."""
-        times = []
-        for k in range(args.repeats + 3):
-            time.sleep(gap_s)
-            t0 = time.perf_counter()
-            infer(window.core.model, image)
-            if k >= 3:
-                times.append(1000 * (time.perf_counter() - t0))
-        return statistics.median(times)
-
     with intra_op_threads(threads):
-        infer_ms = pass_ms(0.0)
+        infer_ms = pass_ms(window.core.model, image, args.repeats)
         print(f"infer with trace, batch 1: median {infer_ms:.2f} ms")
         # the same pass at a stroke's pace, 40 ms apart (the canvas's 30 ms throttle and a steady
         # hand): between passes the caches cool and the thread pool sleeps, as while drawing
-        paced_ms = pass_ms(STROKE_GAP_S)
+        paced_ms = pass_ms(window.core.model, image, args.repeats, STROKE_GAP_S)
     print(f"infer with trace, batch 1, 40 ms apart: median {paced_ms:.2f} ms")
 
     # 2. pose slider -> repainted reconstruction
