@@ -2,6 +2,7 @@
 
 Usage: QT_QPA_PLATFORM=offscreen python benchmarks/interactive.py [--repeats 30] [--train-seconds 20]
 
+The process runs with the app's malloc settings (``capsviz.runtime.tune_process("app")``).
 Prints, and as its last line a JSON object with:
 
 - ``infer_trace_ms_b1``: median forward pass with routing trace for one image (CPU), back to
@@ -217,6 +218,9 @@ def main() -> None:
     parser.add_argument("--train-seconds", type=float, default=20.0)
     parser.add_argument("--data-root", default=None)
     args = parser.parse_args()
+    from capsviz.runtime import tune_process
+
+    tune_process("app")  # the app's malloc settings, as run_app sets them
     app = QApplication.instance() or QApplication([])
     from capsviz.gui.app import configure_pyqtgraph
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import torch
 from torch import Tensor
@@ -213,11 +214,43 @@ def patch_weight(weight: Tensor) -> Tensor:
     return weight.permute(2, 3, 1, 0).reshape(-1, weight.shape[0]).contiguous()
 
 
-def _patch_columns(x: Tensor, kernel: int, stride: int) -> tuple[Tensor, int, int]:
-    """The channels-last patches of ``x`` (B, C_in, H, W) as rows: ((B*h*w, k*k*C_in), h, w)."""
+# Patch matrices up to this size are written into a buffer that the calling thread keeps
+# (:func:`_patch_columns`); larger ones are allocated per call.
+PATCH_BUFFER_MAX_BYTES = 16 << 20
+_patch_buffers = threading.local()
+
+
+def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tensor | None:
+    """The calling thread's scratch buffer for ``numel`` elements of ``dtype`` on ``device``
+    (the first ``numel`` of one it keeps per type and device, grown when too small), or
+    None for a CPU request over ``PATCH_BUFFER_MAX_BYTES`` or any other device.
+
+    Why: the app maps every block of 4 MiB or more on its own and unmaps it when freed
+    (``capsviz.runtime.release_freed_memory``). A pair's patch matrix (100 x 20,736 float32,
+    8.3 MB) was then mapped and page-faulted anew in every pass.
+    """
+    if device.type != "cpu" or numel * dtype.itemsize > PATCH_BUFFER_MAX_BYTES:
+        return None
+    buffers = _patch_buffers.__dict__.setdefault("by_type", {})
+    buf = buffers.get(dtype)
+    if buf is None or buf.numel() < numel:
+        buf = buffers[dtype] = torch.empty(numel, dtype=dtype)
+    return buf[:numel]
+
+
+def _patch_columns(x: Tensor, kernel: int, stride: int, dtype: torch.dtype | None = None) -> tuple[Tensor, int, int]:
+    """The channels-last patches of ``x`` (B, C_in, H, W) as rows: ((B*h*w, k*k*C_in), h, w),
+    in ``dtype`` (default x's). On the CPU, up to ``PATCH_BUFFER_MAX_BYTES``, the rows are
+    the calling thread's :func:`_patch_buffer`: valid until that thread's next call."""
     patches = x.permute(0, 2, 3, 1).unfold(1, kernel, stride).unfold(2, kernel, stride)  # (B, h, w, C, k, k)
-    out_h, out_w = patches.shape[1], patches.shape[2]
-    return patches.permute(0, 1, 2, 4, 5, 3).reshape(x.shape[0] * out_h * out_w, -1), out_h, out_w
+    batch, out_h, out_w = patches.shape[:3]
+    rows = patches.permute(0, 1, 2, 4, 5, 3)  # (B, h, w, k, k, C)
+    dtype = dtype or x.dtype
+    buf = _patch_buffer(rows.numel(), dtype, x.device)
+    if buf is None:
+        buf = torch.empty(rows.numel(), dtype=dtype, device=x.device)
+    buf.view(rows.shape).copy_(rows)
+    return buf.view(batch * out_h * out_w, -1), out_h, out_w
 
 
 # Up to this many patch rows (4 digits, 1 pair) the product is split along its inner
@@ -270,8 +303,8 @@ def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: i
     """:func:`im2col_conv2d` with the product in bfloat16 (8-bit mantissas in, float32 sums,
     the result rounded to bfloat16 and returned as float32 with ``bias`` added in float32):
     ``packed`` is :func:`patch_weight_bf16` of the weight. For CPUs with bfloat16 units."""
-    cols, out_h, out_w = _patch_columns(x, kernel, stride)
-    out = (cols.to(torch.bfloat16) @ packed).float()
+    cols, out_h, out_w = _patch_columns(x, kernel, stride, torch.bfloat16)
+    out = (cols @ packed).float()
     if bias is not None:
         out += bias
     return out.reshape(x.shape[0], out_h, out_w, -1)

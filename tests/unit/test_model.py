@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -376,6 +378,39 @@ def test_small_batch_inference_conv_matches_conv2d():
         fast2 = caps(x)
     assert torch.allclose(fast2, caps(x).detach(), atol=1e-5)
     assert not torch.allclose(fast2, fast, atol=1e-3)
+
+
+def test_patch_rows_reuse_one_buffer_per_thread_and_stay_correct():
+    """The few-image patch matrix is written into a buffer its thread keeps (the app would
+    otherwise map and page-fault a pair's 8.3 MB in every pass): two passes on one thread
+    share it, another thread has its own, a request over ``PATCH_BUFFER_MAX_BYTES`` is not
+    kept, and each pass gives conv2d's numbers although the next one rewrites the rows."""
+    import capsviz.model.conv as conv
+
+    torch.manual_seed(5)
+    weight, bias = torch.randn(256, 256, 9, 9) / 144, torch.randn(256)
+    packed = conv.patch_weight(weight)
+    x1, x2 = torch.rand(1, 256, 28, 28), torch.rand(1, 256, 28, 28)
+    ptr = conv._patch_columns(x1, 9, 2)[0].data_ptr()
+    y1 = conv.im2col_conv2d(x1, packed, bias, 9, 2)  # a pair's 100 rows
+    y2 = conv.im2col_conv2d(x2, packed, bias, 9, 2)
+    for x, y in ((x1, y1), (x2, y2)):
+        ref = torch.nn.functional.conv2d(x, weight, bias, stride=2).permute(0, 2, 3, 1)
+        torch.testing.assert_close(y, ref, rtol=1e-4, atol=1e-4)
+    assert conv._patch_columns(torch.rand(1, 256, 20, 20), 9, 2)[0].data_ptr() == ptr  # a digit's 36 rows
+    bf16 = conv._patch_columns(x1, 9, 2, torch.bfloat16)[0]  # a buffer of its own type ...
+    rows1 = conv._patch_columns(x1, 9, 2)[0]  # ... which the float32 rows do not overwrite
+    assert bf16.dtype == torch.bfloat16 and bf16.data_ptr() != ptr == rows1.data_ptr()
+    torch.testing.assert_close(bf16.float(), rows1, rtol=1e-2, atol=1e-2)
+    other = []
+    worker = threading.Thread(target=lambda: other.append(conv._patch_columns(x1, 9, 2)[0].data_ptr()))
+    worker.start()
+    worker.join()
+    assert other[0] != ptr
+    big = torch.rand(2, 256, 28, 28)  # 200 x 20,736 float32: 16.6 MB
+    assert conv._patch_columns(big, 9, 2)[0].shape == (200, 20736)
+    kept = conv._patch_buffers.by_type[torch.float32]
+    assert kept.numel() * 4 <= conv.PATCH_BUFFER_MAX_BYTES
 
 
 def test_the_few_image_product_split_per_thread_equals_one_product(monkeypatch):
