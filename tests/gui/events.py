@@ -7,21 +7,40 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 
+def mouse_event(widget, kind, p, button, buttons) -> QMouseEvent:
+    """A mouse event of ``kind`` at widget position ``p`` (x, y)."""
+    pos = QPointF(*p)
+    return QMouseEvent(
+        kind, pos, QPointF(widget.mapToGlobal(QPoint(*p))), button, buttons, Qt.KeyboardModifier.NoModifier
+    )
+
+
 def drag(widget, points):
     """Press at the first point, move through the others with the button held, release."""
 
     def send(kind, p, button, buttons):
-        pos = QPointF(*p)
-        ev = QMouseEvent(
-            kind, pos, QPointF(widget.mapToGlobal(QPoint(*p))), button, buttons, Qt.KeyboardModifier.NoModifier
-        )
-        QApplication.sendEvent(widget, ev)
+        QApplication.sendEvent(widget, mouse_event(widget, kind, p, button, buttons))
 
     left = Qt.MouseButton.LeftButton
     send(QEvent.Type.MouseButtonPress, points[0], left, left)
     for p in points[1:]:
         send(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, left)
     send(QEvent.Type.MouseButtonRelease, points[-1], left, Qt.MouseButton.NoButton)
+
+
+def press_move_release(widget, press, moves=(), release=None):
+    """Post a press at ``press``, then moves with the left button held (or release at
+    ``release``), and let the event loop deliver them, as it delivers a user's: an error
+    in a handler reaches ``sys.excepthook`` (pytest-qt fails the test with it), where a
+    ``sendEvent`` from Python lets PySide6 6.11.3 crash the process on it."""
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    if press is not None:
+        QApplication.postEvent(widget, mouse_event(widget, QEvent.Type.MouseButtonPress, press, left, left))
+    for p in moves:
+        QApplication.postEvent(widget, mouse_event(widget, QEvent.Type.MouseMove, p, none, left))
+    if release is not None:
+        QApplication.postEvent(widget, mouse_event(widget, QEvent.Type.MouseButtonRelease, release, left, none))
+    QApplication.processEvents()
 
 
 def drag_slider(slider, dx):

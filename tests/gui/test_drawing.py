@@ -14,7 +14,7 @@ from capsviz.data.preprocess import preprocess_ink
 from capsviz.gui.widgets.canvas import DEFAULT_BRUSH, InputPanel
 from capsviz.train.checkpoint import load_checkpoint
 
-from .events import drag
+from .events import drag, press_move_release
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "drawn_digits.py"
 
@@ -49,6 +49,28 @@ def test_the_canvas_keeps_its_strokes_through_undo_redo_and_clear(panel):
     assert canvas.strokes() == [] and panel.current is None
     canvas.undo()
     assert len(canvas.strokes()) == 2
+
+
+def test_undo_or_clear_in_the_middle_of_a_stroke_ends_that_stroke(panel):
+    """Ctrl+Z or Del with the button still down (the canvas's undo and clear): the stroke
+    in progress ends there, so the button's further moves neither draw nor join the
+    drawing's last stroke, and the next press starts a stroke of its own."""
+    canvas = panel.canvas
+    drag(canvas, [(60, 60), (200, 60)])
+    first = [[[60, 60], [200, 60]]]
+    press_move_release(canvas, (100, 150), [(100, 200)])
+    canvas.undo()
+    assert [s.tolist() for s in canvas.strokes()] == first
+    ink = canvas.ink().copy()
+    press_move_release(canvas, None, [(120, 250), (150, 250)], release=(150, 250))
+    assert [s.tolist() for s in canvas.strokes()] == first
+    np.testing.assert_array_equal(canvas.ink(), ink)
+    press_move_release(canvas, (100, 150), [(100, 200)])
+    canvas.clear()
+    press_move_release(canvas, None, [(120, 250)], release=(120, 250))
+    assert canvas.strokes() == [] and canvas.is_empty() and panel.current is None
+    drag(canvas, [(60, 60), (60, 200)])
+    assert [s.tolist() for s in canvas.strokes()] == [[[60, 60], [60, 200]]]
 
 
 def test_the_brush_changes_the_canvas_not_what_the_model_sees(panel):

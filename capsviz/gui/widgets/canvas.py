@@ -79,6 +79,7 @@ class DrawingCanvas(QWidget):
         (when the caller sets the model input itself)."""
         self._push_undo()
         self._strokes = None
+        self._last = None  # a stroke in progress ends here
         a = np.ascontiguousarray(grey_levels(ink))
         src = QImage(a.data, a.shape[1], a.shape[0], a.shape[1], QImage.Format.Format_Grayscale8).copy()
         self._image.fill(0)
@@ -99,6 +100,7 @@ class DrawingCanvas(QWidget):
         self._push_undo()
         self._image.fill(0)
         self._strokes = []
+        self._last = None  # a stroke in progress ends here
         self.update()
         self.inkChanged.emit()
 
@@ -109,10 +111,13 @@ class DrawingCanvas(QWidget):
         self._step(self._redo, self._undo)
 
     def _step(self, back: list, forth: list) -> None:
-        """Go to the last state of ``back``, keeping the present one on ``forth`` (undo, redo)."""
+        """Go to the last state of ``back``, keeping the present one on ``forth`` (undo, redo).
+        A stroke in progress ends: the button's further moves draw nothing until it is
+        pressed again."""
         if back:
             forth.append(self._state())
             self._image, self._strokes = back.pop()
+            self._last = None
             self.update()
             self.inkChanged.emit()
 
