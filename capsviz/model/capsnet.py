@@ -109,17 +109,22 @@ class DigitCaps(nn.Module):
         self._w_t = _InferenceLayout(lambda w: w.reshape(w.shape[0], -1, w.shape[-1]).transpose(1, 2).contiguous())
 
     def predictions(self, u: Tensor) -> Tensor:
-        """u : (B, I, 8) -> u_hat : (B, I, J, 16)."""
+        """u : (B, I, 8) -> u_hat : (B, I, J, 16), a view of (B, J, I, D) storage (the
+        layout routing's products read fastest for many images), or for the explorer's
+        few images of the (I, B, J, D) product itself: routing reads it in place, where
+        re-laying a pair's 2 MB would cost more than its products lose (0.17 ms against
+        0.03 ms on two threads, 2-core Xeon without AMX)."""
         n_in, n_out, d_out, d_in = self.W.shape
         batch = u.shape[0]
-        if _fast_inference(u):
+        fast = _fast_inference(u)
+        if fast:
             w_t = self._w_t(self.W)  # (I, 8, J*D)
         else:
             w_t = self.W.reshape(n_in, n_out * d_out, d_in).transpose(1, 2)  # (I, 8, J*D) view
-        u_hat = torch.bmm(u.transpose(0, 1), w_t)  # (I, B, 8) @ (I, 8, J*D) -> (I, B, J*D)
-        # Stored as (B, J, I, D) for routing; returned as a (B, I, J, D) view of it.
-        u_hat = u_hat.reshape(n_in, batch, n_out, d_out).permute(1, 2, 0, 3).contiguous()  # (B, J, I, D)
-        return u_hat.transpose(1, 2)  # (B, I, J, D)
+        u_hat = torch.bmm(u.transpose(0, 1), w_t).reshape(n_in, batch, n_out, d_out)  # (I, B, J, D)
+        if fast:
+            return u_hat.transpose(0, 1)  # (B, I, J, D)
+        return u_hat.permute(1, 2, 0, 3).contiguous().transpose(1, 2)  # (B, I, J, D) view of (B, J, I, D)
 
     def forward(self, u: Tensor, iterations: int, record: bool = False):
         u_hat = self.predictions(u)

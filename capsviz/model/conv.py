@@ -234,7 +234,8 @@ def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tenso
     buffers = _patch_buffers.__dict__.setdefault("by_type", {})
     buf = buffers.get(dtype)
     if buf is None or buf.numel() < numel:
-        buf = buffers[dtype] = torch.empty(numel, dtype=dtype)
+        with torch.inference_mode(False):  # a normal tensor: writable in and outside inference mode
+            buf = buffers[dtype] = torch.empty(numel, dtype=dtype)
     return buf[:numel]
 
 

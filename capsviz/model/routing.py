@@ -244,11 +244,12 @@ def dynamic_routing(
     if u_hat.dim() != 4:
         raise ValueError(f"u_hat must have shape (B, I, J, D), got {tuple(u_hat.shape)}")
     batch, n_in, n_out, dim = u_hat.shape
-    # Work in the (B, J, I, D) layout so that Eq. 2 and the agreement are plain batched
-    # matrix products over B*J; DigitCaps.predictions already returns a view of it.
-    u_hat_j = u_hat.transpose(1, 2).contiguous().reshape(batch * n_out, n_in, dim)  # (B*J, I, D)
+    # Work on (B*J, I, D) matrices so that Eq. 2 and the agreement are plain batched
+    # matrix products over B*J: a view where u_hat's B and J strides allow it (both of
+    # DigitCaps.predictions' layouts), else a copy.
+    u_hat_j = u_hat.transpose(1, 2).reshape(batch * n_out, n_in, dim)  # (B*J, I, D)
     if not record and torch.is_grad_enabled() and u_hat.requires_grad:
-        return _RoutingFunction.apply(u_hat_j, batch, iterations), None
+        return _RoutingFunction.apply(u_hat_j.contiguous(), batch, iterations), None
     it = _iterate(u_hat_j, batch, iterations)
     rec = None
     if record:

@@ -407,6 +407,14 @@ def test_patch_rows_reuse_one_buffer_per_thread_and_stay_correct():
     worker.start()
     worker.join()
     assert other[0] != ptr
+    with torch.inference_mode():  # the buffer serves passes in and outside inference mode
+        y1_again = conv.im2col_conv2d(x1, packed, bias, 9, 2)
+    torch.testing.assert_close(y1_again, y1)
+    conv._patch_buffers.by_type.clear()
+    with torch.inference_mode():
+        conv.im2col_conv2d(x2, packed, bias, 9, 2)
+    with torch.no_grad():
+        torch.testing.assert_close(conv.im2col_conv2d(x1, packed, bias, 9, 2), y1)
     big = torch.rand(2, 256, 28, 28)  # 200 x 20,736 float32: 16.6 MB
     assert conv._patch_columns(big, 9, 2)[0].shape == (200, 20736)
     kept = conv._patch_buffers.by_type[torch.float32]
