@@ -121,11 +121,21 @@ def test_primary_capsule_index_layout():
 
 
 def test_predictions_broadcast_W(model):
+    """u_hat_{j|i} = W_ij u_i in both of predictions' layouts: (B, J, I, D) storage for
+    training, and for a few images without gradients the product's own (I, B, J, D), which
+    routing reads in place; the two route to the same v."""
     u = torch.randn(3, 1152, 8)
     u_hat = model.digit_caps.predictions(u)
     assert u_hat.shape == (3, 1152, 10, 16)
     i, j = 100, 7
     torch.testing.assert_close(u_hat[2, i, j], model.digit_caps.W[i, j] @ u[2, i], rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        few = model.digit_caps.predictions(u)
+        v_few = dynamic_routing(few, 3)[0]
+        v_many = dynamic_routing(u_hat.detach(), 3)[0]
+    assert few.stride() == (160, 480, 16, 1) and u_hat.stride() == (184320, 16, 18432, 1)
+    torch.testing.assert_close(few, u_hat.detach())
+    torch.testing.assert_close(v_few, v_many, rtol=1e-5, atol=1e-6)
 
 
 def test_margin_loss_hand_values():
