@@ -104,13 +104,16 @@ class BackgroundJob(QObject):
     views' background jobs; its failure is shown by ``show_exception(tr(failure), exc)``
     (``failure``: an English source) unless :attr:`stop` is set by then. :attr:`stop` is a new
     ``threading.Event`` each run, which :meth:`run` gives the job's function to check between
-    its steps; :meth:`quit` sets it and asks a generator to stop at its next ``yield``."""
+    its steps; :meth:`quit` sets it and asks a generator to stop at its next ``yield``.
+    :meth:`close` (the window closes) also drops whatever the job still sends: its signals
+    wait in the event queue and may come after the views they would update are deleted."""
 
     def __init__(self, parent: QObject, show_exception, failure: str) -> None:
         super().__init__(parent)
         self._show_exception, self._failure = show_exception, failure
         self.worker = None
         self.stop = threading.Event()
+        self.closed = False
 
     def run(self, function, *args, stop: bool = False, finished=lambda: None, **slots) -> None:
         """Start ``function(*args)``, with the new :attr:`stop` as its last argument if ``stop``
@@ -120,12 +123,17 @@ class BackgroundJob(QObject):
 
         def done() -> None:
             self.worker = None
-            finished()
+            if not self.closed:
+                finished()
 
+        def while_open(slot):
+            return lambda *values: None if self.closed else slot(*values)
+
+        slots = {name: while_open(slot) for name, slot in slots.items()}
         self.worker = start_worker(function, *args, finished=done, errored=self._failed, **slots)
 
     def _failed(self, exc: BaseException) -> None:
-        if not self.stop.is_set():
+        if not self.stop.is_set() and not self.closed:
             self._show_exception(tr(self._failure), exc)
 
     def quit(self) -> None:
@@ -133,6 +141,11 @@ class BackgroundJob(QObject):
         self.stop.set()
         if self.worker is not None:
             self.worker.quit()
+
+    def close(self) -> None:
+        """Stop for good (the window closes): :meth:`quit`, and drop what the job still sends."""
+        self.closed = True
+        self.quit()
 
 
 class ExplorerCore(QObject):

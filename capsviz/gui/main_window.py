@@ -581,7 +581,7 @@ class MainWindow(QMainWindow):
         self.routing_view.play_button.setChecked(False)
         # the browser stops between chunks of 250 digits, the others before their next batch
         for job in (self.browser_evaluator, self.robustness, self.routing_checker, self.scans):
-            job.quit()
+            job.close()
         self.scheduler.stop()
         self.core.close()  # waits for the background workers
         try:

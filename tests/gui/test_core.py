@@ -223,3 +223,33 @@ def test_the_gui_thread_computes_on_one_thread_while_a_core_lives(qtbot):
         assert torch.get_num_threads() == 2 and default_intra_op_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("close", [False, True])
+def test_a_closed_background_job_drops_what_it_still_sends(qtbot, close):
+    """A view's background job closed with its window: the values it yielded, its end and
+    its failure wait in the event queue, and none of them reaches the view, which may be
+    deleted by then (its widgets would raise RuntimeError); a job left open delivers all."""
+    import shiboken6
+    from PySide6.QtCore import QObject, QThreadPool
+    from PySide6.QtWidgets import QLabel
+
+    from capsviz.gui.core import BackgroundJob
+
+    def work():
+        yield from range(50)
+        raise ValueError("the job failed after its last value")
+
+    parent, label, seen, failures = QObject(), QLabel(), [], []
+    job = BackgroundJob(parent, lambda title, exc: failures.append(exc), "failure")
+    job.run(work, yielded=lambda k: (seen.append(k), label.setText(str(k))), finished=lambda: label.setText("end"))
+    assert QThreadPool.globalInstance().waitForDone(10_000)  # everything it sends is queued now
+    if close:
+        job.close()
+        shiboken6.delete(label)  # the view goes before the queue is read
+    qtbot.waitUntil(lambda: job.worker is None, timeout=5000)
+    if close:
+        assert seen == [] and failures == []
+    else:
+        assert seen == list(range(50)) and label.text() == "end"
+        assert [str(exc) for exc in failures] == ["the job failed after its last value"]
