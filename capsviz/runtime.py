@@ -304,10 +304,11 @@ def release_freed_memory() -> bool:
     resident size follows the memory in use, and keep up to 16 MiB of freed memory at the
     top of each heap (``M_TRIM_THRESHOLD``). For long-running processes (the app).
 
-    The trim threshold: fixing the mmap threshold also fixes glibc's trim threshold at
-    128 KiB, so the 2 MB temporaries of a pair's forward pass (u_hat, 3,200 x 160 float32)
-    went back to the system at every free and were page-faulted in again by the next
-    pass, which then took 6.4-6.6 ms instead of 5.8-5.9 (2-core Xeon without AMX).
+    The trim threshold: fixing the mmap threshold also fixes glibc's trim threshold, at
+    128 KiB by default, and with that the 2 MB temporaries of a pair's forward pass (u_hat,
+    3,200 x 160 float32) go back to the system at every free and are page-faulted in again
+    by the next pass: the pass takes 6.4-6.6 ms so, 5.8-5.9 ms with 16 MiB (2-core Xeon
+    without AMX).
 
     Returns True when set (Linux with glibc), False otherwise. After
     :func:`retain_freed_memory` in the same process, that call's arena setting stays.

@@ -221,13 +221,14 @@ _patch_buffers = threading.local()
 
 
 def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tensor | None:
-    """The calling thread's scratch buffer for ``numel`` elements of ``dtype`` on ``device``
-    (the first ``numel`` of one it keeps per type and device, grown when too small), or
-    None for a CPU request over ``PATCH_BUFFER_MAX_BYTES`` or any other device.
+    """The calling thread's scratch buffer for ``numel`` elements of ``dtype`` (the first
+    ``numel`` of one it keeps per type, grown when too small), or None for a request over
+    ``PATCH_BUFFER_MAX_BYTES`` or a device other than the CPU.
 
     Why: the app maps every block of 4 MiB or more on its own and unmaps it when freed
-    (``capsviz.runtime.release_freed_memory``). A pair's patch matrix (100 x 20,736 float32,
-    8.3 MB) was then mapped and page-faulted anew in every pass.
+    (``capsviz.runtime.release_freed_memory``), so a pair's patch matrix (100 x 20,736
+    float32, 8.3 MB) allocated per pass is mapped and page-faulted anew each time: the copy
+    into it takes 1.66 ms against 0.23 ms into the kept buffer (2-core Xeon without AMX).
     """
     if device.type != "cpu" or numel * dtype.itemsize > PATCH_BUFFER_MAX_BYTES:
         return None
