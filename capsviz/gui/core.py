@@ -121,15 +121,16 @@ class BackgroundJob(QObject):
         self.stop = threading.Event()
         args = (*args, self.stop) if stop else args
 
-        def done() -> None:
-            self.worker = None
-            if not self.closed:
-                finished()
-
         def while_open(slot):
             return lambda *values: None if self.closed else slot(*values)
 
+        finished = while_open(finished)
         slots = {name: while_open(slot) for name, slot in slots.items()}
+
+        def done() -> None:
+            self.worker = None
+            finished()
+
         self.worker = start_worker(function, *args, finished=done, errored=self._failed, **slots)
 
     def _failed(self, exc: BaseException) -> None:

@@ -217,7 +217,16 @@ def patch_weight(weight: Tensor) -> Tensor:
 # Patch matrices up to this size are written into a buffer that the calling thread keeps
 # (:func:`_patch_columns`); larger ones are allocated per call.
 PATCH_BUFFER_MAX_BYTES = 16 << 20
-_patch_buffers = threading.local()
+
+
+class _PatchBuffers(threading.local):
+    """Per thread: dtype -> the patch buffer that thread keeps."""
+
+    def __init__(self) -> None:
+        self.by_type: dict[torch.dtype, Tensor] = {}
+
+
+_patch_buffers = _PatchBuffers()
 
 
 def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tensor | None:
@@ -232,7 +241,7 @@ def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tenso
     """
     if device.type != "cpu" or numel * dtype.itemsize > PATCH_BUFFER_MAX_BYTES:
         return None
-    buffers = _patch_buffers.__dict__.setdefault("by_type", {})
+    buffers = _patch_buffers.by_type
     buf = buffers.get(dtype)
     if buf is None or buf.numel() < numel:
         with torch.inference_mode(False):  # a normal tensor: writable in and outside inference mode

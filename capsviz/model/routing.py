@@ -96,7 +96,7 @@ class RoutingTrace:
         Returns a dict with ``u`` (I, 8), ``u_lengths`` (I,), ``u_hat`` (I, J, D),
         ``b`` (R, I, J), ``c`` (R, I, J), ``v`` (R, J, D), ``lengths`` (R, J); only
         ``keys`` when given. A CPU float32 tensor that is all of its storage (a one-image
-        trace's) is shared, in its own strides (``u_hat`` is laid out (J, I, D)); the rest
+        trace's) is shared, in its own strides; the rest
         is copied, so that an example of a batch does not keep the batch's memory.
         """
         out = {

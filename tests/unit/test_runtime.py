@@ -32,10 +32,15 @@ print(sum(faults[-2:]))
 """
 
 
-def _faults(mode: str) -> int:
-    out = subprocess.run([sys.executable, "-c", STEP_FAULTS, mode], capture_output=True, text=True, timeout=300)
+def _run(script: str, *args: str, timeout: float = 300) -> str:
+    """What ``script`` prints, run in a fresh Python process (malloc settings are per process)."""
+    out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
-    return int(out.stdout)
+    return out.stdout
+
+
+def _faults(mode: str) -> int:
+    return int(_run(STEP_FAULTS, mode))
 
 
 @pytest.mark.slow
@@ -73,9 +78,7 @@ def test_release_freed_memory_returns_freed_blocks():
     larger block has raised glibc's own threshold (the soak's RSS wandered by 300 MB)."""
     returned = {}
     for mode in ("default", "release"):
-        out = subprocess.run([sys.executable, "-c", RSS_RETURNED, mode], capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        returned[mode] = float(out.stdout)
+        returned[mode] = float(_run(RSS_RETURNED, mode, timeout=120))
     assert returned["default"] < 5, returned
     assert returned["release"] > 15, returned
 
@@ -221,6 +224,4 @@ def test_the_apps_setting_keeps_a_pairs_pass_from_page_faulting():
     memory: the patch matrix (8.3 MB, over the 4 MiB mmap threshold) is kept by its thread,
     and the 2 MB temporaries stay at the heap's top (16 MiB trim threshold). Without
     these, each pass page-faults 2,000-2,500 pages (4 KiB) in anew."""
-    out = subprocess.run([sys.executable, "-c", PASS_FAULTS], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert int(out.stdout) < 1000  # over the last 10 passes; 500 is one 2 MB block
+    assert int(_run(PASS_FAULTS)) < 1000  # over the last 10 passes; 500 is one 2 MB block
