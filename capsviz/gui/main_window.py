@@ -392,7 +392,15 @@ class MainWindow(QMainWindow):
         self._title()
 
     def _show_central(self) -> None:
-        self.central.setCurrentWidget(self.pair_panel if self.kind == "multimnist" else self.input_panel)
+        """The kind's input panel, and the pose view's controls in two rows beside the wider
+        pair panel (so the capsule lengths keep the width of their titles); both in one turn,
+        so the window never needs the wide panel and the wide controls at once."""
+        pairs = self.kind == "multimnist"
+        if pairs:
+            self.pose_view.set_two_rows(True)
+        self.central.setCurrentWidget(self.pair_panel if pairs else self.input_panel)
+        if not pairs:
+            self.pose_view.set_two_rows(False)
 
     def _show_training(self) -> None:
         self.training_stack.setCurrentWidget(self.training_panel)

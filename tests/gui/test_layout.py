@@ -196,6 +196,47 @@ def test_no_plot_text_is_cut_off(window, qtbot, size):
             assert clipped_texts(view) == [], type(view.parentWidget()).__name__
 
 
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+@pytest.mark.parametrize("size", SIZES)
+def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbot, size, language):
+    """The pair model's window: a wider central panel, so narrower docks beside it."""
+    window.set_language(language)
+    assert window.show_kind("multimnist")
+    qtbot.waitUntil(lambda: window.core.inference is not None and window.core.inference.reading is not None, timeout=60000)
+    resize(qtbot, window, size)
+    for name in ("votes", "pose"):
+        raise_dock(window, name)
+        settle(qtbot, window)
+        views = shown_views(window)
+        assert len(views) >= 8
+        for view in views:
+            assert clipped_texts(view) == [], type(view.parentWidget()).__name__
+            for item in view.scene().items():
+                if isinstance(item, pg.AxisItem) and item.isVisible():
+                    assert overlapping_tick_labels(item) == [], (type(view.parentWidget()).__name__, item.orientation)
+        assert controls_cut_off(window) == []
+
+
+def test_switching_kinds_moves_the_pose_buttons_and_keeps_the_window_size(window, qtbot):
+    """Beside the pair panel the pose buttons go under its choices; the window never needs
+    the wide panel and the one-row controls at once, so it keeps 1366 x 700."""
+    resize(qtbot, window, (1366, 700))
+    pose = window.pose_view
+    one_row_width = pose.minimumSizeHint().width()
+    for kind, two in (("multimnist", True), ("mnist", False), ("multimnist", True), ("mnist", False)):
+        assert window.show_kind(kind)
+        qtbot.waitUntil(lambda kind=kind: window.core.dataset == kind and window.core.inference is not None, timeout=60000)
+        settle(qtbot, window, 30000)
+        assert (window.width(), window.height()) == (1366, 700)
+        assert pose.two_rows is two
+        under = rect_in(pose.reset_button, pose).top() > rect_in(pose.digit, pose).bottom()
+        assert under is two
+        if two:
+            assert pose.minimumSizeHint().width() < one_row_width - 150
+        else:
+            assert pose.minimumSizeHint().width() == one_row_width
+
+
 def controls_cut_off(window) -> list[str]:
     """Controls of the docks on screen not wholly visible, except those in a scroll area."""
     bad = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QStyle,
     QVBoxLayout,
+    QWidget,
 )
 from superqt import QLabeledDoubleSlider
 
@@ -102,6 +103,38 @@ class CurrentPage(QStackedWidget):
     def minimumSizeHint(self) -> QSize:
         page = self.currentWidget()
         return super().minimumSizeHint() if page is None else page.minimumSizeHint()
+
+
+class WideEnoughForTexts(QObject):
+    """Keeps ``widget`` at least as wide as the pyqtgraph ``views`` in it need for their texts:
+    the least width of each view's scene (its titles, keys, axes and colour bars, as
+    pyqtgraph lays them out side by side), plus ``extra`` pixels (the margins around the
+    views), and never under ``least`` pixels; it sets the widget's minimum width. A dock beside a wider panel then takes its width from the other docks instead of
+    cutting titles short. Follows the texts as they change (a key added, another language):
+    each change of a scene's layout sets the width again.
+    """
+
+    def __init__(self, widget: QWidget, views: list[pg.GraphicsView], extra: int = 0, least: int = 0) -> None:
+        super().__init__(widget)
+        self.widget, self.views, self.extra, self.least = widget, list(views), extra, least
+        for view in self.views:
+            view.centralWidget.installEventFilter(self)
+        self.update()
+
+    def needed(self) -> int:
+        """Pixels: the widest of the views' least scene widths plus ``extra``, or ``least``."""
+        widths = (view.centralWidget.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() for view in self.views)
+        return max(math.ceil(max(widths)) + self.extra, self.least)
+
+    def update(self) -> None:
+        width = self.needed()
+        if width != self.widget.minimumWidth():
+            self.widget.setMinimumWidth(width)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.update()
+        return False
 
 
 def chosen_digit(choice: QComboBox, default: int | None) -> int | None:
@@ -328,7 +361,8 @@ def capsule_bars(title: str, colour) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
 
 
 class ImagePanel(pg.GraphicsLayoutWidget):
-    """A titled, fixed-aspect view of one (H, W) float array (row-major, row 0 at the top)."""
+    """A titled, fixed-aspect view of one (H, W) float array (row-major, row 0 at the top),
+    at least ``least`` (width, height) pixels, and never narrower than its title."""
 
     def __init__(
         self,
@@ -336,12 +370,15 @@ class ImagePanel(pg.GraphicsLayoutWidget):
         shape: tuple[int, int] = (28, 28),
         levels=(0.0, 1.0),
         colormap: pg.ColorMap | None = None,
+        least: tuple[int, int] = (0, 0),
         parent=None,
     ) -> None:
         super().__init__(parent)
         self.setBackground("k")
         self.ci.setContentsMargins(2, 2, 2, 2)
         self.title = self.addLabel(title, row=0, col=0, size="9pt")
+        self.setMinimumHeight(least[1])
+        self.width_for_title = WideEnoughForTexts(self, [self], least=least[0])
         self.view, self.item = image_view(self, 1, 0, shape, colormap)
         self.levels = levels
         self.item.setLevels(levels)

@@ -185,9 +185,8 @@ class PairPanel(QWidget, InferenceView):
         side = FIELD
         self.figures: dict[str, ImagePanel] = {}  # by the file name an export gives them
         for name, (title, tip) in explanations.PAIR_PANELS.items():
-            panel = self.figures[name] = ImagePanel(tr(title), (side, side))
+            panel = self.figures[name] = ImagePanel(tr(title), (side, side), least=(80, 80))
             panel.setToolTip(tr(tip, k=side))
-            panel.setMinimumSize(80, 80)
         panels = self.figures.values()
         self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel = panels
 

@@ -51,9 +51,8 @@ class PerturbationDialog(QDialog):
         self.image = tile_grid(grid)
         low, high = PERTURBATION_OFFSETS[0], PERTURBATION_OFFSETS[-1]
         title = tr("rows: dimensions 0–15; columns: offsets {low:+.2f} … {high:+.2f}", low=low, high=high)
-        panel = ImagePanel(title, shape=self.image.shape)
+        panel = ImagePanel(title, shape=self.image.shape, least=(420, 560))
         panel.set_image(self.image)
-        panel.setMinimumSize(420, 560)
         save = QPushButton(tr("Save PNG…"), clicked=self._save_dialog)
         layout = QVBoxLayout(self)
         layout.addWidget(panel, 1)
@@ -137,15 +136,16 @@ class PoseView(QWidget, InferenceView):
             grid_layout.addWidget(s, at, col + 2)
             self.sliders.append(s)
             self.inferred_labels.append(inferred)
-        self.input_panel = ImagePanel(tr("input"))
-        self.recon_panel = ImagePanel(tr("reconstruction"))
-        self.diff_panel = ImagePanel(tr("reconstruction − input"), levels=(-1.0, 1.0), colormap=DIVERGING)
-        for p in (self.input_panel, self.recon_panel, self.diff_panel):
-            p.setMinimumSize(110, 88)
+        least = (110, 88)
+        self.input_panel = ImagePanel(tr("input"), least=least)
+        self.recon_panel = ImagePanel(tr("reconstruction"), least=least)
+        self.diff_panel = ImagePanel(tr("reconstruction − input"), levels=(-1.0, 1.0), colormap=DIVERGING, least=least)
         self.status = QLabel("")
-        choices = (tr("capsule"), self.digit, tr("range"), self.range, tr("length ×"), self.scale)
-        actions = (self.reset_button, self.grid_button, (self.status, 1))
-        top = column(row(*choices, 1), row(*actions)) if two_rows else row(*choices, *actions)
+        self.choices_row = row(tr("capsule"), self.digit, tr("range"), self.range, tr("length ×"), self.scale)
+        self.actions_row = row()
+        self.two_rows: bool | None = None
+        self.set_two_rows(two_rows)
+        top = column(self.choices_row, self.actions_row)
         images = row(self.input_panel, self.recon_panel, self.diff_panel)
         column(top, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
@@ -157,6 +157,30 @@ class PoseView(QWidget, InferenceView):
         names = ("pose_input", "pose_reconstruction", "pose_difference")  # of its plots' files
         self.figures = dict(zip(names, (self.input_panel, self.recon_panel, self.diff_panel)))
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
+
+    def set_two_rows(self, two: bool) -> None:
+        """The buttons and the length readout in a row of their own under the choices
+        (``two``: the view's least width is then its images' and sliders', for a dock
+        beside a wide central view), or after the choices in one row."""
+        if two == self.two_rows:
+            return
+        self.two_rows = two
+        actions = (self.reset_button, self.grid_button, self.status)
+        for layout in (self.choices_row, self.actions_row):
+            for widget in actions:
+                layout.removeWidget(widget)
+            last = layout.itemAt(layout.count() - 1)
+            if last is not None and last.spacerItem() is not None:
+                layout.takeAt(layout.count() - 1)
+        target = self.actions_row if two else self.choices_row
+        if two:
+            self.choices_row.addStretch(1)
+        target.addWidget(self.reset_button)
+        target.addWidget(self.grid_button)
+        target.addWidget(self.status, 1)
+        if self.layout() is not None:  # the new least width at once, for the dock around it
+            self.layout().activate()
+            self.updateGeometry()
 
     def selected_digit(self) -> int | None:
         return chosen_digit(self.digit, self.prediction)

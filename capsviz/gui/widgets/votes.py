@@ -25,6 +25,7 @@ from capsviz.gui.widgets.common import (
     readout,
     row,
     set_label,
+    sparse_ticks,
 )
 from capsviz.model.analysis import (
     chosen_fields,
@@ -72,9 +73,11 @@ class VotePanel(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
+        # two panels in a low dock leave the plot a few text lines high: labels kept apart
+        for axis in (self.plot.getAxis("left"), self.colorbar.axis):
+            sparse_ticks(axis)
         # two lines: the count and where, so the title fits the narrow panel
-        self.fields = ImagePanel(tr("votes<br>in the rectangle"))
-        self.fields.setMinimumSize(140, 160)
+        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(140, 110))
         self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
