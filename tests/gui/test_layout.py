@@ -207,6 +207,7 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
     for name in ("votes", "pose"):
         raise_dock(window, name)
         settle(qtbot, window)
+        assert (window.width(), window.height()) == size  # the window needs no more room
         views = shown_views(window)
         assert len(views) >= 8
         for view in views:
