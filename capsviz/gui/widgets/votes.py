@@ -81,9 +81,11 @@ class VotePanel(QWidget):
         self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 0, 1, 2)
-        grid.addWidget(self.plot, 1, 0)
+        # the digit choice over the fields, so the scatter takes the panel's whole height
+        grid.addWidget(self.plot, 0, 0, 2, 1)
+        grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 1)
         grid.addWidget(self.fields, 1, 1, Qt.AlignmentFlag.AlignTop)
+        grid.setRowStretch(1, 1)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 1)
         self.j: int | None = None
@@ -93,8 +95,8 @@ class VotePanel(QWidget):
 
 
 class VotesView(QWidget, InferenceView):
-    """The votes u_hat_{j|i} of every primary capsule for one digit capsule (two side by side
-    with ``panels=2``, the overlapping-digits window's two longest), per routing iteration.
+    """The votes u_hat_{j|i} of every primary capsule for one digit capsule (two, one over the
+    other, with ``panels=2``: the overlapping-digits window's two longest), per routing iteration.
 
     :meth:`show_inference` takes an :class:`~capsviz.model.inference.Inference` with its
     votes (``u_hat``); the projection (:func:`~capsviz.model.analysis.vote_projection`) is
@@ -129,14 +131,17 @@ class VotesView(QWidget, InferenceView):
             panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
 
     def set_answers(self, answers: int) -> None:
-        """Show the votes for the longest capsule (1: "predicted"), or for the two longest
-        side by side (2: a pair model's two answers). Off screen, the panels change when the
+        """Show the votes for the longest capsule (1: "predicted"), or for the two longest one
+        over the other (2: a pair model's two answers). Off screen, the panels change when the
         view is shown (a panel shown or hidden lays out the docks around it again)."""
         self.panels = self.all_panels[:answers]
         self.figures = {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}  # by file name
         names = (tr("predicted"),) if answers == 1 else (tr("longest"), tr("second longest"))
         for panel, name in zip(self.panels, names):
             panel.digit.setItemText(0, name)
+        width = max(panel.digit.sizeHint().width() for panel in self.panels)
+        for panel in self.panels:  # the two scatters equally wide, one over the other
+            panel.digit.setMinimumWidth(width)
         if self.on_screen():
             self._show_panels()
         self.redraws.request()
