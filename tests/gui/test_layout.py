@@ -202,7 +202,7 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
     """The pair model's window: a wider central panel, so narrower docks beside it."""
     window.set_language(language)
     assert window.show_kind("multimnist")
-    qtbot.waitUntil(lambda: window.core.inference is not None and window.core.inference.reading is not None, timeout=60000)
+    qtbot.waitUntil(lambda: (inf := window.core.inference) is not None and inf.reading is not None, timeout=60000)
     resize(qtbot, window, size)
     for name in ("votes", "pose"):
         raise_dock(window, name)
@@ -226,7 +226,8 @@ def test_switching_kinds_moves_the_pose_buttons_and_keeps_the_window_size(window
     one_row_width = pose.minimumSizeHint().width()
     for kind, two in (("multimnist", True), ("mnist", False), ("multimnist", True), ("mnist", False)):
         assert window.show_kind(kind)
-        qtbot.waitUntil(lambda kind=kind: window.core.dataset == kind and window.core.inference is not None, timeout=60000)
+        shown = lambda kind=kind: window.core.dataset == kind and window.core.inference is not None  # noqa: E731
+        qtbot.waitUntil(shown, timeout=60000)
         settle(qtbot, window, 30000)
         assert (window.width(), window.height()) == (1366, 700)
         assert pose.two_rows is two

@@ -109,9 +109,10 @@ class WideEnoughForTexts(QObject):
     """Keeps ``widget`` at least as wide as the pyqtgraph ``views`` in it need for their texts:
     the least width of each view's scene (its titles, keys, axes and colour bars, as
     pyqtgraph lays them out side by side), plus ``extra`` pixels (the margins around the
-    views), and never under ``least`` pixels; it sets the widget's minimum width. A dock beside a wider panel then takes its width from the other docks instead of
-    cutting titles short. Follows the texts as they change (a key added, another language):
-    each change of a scene's layout sets the width again.
+    views), and never under ``least`` pixels; it sets the widget's minimum width. A dock
+    beside a wider panel then takes its width from the other docks instead of cutting titles
+    short. Follows the texts as they change (a key added, another language): each change of
+    a scene's layout sets the width again.
     """
 
     def __init__(self, widget: QWidget, views: list[pg.GraphicsView], extra: int = 0, least: int = 0) -> None:
