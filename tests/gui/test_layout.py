@@ -216,6 +216,13 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
                 if isinstance(item, pg.AxisItem) and item.isVisible():
                     assert overlapping_tick_labels(item) == [], (type(view.parentWidget()).__name__, item.orientation)
         assert controls_cut_off(window) == []
+    # the images side by side equally wide, but for one its title holds wider: the pair's
+    # five, and the pose view's three
+    pose = window.pose_view
+    for row_of_images in (window.pair_panel.figures.values(), (pose.input_panel, pose.recon_panel, pose.diff_panel)):
+        widths = [(panel.width(), panel.minimumWidth()) for panel in row_of_images]
+        common = max(width for width, least in widths if width > least)
+        assert all(width >= common - 2 for width, _ in widths), widths
 
 
 def test_switching_kinds_moves_the_pose_buttons_and_keeps_the_window_size(window, qtbot):

@@ -385,6 +385,11 @@ class ImagePanel(pg.GraphicsLayoutWidget):
         self.item.setLevels(levels)
         self.image = np.zeros(shape, dtype=np.float32)
 
+    def sizeHint(self) -> QSize:
+        # QGraphicsView's hint is its scene's rectangle, which pyqtgraph keeps at the view's
+        # present size: panels side by side would keep whatever widths they once had
+        return self.minimumSize().expandedTo(self.minimumSizeHint())
+
     def set_image(self, image: np.ndarray | None, levels=None) -> None:
         """Show ``image`` ((H, W) or (H, W, 3) RGB; an all-black field for None) with fixed
         ``levels`` (default: the panel's). An image of another size than the last re-ranges the view."""

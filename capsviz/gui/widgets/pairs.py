@@ -192,7 +192,8 @@ class PairPanel(QWidget, InferenceView):
 
         absent = row(tr("(*) reconstruct digit"), self.absent, (self.scale_label, 1))
         browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
-        column(row(*self.controls), absent, browse, self.browse_status, (row(*panels), 1), self.verdict, parent=self)
+        images = row(*((panel, 1) for panel in panels))  # equally wide
+        column(row(*self.controls), absent, browse, self.browse_status, (images, 1), self.verdict, parent=self)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)

@@ -146,7 +146,7 @@ class PoseView(QWidget, InferenceView):
         self.two_rows: bool | None = None
         self.set_two_rows(two_rows)
         top = column(self.choices_row, self.actions_row)
-        images = row(self.input_panel, self.recon_panel, self.diff_panel)
+        images = row(*((panel, 1) for panel in (self.input_panel, self.recon_panel, self.diff_panel)))
         column(top, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
         self.prediction: int | None = None
