@@ -513,7 +513,7 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
     </message>
     <message>
         <source>Next routing change</source>
-        <translation>下一个路由改变回答的</translation>
+        <translation>下一个路由改变回答的数字对</translation>
     </message>
     <message>
         <source>Two MNIST test digits of different classes, each shifted by up to 4 px, added and clipped in a 36×36 field (MultiMNIST, Sec. 6 of the paper). The two longest digit capsules are the model&apos;s answer. Fig. 5: the reconstructions from those two capsules in red and green over each other, and one from a digit you pick; a digit that is not there cannot be reconstructed. Segmentation by routing: each pixel coloured by how the primary capsules that see it divide their couplings between digit A (red) and digit B (green), at the routing iteration chosen in the Routing dock.</source>
