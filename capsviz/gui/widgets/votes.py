@@ -16,6 +16,7 @@ from capsviz.gui.widgets.common import (
     InferenceView,
     KeyEntry,
     SeriesKey,
+    WideEnoughForTexts,
     chosen_digit,
     clear_data,
     column,
@@ -73,6 +74,7 @@ class VotePanel(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
+        self.width_for_texts = WideEnoughForTexts(self.plot, [self.plot])  # its key and colour bar whole
         # two panels in a low dock leave the plot a few text lines high: labels kept apart
         for axis in (self.plot.getAxis("left"), self.colorbar.axis):
             sparse_ticks(axis)
@@ -84,7 +86,7 @@ class VotePanel(QWidget):
         # the digit choice over the fields, so the scatter takes the panel's whole height
         grid.addWidget(self.plot, 0, 0, 2, 1)
         grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 1)
-        grid.addWidget(self.fields, 1, 1, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.fields, 1, 1)
         grid.setRowStretch(1, 1)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 1)
