@@ -178,8 +178,10 @@ def test_overlay_title_keeps_clear_of_the_docks_edge_and_its_neighbour(qtbot, wi
 
 
 # -- every text of the plots on screen, and the window at 1366 x 768 -----------------------------------
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize("size", SIZES)
-def test_no_plot_text_is_cut_off(window, qtbot, size):
+def test_no_plot_text_is_cut_off(window, qtbot, size, language):
+    window.set_language(language)
     resize(qtbot, window, size)
     small_browser_data(window)
     for tabs in (("pose", "training"), ("votes", "robustness"), ("transforms", "browser")):
@@ -315,7 +317,9 @@ def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
     assert seen == list(panel._inputs)
 
 
-def test_the_window_fits_1366_by_700_with_nothing_cut_and_the_mosaic_readable(qtbot, window):
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_window_fits_1366_by_700_with_nothing_cut_and_the_mosaic_readable(qtbot, window, language):
+    window.set_language(language)
     hint = window.minimumSizeHint()
     assert hint.width() <= 1366 and hint.height() <= 700, hint
     resize(qtbot, window, (1366, 700))
