@@ -189,8 +189,8 @@ class InputPanel(QWidget, InferenceView):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.canvas = DrawingCanvas()
-        self.preview = ImagePanel(tr("model input (28×28)"))
-        self.preview.setFixedSize(150, 170)
+        self.preview = ImagePanel(tr("model input (28×28)"), least=(150, 170))
+        self.preview.setMaximumSize(150, 170)
         tip = tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
         # wrapped: a long message wraps within the column, never widens the panel
         self.prediction = QLabel(tr("no digit"), objectName="predictionLabel", wordWrap=True, toolTip=tip)

@@ -120,21 +120,22 @@ class WideEnoughForTexts(QObject):
         self.widget, self.views, self.extra, self.least = widget, list(views), extra, least
         for view in self.views:
             view.centralWidget.installEventFilter(self)
-        self.update()
+        self.fit()
 
     def needed(self) -> int:
         """Pixels: the widest of the views' least scene widths plus ``extra``, or ``least``."""
         widths = (view.centralWidget.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() for view in self.views)
         return max(math.ceil(max(widths)) + self.extra, self.least)
 
-    def update(self) -> None:
+    def fit(self) -> None:
+        """Set the widget's minimum width to :meth:`needed` where it differs."""
         width = self.needed()
         if width != self.widget.minimumWidth():
             self.widget.setMinimumWidth(width)
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:
-            self.update()
+            self.fit()
         return False
 
 
@@ -363,7 +364,8 @@ def capsule_bars(title: str, colour) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
 
 class ImagePanel(pg.GraphicsLayoutWidget):
     """A titled, fixed-aspect view of one (H, W) float array (row-major, row 0 at the top),
-    at least ``least`` (width, height) pixels, and never narrower than its title."""
+    at least ``least`` (width, height) pixels, and never narrower than its title. Its size
+    hint is its least size: panels side by side share the room by their stretch factors."""
 
     def __init__(
         self,

@@ -72,7 +72,9 @@ class LengthsView(QWidget, InferenceView):
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         column((self.bars_plot, 4), (self.iter_plot, 3), (self.primary, 4), margins=(2, 2, 2, 2), parent=self)
         # never narrower than its titles and keys (beside the pair panel, the dock is squeezed)
-        self.width_for_texts = WideEnoughForTexts(self, [self.bars_plot, self.iter_plot, self.primary], 2 + 2)
+        margins = self.layout().contentsMargins()
+        views = [self.bars_plot, self.iter_plot, self.primary]
+        self.width_for_texts = WideEnoughForTexts(self, views, margins.left() + margins.right())
         names = ("capsule_lengths", "lengths_per_iteration", "primary_capsule_lengths")  # of its plots' files
         self.figures = dict(zip(names, (self.bars_plot, self.iter_plot, self.primary)))
         self.lengths = np.zeros(10, dtype=np.float32)

@@ -141,13 +141,15 @@ class PoseView(QWidget, InferenceView):
         self.recon_panel = ImagePanel(tr("reconstruction"), least=least)
         self.diff_panel = ImagePanel(tr("reconstruction − input"), levels=(-1.0, 1.0), colormap=DIVERGING, least=least)
         self.status = QLabel("")
-        self.choices_row = row(tr("capsule"), self.digit, tr("range"), self.range, tr("length ×"), self.scale)
-        self.actions_row = row()
-        self.two_rows: bool | None = None
+        self.actions = QWidget()  # the buttons and the length readout, after or under the choices
+        row(self.reset_button, self.grid_button, (self.status, 1), margins=(0, 0, 0, 0), parent=self.actions)
+        choices = (tr("capsule"), self.digit, tr("range"), self.range, tr("length ×"), self.scale)
+        self.choices_row = row(*choices, 1)  # the stretch after the choices: 0 while the actions follow them
+        self.header = column(self.choices_row, self.actions)  # built in two rows
+        self.two_rows = True
         self.set_two_rows(two_rows)
-        top = column(self.choices_row, self.actions_row)
         images = row(*((panel, 1) for panel in (self.input_panel, self.recon_panel, self.diff_panel)))
-        column(top, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
+        column(self.header, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
         self.prediction: int | None = None
         self.image: np.ndarray | None = None
@@ -165,19 +167,15 @@ class PoseView(QWidget, InferenceView):
         if two == self.two_rows:
             return
         self.two_rows = two
-        actions = (self.reset_button, self.grid_button, self.status)
-        for layout in (self.choices_row, self.actions_row):
-            for widget in actions:
-                layout.removeWidget(widget)
-            last = layout.itemAt(layout.count() - 1)
-            if last is not None and last.spacerItem() is not None:
-                layout.takeAt(layout.count() - 1)
-        target = self.actions_row if two else self.choices_row
+        self.header.removeWidget(self.actions)
+        self.choices_row.removeWidget(self.actions)
+        stretch = self.choices_row.count() - 1
         if two:
-            self.choices_row.addStretch(1)
-        target.addWidget(self.reset_button)
-        target.addWidget(self.grid_button)
-        target.addWidget(self.status, 1)
+            self.header.addWidget(self.actions)
+        else:
+            self.choices_row.insertWidget(stretch, self.actions, 1)
+            stretch += 1
+        self.choices_row.setStretch(stretch, 1 if two else 0)
         if self.layout() is not None:  # the new least width at once, for the dock around it
             self.layout().activate()
             self.updateGeometry()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
 
 from capsviz import explanations
 from capsviz.explorer import Redraws
@@ -23,6 +23,7 @@ from capsviz.gui.widgets.common import (
     digit_choice,
     fit_iterations,
     iteration_slider,
+    plot,
     readout,
     row,
     set_label,
@@ -53,12 +54,13 @@ class VotePanel(QWidget):
         super().__init__(parent)
         self.rank = rank  # the default digit: the rank-th longest capsule
         self.digit = digit_choice(tr("The digit capsule j whose votes are shown"), default)
-        self.plot = pg.PlotWidget()
+        self.digit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # a title row, its text following the digit and iteration; its labelled ticks kept apart
+        # (two panels in a low dock leave the plot a few text lines high); drag and scroll to far votes
+        axes = {"bottom": tr("first axis of the votes"), "left": tr("second axis")}
+        self.plot = plot(tr("votes"), size="9pt", **axes, mouse=True)
         self.plot.setAspectLocked(True)
-        self.plot.setLabel("bottom", tr("first axis of the votes"))
-        self.plot.setLabel("left", tr("second axis"))
         self.plot.setMenuEnabled(False)
-        self.plot.setTitle(tr("votes"), size="9pt")  # a title row; its text follows the digit and iteration
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.scatter = pg.ScatterPlotItem(pen=None, hoverable=True, tip=None)
@@ -74,10 +76,8 @@ class VotePanel(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
+        sparse_ticks(self.colorbar.axis)
         self.width_for_texts = WideEnoughForTexts(self.plot, [self.plot])  # its key and colour bar whole
-        # two panels in a low dock leave the plot a few text lines high: labels kept apart
-        for axis in (self.plot.getAxis("left"), self.colorbar.axis):
-            sparse_ticks(axis)
         # two lines: the count and where, so the title fits the narrow panel
         self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(140, 110))
         self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
@@ -141,12 +141,22 @@ class VotesView(QWidget, InferenceView):
         names = (tr("predicted"),) if answers == 1 else (tr("longest"), tr("second longest"))
         for panel, name in zip(self.panels, names):
             panel.digit.setItemText(0, name)
-        width = max(panel.digit.sizeHint().width() for panel in self.panels)
-        for panel in self.panels:  # the two scatters equally wide, one over the other
-            panel.digit.setMinimumWidth(width)
+        self._equal_choices()
         if self.on_screen():
             self._show_panels()
         self.redraws.request()
+
+    def _equal_choices(self) -> None:
+        """The digit choices of the panels shown as wide as the widest needs: the scatters beside
+        them equally wide, one over the other."""
+        width = max(panel.digit.sizeHint().width() for panel in self.panels)
+        for panel in self.panels:
+            panel.digit.setMinimumWidth(width)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange:  # the choices' texts in another language
+            self._equal_choices()
 
     def _show_panels(self) -> None:
         for panel in self.all_panels:
