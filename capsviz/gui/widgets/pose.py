@@ -177,7 +177,7 @@ class PoseView(QWidget, InferenceView):
             stretch += 1
         self.choices_row.setStretch(stretch, 1 if two else 0)
         if self.layout() is not None:  # the new least width at once, for the dock around it
-            self.layout().activate()
+            self.layout().invalidate()
             self.updateGeometry()
 
     def selected_digit(self) -> int | None:
