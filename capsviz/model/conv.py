@@ -150,24 +150,32 @@ class _SpectralConv2d(torch.autograd.Function):
         wl = weight.permute(2, 3, 1, 0).contiguous()  # (k, k, C_in, C_out)
         aw = torch.matmul(t_row_w, wl.view(k, k, c_in * c_out))  # (k, 2*kw, C_in*C_out)
         w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_in * c_out)).view(n_freq, c_in, c_out)
-        p = torch.bmm(x3.transpose(0, 1), w3)  # (3F, B, C_out): the three real products per frequency
-        y = torch.matmul(t_inv, p.transpose(0, 1))  # (B, oh*ow, C_out)
+        x3t = x3.transpose(0, 1)  # (3F, B, C_in)
+        if x3t.dtype != torch.float32:
+            # oneDNN's bfloat16 and float16 products copy an operand whose batch is not its
+            # outermost dimension on every use (MKL's float32 ones read it in place): once
+            # here, for this product and the backward pass's
+            x3t = x3t.contiguous()
+        p = torch.bmm(x3t, w3)  # (3F, B, C_out): the three real products per frequency
+        # to the strided outputs in one product over all B * C_out columns, then (B, oh*ow, C_out)
+        y = torch.mm(t_inv, p.view(n_freq, batch * c_out)).view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
         if bias is not None:
             y = y + bias
-        ctx.save_for_backward(x3, w3)
+        ctx.save_for_backward(x3t, w3)
         ctx.shape = (batch, c_in, height, width, c_out, k, stride)
         ctx.has_bias = bias is not None
         return y.view(batch, oh, ow, c_out)
 
     @staticmethod
     def backward(ctx, grad_y: Tensor):
-        x3, w3 = ctx.saved_tensors
+        x3t, w3 = ctx.saved_tensors
         batch, c_in, height, width, c_out, k, stride = ctx.shape
-        grad_y = grad_y.to(x3.dtype)  # the spectra's type: float32, or autocast's bfloat16
-        (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, x3)
+        grad_y = grad_y.to(x3t.dtype)  # the spectra's type: float32, or autocast's bfloat16
+        (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, x3t)
         n_freq = 3 * nh * kw
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
-        grad_p = torch.matmul(t_inv.t(), grad_y).transpose(0, 1)  # (3F, B, C_out) view
+        grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
+        grad_p = torch.mm(t_inv.t(), grad_yt).view(n_freq, batch, c_out)  # (3F, B, C_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_x3 = torch.bmm(grad_p, w3.transpose(1, 2)).transpose(0, 1).contiguous()  # (B, 3F, C_in)
@@ -176,7 +184,7 @@ class _SpectralConv2d(torch.autograd.Function):
             grad_x = grad_xl.view(batch, height, width, c_in).permute(0, 3, 1, 2)  # channels-last strides
         if ctx.needs_input_grad[1]:
             # (3F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
-            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.transpose(0, 1))
+            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3t)
             grad_aw = torch.mm(t_col_w.t(), grad_w3.view(n_freq // kw, kw * c_out * c_in))  # (2k, kw*C_out*C_in)
             grad_wl = torch.matmul(t_row_w.t(), grad_aw.view(k, 2 * kw, c_out * c_in))  # (k, k, C_out*C_in)
             grad_w = grad_wl.view(k, k, c_out, c_in).permute(2, 3, 0, 1).contiguous()
