@@ -151,7 +151,7 @@ class _SpectralConv2d(torch.autograd.Function):
         aw = torch.matmul(t_row_w, wl.view(k, k, c_in * c_out))  # (k, 2*kw, C_in*C_out)
         w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_in * c_out)).view(n_freq, c_in, c_out)
         x3t = x3.transpose(0, 1)  # (3F, B, C_in)
-        if x3t.dtype != torch.float32:
+        if x3t.dtype in (torch.bfloat16, torch.float16):
             # oneDNN's bfloat16 and float16 products copy an operand whose batch is not its
             # outermost dimension on every use (MKL's float32 ones read it in place): once
             # here, for this product and the backward pass's
