@@ -146,17 +146,21 @@ class _SpectralConv2d(torch.autograd.Function):
         xl = x.permute(0, 2, 3, 1).contiguous()  # (B, H, W, C_in); free when x is channels-last
         a = torch.matmul(t_row, xl.view(batch * height, width, c_in))  # (B*H, 2*kw, C_in)
         x3 = torch.matmul(t_col_x, a.view(batch, 2 * height, kw * c_in)).view(batch, n_freq, c_in)
-        # kernel spectra, Gauss factors: (3F, C_in, C_out)
-        wl = weight.permute(2, 3, 1, 0).contiguous()  # (k, k, C_in, C_out)
-        aw = torch.matmul(t_row_w, wl.view(k, k, c_in * c_out))  # (k, 2*kw, C_in*C_out)
-        w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_in * c_out)).view(n_freq, c_in, c_out)
+        # kernel spectra, Gauss factors: (3F, C_out, C_in). MKL's float32 row transform reads
+        # the weight as stored, through a (k, k, C_out*C_in) view; oneDNN would copy that view
+        # on every call, so the reduced types lay it out once, after halving it (a 2-D transpose)
+        wk = weight.to(x.dtype).reshape(c_out * c_in, k * k).t()  # (k*k, C_out*C_in)
+        if wk.dtype in (torch.bfloat16, torch.float16):
+            wk = wk.contiguous()
+        aw = torch.bmm(t_row_w.expand(k, 2 * kw, k), wk.view(k, k, c_out * c_in))  # (k, 2*kw, C_out*C_in)
+        w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_out * c_in)).view(n_freq, c_out, c_in)
         x3t = x3.transpose(0, 1)  # (3F, B, C_in)
         if x3t.dtype in (torch.bfloat16, torch.float16):
             # oneDNN's bfloat16 and float16 products copy an operand whose batch is not its
             # outermost dimension on every use (MKL's float32 ones read it in place): once
             # here, for this product and the backward pass's
             x3t = x3t.contiguous()
-        p = torch.bmm(x3t, w3)  # (3F, B, C_out): the three real products per frequency
+        p = torch.bmm(x3t, w3.transpose(1, 2))  # (3F, B, C_out): the three real products per frequency
         # to the strided outputs in one product over all B * C_out columns, then (B, oh*ow, C_out)
         y = torch.mm(t_inv, p.view(n_freq, batch * c_out)).view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
         if bias is not None:
@@ -178,7 +182,7 @@ class _SpectralConv2d(torch.autograd.Function):
         grad_p = torch.mm(t_inv.t(), grad_yt).view(n_freq, batch, c_out)  # (3F, B, C_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_x3 = torch.bmm(grad_p, w3.transpose(1, 2)).transpose(0, 1).contiguous()  # (B, 3F, C_in)
+            grad_x3 = torch.bmm(grad_p, w3).transpose(0, 1).contiguous()  # (B, 3F, C_in)
             grad_a = torch.matmul(t_col_x.t(), grad_x3.view(batch, 3 * nh, kw * c_in))  # (B, 2H, kw*C_in)
             grad_xl = torch.matmul(t_row.t(), grad_a.view(batch * height, 2 * kw, c_in))  # (B*H, W, C_in)
             grad_x = grad_xl.view(batch, height, width, c_in).permute(0, 3, 1, 2)  # channels-last strides
