@@ -56,6 +56,7 @@ from torch import nn
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
 from capsviz.model.losses import two_digit_loss
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory, select_device
+from capsviz.train.loop import adam
 from capsviz.train.precision import DTYPES, allow_tf32, autocast, grad_scaler, resolve_precision
 
 GFLOP_PER_TRAIN_IMAGE = 1.214
@@ -180,7 +181,7 @@ def main() -> None:
         parts = torch.rand(B, 2, 1, size, size, device=device)
 
     def trainer(model, forward, precision):
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        opt = adam(model.parameters(), lr=1e-3)  # as capsviz train
         scaler = grad_scaler(precision, device)
 
         def step():

@@ -42,6 +42,8 @@ from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
 RESERVED_PREFIXES = ("optimizer.", "rng.")
+# optimizer settings that choose an implementation, kept from the optimizer on restore
+IMPLEMENTATION_KEYS = ("fused", "foreach")
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 # metadata ``model`` -> (network, its config)
 KINDS = {"capsnet": (CapsNet, CapsNetConfig), "baseline": (BaselineCNN, BaselineConfig)}
@@ -594,10 +596,14 @@ def restore_optimizer(
                 _("{path}: optimizer tensor {key!r} contains NaN or inf values", path=info.path, key=key)
             )
         state.setdefault(idx, {})[name] = value
+    # how the update runs (one fused kernel, or per tensor) is this optimizer's, not the saved run's
+    kernels = [{k: group[k] for k in IMPLEMENTATION_KEYS if k in group} for group in optimizer.param_groups]
     try:
         optimizer.load_state_dict({"state": state, "param_groups": json.loads(groups_json)})
     except (ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise CheckpointError(_("{path}: optimizer state does not fit: {exc}", path=info.path, exc=exc)) from None
+    for group, own in zip(optimizer.param_groups, kernels):
+        group.update(own)
 
 
 def average_checkpoints(

@@ -16,9 +16,11 @@ from capsviz.train.checkpoint import (
     header_of,
     load_checkpoint,
     read_info,
+    restore_optimizer,
     save_checkpoint,
     training_record,
 )
+from capsviz.train.loop import adam
 
 
 @pytest.fixture(scope="module")
@@ -395,3 +397,34 @@ def test_ship_tool_averages_epoch_autosaves_and_says_so_in_the_header(tmp_path):
     assert info.metadata["averaged_epochs"] == "1, 2" and info.dataset == "multimnist" and state == {}
     mean = (models[0].digit_caps.W + models[1].digit_caps.W) / 2
     torch.testing.assert_close(loaded.digit_caps.W, mean.half().float())
+
+
+def test_optimizer_state_of_a_per_tensor_adam_resumes_in_the_fused_one(tmp_path):
+    """The moments and step counts carry over; how the update runs stays the resuming optimizer's."""
+    torch.manual_seed(0)
+    m = CapsNet()
+    per_tensor = torch.optim.Adam(m.parameters(), lr=1e-3)
+    x, y = torch.rand(4, 1, 28, 28), torch.randint(0, 10, (4,))
+    for _ in range(2):
+        per_tensor.zero_grad()
+        m(x, target=y).lengths.sum().backward()
+        per_tensor.step()
+    path = tmp_path / "run.safetensors"
+    save_checkpoint(path, m, optimizer=per_tensor, epoch=0, step=2)
+    loaded, info, state = load_checkpoint(path)
+    fused = adam(loaded.parameters(), lr=1e-3)
+    assert fused.param_groups[0]["fused"] is True
+    restore_optimizer(fused, info, state)
+    assert fused.param_groups[0]["fused"] is True and fused.param_groups[0]["lr"] == 1e-3
+    saved_state, restored = per_tensor.state_dict()["state"], fused.state_dict()["state"]
+    assert restored.keys() == saved_state.keys()
+    for idx, entry in saved_state.items():
+        assert float(restored[idx]["step"]) == 2.0
+        assert torch.equal(restored[idx]["exp_avg_sq"], entry["exp_avg_sq"])
+    # one more step from the same point: the fused update agrees with the per-tensor one
+    for opt, model in ((per_tensor, m), (fused, loaded)):
+        opt.zero_grad()
+        model(x, target=y).lengths.sum().backward()
+        opt.step()
+    for a, b in zip(m.parameters(), loaded.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
