@@ -215,7 +215,15 @@ class CapsNet(nn.Module):
         patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k)
         side = patches.shape[1]
         w = self.conv1.weight.reshape(self.cfg.conv1_channels, k * k)
-        out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*F*F, 256)
+        if torch.is_grad_enabled():
+            # the bias as the weight of a column of ones: no (B*F*F, 256) copy of it into the
+            # output, and its gradient comes with the weight's product instead of a sum
+            rows = x.new_empty(batch * side * side, k * k + 1)
+            rows[:, : k * k].view(batch, side, side, k, k).copy_(patches)
+            rows[:, k * k] = 1.0
+            out = rows @ torch.cat([w, self.conv1.bias[:, None]], 1).t()  # (B*F*F, 256)
+        else:
+            out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*F*F, 256)
         return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # NCHW shape, channels-last strides
 
     def forward(

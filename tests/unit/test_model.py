@@ -241,6 +241,26 @@ def test_a_one_image_trace_reaches_numpy_shared_and_an_example_of_a_batch_copied
     assert torch.equal(stack_transposed(views), torch.stack(views))
 
 
+def test_conv1_matches_conv2d_with_and_without_gradients():
+    """Conv1 as one product over 9x9 patches (the bias a column of ones when training) gives
+    conv2d's values, and its weight and bias gradients."""
+    torch.manual_seed(3)
+    for size in (28, 36):
+        net = CapsNet(CapsNetConfig(image_size=size, conv1_channels=32, primary_types=4, decoder_hidden=(16, 32)))
+        conv = net.conv1
+        x = torch.rand(3, 1, size, size)
+        ref = torch.nn.functional.conv2d(x, conv.weight, conv.bias)
+        with torch.no_grad():
+            torch.testing.assert_close(net._conv1(x), ref, rtol=1e-5, atol=1e-5)
+        out = net._conv1(x)
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+        g = torch.randn_like(ref)
+        grads = torch.autograd.grad(out, (conv.weight, conv.bias), g)
+        ref_grads = torch.autograd.grad(ref, (conv.weight, conv.bias), g)
+        for a, b in zip(grads, ref_grads):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
 def test_spectral_conv_matches_conv2d():
     """The DFT form of PrimaryCaps' convolution gives conv2d's values and gradients."""
     from capsviz.model.conv import spectral_conv2d
