@@ -205,26 +205,29 @@ class CapsNet(nn.Module):
         self.decoder = Decoder(self.cfg)
 
     def _conv1(self, x: Tensor) -> Tensor:
-        """Conv1. On the CPU as one matrix product over 9x9 patches, which gives the
-        output channels-last: PrimaryCaps' spectral and im2col paths read that layout
-        without a copy, and ReLU's backward sees matching layouts (a mismatch there
-        costs more than the convolution)."""
+        """Conv1. On the CPU as one matrix product over 9x9 patches, laid out in memory for
+        the PrimaryCaps path that reads it: the explorer's few images without gradients
+        come out channels-last, (B, F, F, 256), the rows of PrimaryCaps' few-image product;
+        training and batch evaluation come out (F, F, B, 256), in which the spectral
+        path's transforms are single products over all B * 256 columns. Either way the
+        result is an NCHW-shaped view, and ReLU's backward sees matching layouts (a
+        mismatch there costs more than the convolution)."""
         if x.device.type != "cpu":
             return self.conv1(x)
         batch, k = x.shape[0], self.cfg.kernel_size
         patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k)
         side = patches.shape[1]
         w = self.conv1.weight.reshape(self.cfg.conv1_channels, k * k)
-        if torch.is_grad_enabled():
-            # the bias as the weight of a column of ones: no (B*F*F, 256) copy of it into the
-            # output, and its gradient comes with the weight's product instead of a sum
-            rows = x.new_empty(batch * side * side, k * k + 1)
-            rows[:, : k * k].view(batch, side, side, k, k).copy_(patches)
-            rows[:, k * k] = 1.0
-            out = rows @ torch.cat([w, self.conv1.bias[:, None]], 1).t()  # (B*F*F, 256)
-        else:
+        if _fast_inference(x):
             out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*F*F, 256)
-        return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # NCHW shape, channels-last strides
+            return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # channels-last strides
+        # rows (y, x, image); the bias as the weight of a column of ones: no copy of it into
+        # all F*F*B x 256 outputs, and its gradient comes with the weight's product
+        rows = x.new_empty(side, side, batch, k * k + 1)
+        rows[..., : k * k].view(side, side, batch, k, k).copy_(patches.permute(1, 2, 0, 3, 4))
+        rows[..., k * k] = 1.0
+        out = rows.view(-1, k * k + 1) @ torch.cat([w, self.conv1.bias[:, None]], 1).t()  # (F*F*B, 256)
+        return out.view(side, side, batch, -1).permute(2, 3, 0, 1)  # NCHW shape, (F, F, B, 256) in memory
 
     def forward(
         self,

@@ -20,8 +20,9 @@ product (B, 256) @ (256, 256); with Gauss's three-multiplication form of the com
 product it costs 3 real products, 3 x 190 x 256 x 256 = 37.4 M multiply-adds per image
 against 191.1 M for the direct convolution (5.1x fewer). The DFTs themselves are
 separable real matrices (a 20-point row transform, then a 19-point column transform),
-applied as matrix products on channels-last data, and folded together with the
-three Gauss combinations; the inverse goes straight to the 36 strided outputs. The
+applied to data laid out (H, W, B, C) in memory, so that each transform is one
+product over all B x C columns, and folded together with the three Gauss
+combinations; the inverse goes straight to the 36 strided outputs. The
 backward pass applies the transposed matrices in reverse order (written out, so the
 saved spectra are reused and nothing else is kept).
 
@@ -142,10 +143,11 @@ class _SpectralConv2d(torch.autograd.Function):
         c_out, _, k, _ = weight.shape
         (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, x)
         n_freq = 3 * nh * kw  # three Gauss factors per frequency
-        # input spectrum, Gauss factors: (B, 3F, C_in), channels innermost
-        xl = x.permute(0, 2, 3, 1).contiguous()  # (B, H, W, C_in); free when x is channels-last
-        a = torch.matmul(t_row, xl.view(batch * height, width, c_in))  # (B*H, 2*kw, C_in)
-        x3 = torch.matmul(t_col_x, a.view(batch, 2 * height, kw * c_in)).view(batch, n_freq, c_in)
+        # input spectrum, Gauss factors: (3F, B, C_in), each transform one product over all
+        # B * C_in columns
+        xl = x.permute(2, 3, 0, 1).contiguous()  # (H, W, B, C_in); free when x is laid out so
+        a = torch.bmm(t_row.expand(height, 2 * kw, width), xl.view(height, width, batch * c_in))  # (H, 2*kw, B*C_in)
+        x3t = torch.mm(t_col_x, a.view(2 * height, kw * batch * c_in)).view(n_freq, batch, c_in)
         # kernel spectra, Gauss factors: (3F, C_out, C_in). MKL's float32 row transform reads
         # the weight as stored, through a (k, k, C_out*C_in) view; oneDNN would copy that view
         # on every call, so the reduced types lay it out once, after halving it (a 2-D transpose)
@@ -154,12 +156,6 @@ class _SpectralConv2d(torch.autograd.Function):
             wk = wk.contiguous()
         aw = torch.bmm(t_row_w.expand(k, 2 * kw, k), wk.view(k, k, c_out * c_in))  # (k, 2*kw, C_out*C_in)
         w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_out * c_in)).view(n_freq, c_out, c_in)
-        x3t = x3.transpose(0, 1)  # (3F, B, C_in)
-        if x3t.dtype in (torch.bfloat16, torch.float16):
-            # oneDNN's bfloat16 and float16 products copy an operand whose batch is not its
-            # outermost dimension on every use (MKL's float32 ones read it in place): once
-            # here, for this product and the backward pass's
-            x3t = x3t.contiguous()
         p = torch.bmm(x3t, w3.transpose(1, 2))  # (3F, B, C_out): the three real products per frequency
         # to the strided outputs in one product over all B * C_out columns, then (B, oh*ow, C_out)
         y = torch.mm(t_inv, p.view(n_freq, batch * c_out)).view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
@@ -182,10 +178,10 @@ class _SpectralConv2d(torch.autograd.Function):
         grad_p = torch.mm(t_inv.t(), grad_yt).view(n_freq, batch, c_out)  # (3F, B, C_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_x3 = torch.bmm(grad_p, w3).transpose(0, 1).contiguous()  # (B, 3F, C_in)
-            grad_a = torch.matmul(t_col_x.t(), grad_x3.view(batch, 3 * nh, kw * c_in))  # (B, 2H, kw*C_in)
-            grad_xl = torch.matmul(t_row.t(), grad_a.view(batch * height, 2 * kw, c_in))  # (B*H, W, C_in)
-            grad_x = grad_xl.view(batch, height, width, c_in).permute(0, 3, 1, 2)  # channels-last strides
+            grad_x3 = torch.bmm(grad_p, w3)  # (3F, B, C_in)
+            grad_a = torch.mm(t_col_x.t(), grad_x3.view(3 * nh, kw * batch * c_in))  # (2H, kw*B*C_in)
+            grad_xl = torch.bmm(t_row.t().expand(height, width, 2 * kw), grad_a.view(height, 2 * kw, batch * c_in))
+            grad_x = grad_xl.view(height, width, batch, c_in).permute(2, 3, 0, 1)  # (H, W, B, C_in) in memory
         if ctx.needs_input_grad[1]:
             # (3F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
             grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3t)
@@ -203,15 +199,15 @@ def spectral_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: int)
 
     Parameters
     ----------
-    x : Tensor, float32 or float64, (B, C_in, H, W), any memory format (channels-last is
-        read without a copy)
+    x : Tensor, float32 or float64, (B, C_in, H, W), any strides; laid out (H, W, B, C_in)
+        in memory (``CapsNet``'s Conv1 output in training) it is read without a copy
     weight : Tensor, (C_out, C_in, k, k); bias : Tensor (C_out,) or None
     stride : int >= 1
 
     Returns
     -------
     Tensor, (B, H_out, W_out, C_out), channels last (note: not NCHW). Differentiable in
-    x, weight and bias.
+    x, weight and bias; the gradient of x is laid out (H, W, B, C_in) in memory.
     """
     return _SpectralConv2d.apply(x, weight, bias, stride)
 

@@ -250,10 +250,13 @@ def test_conv1_matches_conv2d_with_and_without_gradients():
         conv = net.conv1
         x = torch.rand(3, 1, size, size)
         ref = torch.nn.functional.conv2d(x, conv.weight, conv.bias)
-        with torch.no_grad():
-            torch.testing.assert_close(net._conv1(x), ref, rtol=1e-5, atol=1e-5)
-        out = net._conv1(x)
+        with torch.no_grad():  # the explorer's few images: channels-last, PrimaryCaps' patch rows
+            few = net._conv1(x)
+        torch.testing.assert_close(few, ref, rtol=1e-5, atol=1e-5)
+        assert few.permute(0, 2, 3, 1).is_contiguous()
+        out = net._conv1(x)  # training: (F, F, B, C) in memory, the spectral path's layout
         torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+        assert out.permute(2, 3, 0, 1).is_contiguous()
         g = torch.randn_like(ref)
         grads = torch.autograd.grad(out, (conv.weight, conv.bias), g)
         ref_grads = torch.autograd.grad(ref, (conv.weight, conv.bias), g)
@@ -267,17 +270,19 @@ def test_spectral_conv_matches_conv2d():
 
     torch.manual_seed(4)
     # PrimaryCaps' case (odd 19-point span), other strides, an even span (Nyquist column),
-    # a non-square map, channels-last input
+    # a non-square map; NCHW, channels-last and (H, W, B, C) memory (Conv1's in training)
     for shape, k, stride in (
         ((3, 16, 20, 20), 9, 2),
         ((2, 5, 11, 13), 3, 3),
         ((2, 4, 12, 10), 4, 2),
         ((2, 3, 7, 7), 7, 1),
     ):
-        for channels_last in (False, True):
+        for layout in ("nchw", "channels_last", "hwbc"):
             x = torch.randn(*shape)
-            if channels_last:
+            if layout == "channels_last":
                 x = x.contiguous(memory_format=torch.channels_last)
+            elif layout == "hwbc":
+                x = x.permute(2, 3, 0, 1).contiguous().permute(2, 3, 0, 1)
             x.requires_grad_()
             w = torch.randn(7, shape[1], k, k, requires_grad=True)
             bias = torch.randn(7, requires_grad=True)
