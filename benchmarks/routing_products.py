@@ -31,10 +31,9 @@ import time
 import torch
 
 from capsviz.model.config import CapsNetConfig
+from capsviz.model.routing import REDUCED
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory
-
-TYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-REDUCED = (torch.bfloat16, torch.float16)
+from capsviz.train.precision import DTYPES
 
 
 def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator) -> dict[str, dict]:
@@ -69,9 +68,9 @@ def main() -> None:
     parser.add_argument("--precision", default="fp32,bf16,fp16", help="types, separated by commas")
     args = parser.parse_args()
     names = [p.strip() for p in args.precision.split(",") if p.strip()]
-    unknown = [p for p in names if p not in TYPES]
+    unknown = [p for p in names if p not in DTYPES]
     if unknown or not names:
-        parser.error(f"--precision: expected some of {', '.join(TYPES)}, got {args.precision!r}")
+        parser.error(f"--precision: expected some of {', '.join(DTYPES)}, got {args.precision!r}")
     retain_freed_memory()  # as capsviz train: u_hat-sized blocks are reused, not mapped anew
     cfg = CapsNetConfig(image_size=args.image_size)
     n, n_in, dim = args.batch_size * cfg.num_classes, cfg.num_primary, cfg.digit_dim
@@ -81,7 +80,7 @@ def main() -> None:
     gen = torch.Generator().manual_seed(0)
     results: dict[str, dict[str, dict[str, float]]] = {}
     for name in names:
-        dtype = TYPES[name]
+        dtype = DTYPES[name]
         results[name] = {}
         for op, variants in forms(dtype, n, n_in, dim, gen).items():
             times: dict[str, list[float]] = {form: [] for form in variants}

@@ -46,6 +46,8 @@ import threading
 import torch
 from torch import Tensor
 
+from capsviz.model.routing import REDUCED
+
 IM2COL_MAX_BATCH = 8  # no-grad batches up to this size take the im2col path
 # From these batch sizes on the spectral path beats oneDNN's direct convolution (measured
 # on 2 cores: at 16 images with gradients 117 vs 164 ms, without 49 vs 39 ms; at 32
@@ -152,7 +154,7 @@ class _SpectralConv2d(torch.autograd.Function):
         # the weight as stored, through a (k, k, C_out*C_in) view; oneDNN would copy that view
         # on every call, so the reduced types lay it out once, after halving it (a 2-D transpose)
         wk = weight.to(x.dtype).reshape(c_out * c_in, k * k).t()  # (k*k, C_out*C_in)
-        if wk.dtype in (torch.bfloat16, torch.float16):
+        if wk.dtype in REDUCED:
             wk = wk.contiguous()
         aw = torch.bmm(t_row_w.expand(k, 2 * kw, k), wk.view(k, k, c_out * c_in))  # (k, 2*kw, C_out*C_in)
         w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_out * c_in)).view(n_freq, c_out, c_in)
