@@ -27,7 +27,9 @@ network (10x10 PrimaryCaps grid, 3,200 primary capsules) with the two-digit obje
 reconstruction per digit against that digit alone), the reference likewise at 36x36 (its
 decoder run once per digit); the GFLOP counts, and so ``fraction_of_peak``, are MNIST's only.
 ``--profile`` prints the 15 operators that take the most time in
-one capsviz step (torch profiler, self CPU or CUDA time).
+one capsviz step (torch profiler, self CPU or CUDA time), then its 30 costliest operator
+calls grouped by input shapes, types and layouts, with each matrix product's GFLOP/s
+(:func:`operator_calls`).
 
 Both networks run in one process with the same allocator settings: by default those
 of ``capsviz train`` (:func:`capsviz.runtime.retain_freed_memory`);
@@ -126,6 +128,71 @@ class ReferenceCapsNet(nn.Module):
         return lengths, recons[0] if y.dim() == 1 else torch.stack(recons, dim=1)
 
 
+# the matrix products whose rate the per-call table gives: operator -> the positions of
+# its two factors among its inputs
+PRODUCTS = {"aten::mm": (0, 1), "aten::bmm": (0, 1), "aten::addmm": (1, 2), "aten::baddbmm": (1, 2)}
+TYPE_NAMES = {"float": "fp32", "c10::BFloat16": "bf16", "c10::Half": "fp16", "double": "fp64"}
+
+
+def product_flop(name: str, shapes: list) -> int:
+    """Floating-point operations of one call of a matrix product (2 per multiply-add), from
+    the shapes the profiler recorded: (M, K) @ (K, N), or batched (b, M, K) @ (b, K, N);
+    0 for any other operator."""
+    if name not in PRODUCTS:
+        return 0
+    i, j = PRODUCTS[name]
+    a, b = shapes[i], shapes[j]
+    batch = a[0] if len(a) == 3 else 1
+    return 2 * batch * a[-2] * a[-1] * b[-1]
+
+
+def _strided(shape: list, strides: list) -> bool:
+    """Whether a tensor of ``shape`` with ``strides`` is laid out other than row-major
+    contiguous (a transposed or permuted view)."""
+    expect, run = [], 1
+    for size in reversed(shape):
+        expect.append(run)
+        run *= size
+    return any(n > 1 and s != e for n, s, e in zip(shape, strides, reversed(expect)))
+
+
+def operator_calls(prof, rows: int = 30, device: bool = False) -> list[str]:
+    """The ``rows`` costliest operator calls of a profile by self time, grouped by operator
+    and by the shapes, types and layouts of its inputs.
+
+    Each line gives the total milliseconds, the number of calls, the types (``fp32``,
+    ``bf16``, ...; a converting copy as ``fp32->bf16``), the shapes (a ``T`` after a shape
+    read in another layout than row-major contiguous: a transposed or permuted view), and
+    for a matrix product its rate in GFLOP/s. So one profile shows which products still
+    run in float32 under bf16 autocast, which run slowly for their size, and what each copy
+    converts. ``prof``: a ``torch.profiler.profile`` run with ``record_shapes=True``;
+    ``device``: the CUDA self time instead of the CPU's.
+    """
+    groups: dict[tuple, list] = {}
+    for event in prof.events():
+        if any(child.name == event.name for child in event.cpu_children):
+            continue  # a dispatch layer (autocast) over the same operator in another type
+        us = event.self_device_time_total if device else event.self_cpu_time_total
+        shapes = [list(s) for s in event.input_shapes or []]
+        strides = [list(s) for s in (getattr(event, "structured_input_strides", None) or [])]
+        types = tuple(TYPE_NAMES[t] for t in (getattr(event, "input_dtypes", None) or []) if t in TYPE_NAMES)
+        if event.name == "aten::copy_" and len(types) == 2:  # copy_(self, src): from src's type to self's
+            types = (f"{types[1]}->{types[0]}",) if types[0] != types[1] else types[:1]
+        tensors = tuple(
+            "x".join(map(str, shape)) + ("T" if k < len(strides) and _strided(shape, strides[k]) else "")
+            for k, shape in enumerate(shapes)
+            if shape
+        )
+        entry = groups.setdefault((event.name, tensors, types), [0.0, 0, product_flop(event.name, shapes)])
+        entry[0] += us
+        entry[1] += 1
+    lines = [f"{'ms':>8} {'calls':>5}  {'GFLOP/s':>7}  operator, types, shapes"]
+    for (name, tensors, types), (us, calls, flop) in sorted(groups.items(), key=lambda kv: -kv[1][0])[:rows]:
+        rate = f"{flop * calls / (us * 1e3):7.1f}" if flop and us else " " * 7
+        lines.append(f"{us / 1e3:8.2f} {calls:5d}  {rate}  {name} {'/'.join(types)} {', '.join(tensors)}")
+    return lines
+
+
 def time_interleaved(steps: dict, count: int, warmup: int, sync) -> dict[str, list[float]]:
     """Seconds of each of ``count`` calls of every function in ``steps`` (name -> function),
     after ``warmup`` calls each: the functions take turns, one call each per round, so a
@@ -220,11 +287,13 @@ def main() -> None:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
         key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
         for precision, step in capsviz_steps.items():
-            with profile(activities=activities) as prof:
+            with profile(activities=activities, record_shapes=True) as prof:
                 step()
                 sync()
             print(f"one capsviz step, {precision}:")
             print(prof.key_averages().table(sort_by=key, row_limit=15))
+            print(f"its operator calls by shape, {precision}:")
+            print("\n".join(operator_calls(prof, device=device.type == "cuda")))
     t_ref = time_interleaved(reference_steps, args.steps, args.warmup, sync)
     t_mm = time_interleaved(matmuls, args.steps, 1, sync)
     results = {}

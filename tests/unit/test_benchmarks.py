@@ -1,0 +1,50 @@
+"""The benchmarks' own arithmetic: what they print is read as the project's figures."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def train_speed():
+    spec = importlib.util.spec_from_file_location("train_speed", ROOT / "benchmarks" / "train_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_product_flop_counts_two_per_multiply_add(train_speed):
+    assert train_speed.product_flop("aten::mm", [[3, 4], [4, 5]]) == 2 * 3 * 4 * 5
+    assert train_speed.product_flop("aten::bmm", [[7, 3, 4], [7, 4, 5]]) == 2 * 7 * 3 * 4 * 5
+    assert train_speed.product_flop("aten::addmm", [[5], [3, 4], [4, 5], [], []]) == 2 * 3 * 4 * 5
+    assert train_speed.product_flop("aten::copy_", [[3, 4], [3, 4], []]) == 0
+
+
+def test_operator_calls_name_types_layouts_and_rates(train_speed):
+    from torch.profiler import profile
+
+    a = torch.randn(6, 64, 32)
+    b = torch.randn(6, 16, 32)
+    c, d = torch.randn(6, 256, 256), torch.randn(6, 256, 128)
+    with profile(record_shapes=True) as prof:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            for _ in range(3):
+                torch.bmm(a, b.transpose(1, 2))  # b read transposed, both cast to bfloat16
+        torch.bmm(c, d)  # float32, both row-major
+    lines = train_speed.operator_calls(prof, rows=50)
+    assert lines[0].split()[:3] == ["ms", "calls", "GFLOP/s"]
+    rows = {line[25:]: line.split()[:3] for line in lines[1:]}
+    bf16 = rows["aten::bmm bf16/bf16 6x64x32, 6x32x16T"]
+    fp32 = rows["aten::bmm fp32/fp32 6x256x256, 6x256x128"]
+    assert bf16[1] == "3" and fp32[1] == "1"
+    # autocast's own bmm over the bfloat16 one (float32 in, its self time the dispatch) is no product call
+    assert not any(key.startswith("aten::bmm fp32/fp32 6x64x32") for key in rows)
+    ms, rate = float(fp32[0]), float(fp32[2])
+    # the rate comes from the unrounded time: the shown ms are rounded to 0.005, the rate to 0.05
+    assert rate == pytest.approx(2 * 6 * 256 * 256 * 128 / (ms * 1e6), rel=0.006 / ms + 0.06 / rate)
+    assert any(key.startswith("aten::copy_ fp32->bf16 6x64x32") for key in rows)
+    assert not any(key.startswith("aten::copy_") and "bf16->fp32" in key for key in rows)
