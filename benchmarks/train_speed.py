@@ -29,7 +29,8 @@ decoder run once per digit); the GFLOP counts, and so ``fraction_of_peak``, are 
 ``--profile`` prints the 15 operators that take the most time in
 one capsviz step (torch profiler, self CPU or CUDA time), then its 30 costliest operator
 calls grouped by input shapes, types and layouts, with each matrix product's GFLOP/s
-(:func:`operator_calls`).
+(:func:`operator_calls`). On 2 cores the profiler's own work slows some calls: time a call
+alone before acting on its figure.
 
 Both networks run in one process with the same allocator settings: by default those
 of ``capsviz train`` (:func:`capsviz.runtime.retain_freed_memory`);
@@ -129,67 +130,86 @@ class ReferenceCapsNet(nn.Module):
 
 
 # the matrix products whose rate the per-call table gives: operator -> the positions of
-# its two factors among its inputs
+# its two factors among its inputs (addmm and baddbmm take the added tensor first)
 PRODUCTS = {"aten::mm": (0, 1), "aten::bmm": (0, 1), "aten::addmm": (1, 2), "aten::baddbmm": (1, 2)}
 TYPE_NAMES = {"float": "fp32", "c10::BFloat16": "bf16", "c10::Half": "fp16", "double": "fp64"}
 
 
 def product_flop(name: str, shapes: list) -> int:
     """Floating-point operations of one call of a matrix product (2 per multiply-add), from
-    the shapes the profiler recorded: (M, K) @ (K, N), or batched (b, M, K) @ (b, K, N);
-    0 for any other operator."""
+    the input shapes the profiler recorded: the factors at ``PRODUCTS``' positions are
+    (M, K) and (K, N), or batched (b, M, K) and (b, K, N). 0 for any other operator, and
+    where the shapes were not recorded."""
     if name not in PRODUCTS:
         return 0
     i, j = PRODUCTS[name]
+    if len(shapes) <= j or len(shapes[i]) < 2 or len(shapes[j]) < 2:
+        return 0
     a, b = shapes[i], shapes[j]
     batch = a[0] if len(a) == 3 else 1
     return 2 * batch * a[-2] * a[-1] * b[-1]
 
 
-def _strided(shape: list, strides: list) -> bool:
-    """Whether a tensor of ``shape`` with ``strides`` is laid out other than row-major
-    contiguous (a transposed or permuted view)."""
-    expect, run = [], 1
-    for size in reversed(shape):
-        expect.append(run)
-        run *= size
-    return any(n > 1 and s != e for n, s, e in zip(shape, strides, reversed(expect)))
+def layout_mark(shape: list, strides: list) -> str:
+    """How a tensor of ``shape`` lies in memory, as the per-call table marks it: "" row-major
+    contiguous; "T" all its elements in order, but in another order of its axes (a
+    transposed or permuted view); "B" broadcast (an axis of stride 0, as from ``expand``);
+    "S" any other strides (a slice). Axes of length 1 do not count."""
+    axes = [(n, s) for n, s in zip(shape, strides) if n > 1]
+    if any(s == 0 for _, s in axes):
+        return "B"
+    for order, mark in ((axes, ""), (sorted(axes, key=lambda axis: -axis[1]), "T")):
+        run = 1
+        for n, s in reversed(order):
+            if s != run:
+                break
+            run *= n
+        else:
+            return mark
+    return "S"
 
 
-def operator_calls(prof, rows: int = 30, device: bool = False) -> list[str]:
+def operator_calls(prof, rows: int = 30, cuda: bool = False) -> list[str]:
     """The ``rows`` costliest operator calls of a profile by self time, grouped by operator
-    and by the shapes, types and layouts of its inputs.
+    and by the shapes, types and layouts of its inputs, after a header line.
 
-    Each line gives the total milliseconds, the number of calls, the types (``fp32``,
-    ``bf16``, ...; a converting copy as ``fp32->bf16``), the shapes (a ``T`` after a shape
-    read in another layout than row-major contiguous: a transposed or permuted view), and
-    for a matrix product its rate in GFLOP/s. So one profile shows which products still
-    run in float32 under bf16 autocast, which run slowly for their size, and what each copy
-    converts. ``prof``: a ``torch.profiler.profile`` run with ``record_shapes=True``;
-    ``device``: the CUDA self time instead of the CPU's.
+    Each line gives the total milliseconds, the number of calls, the input tensors' types
+    (``fp32``, ``bf16``, ...; a converting copy as ``fp32->bf16``), their shapes, each
+    followed by its :func:`layout_mark` (``T`` transposed or permuted, ``B`` broadcast,
+    ``S`` sliced), and for a matrix product its rate in GFLOP/s. So one profile shows which
+    products run in float32 under bf16 autocast, which run slowly for their size, and what
+    each copy converts. Autocast's own layer over a product in another type (an event whose
+    child is the same operator) is left out: its self time is the dispatch, not the product.
+
+    ``prof``: a ``torch.profiler.profile`` run with ``record_shapes=True``; ``cuda``: the
+    operators' CUDA self time (their kernels') instead of the CPU's, the kernels' own events
+    left out.
     """
     groups: dict[tuple, list] = {}
     for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CPU:
+            continue  # a kernel: its time is its operator's CUDA self time
         if any(child.name == event.name for child in event.cpu_children):
-            continue  # a dispatch layer (autocast) over the same operator in another type
-        us = event.self_device_time_total if device else event.self_cpu_time_total
+            continue
+        us = event.self_device_time_total if cuda else event.self_cpu_time_total
         shapes = [list(s) for s in event.input_shapes or []]
         strides = [list(s) for s in (getattr(event, "structured_input_strides", None) or [])]
-        types = tuple(TYPE_NAMES[t] for t in (getattr(event, "input_dtypes", None) or []) if t in TYPE_NAMES)
+        dtypes = getattr(event, "input_dtypes", None) or []
+        tensors = [k for k, shape in enumerate(shapes) if shape]
+        types = tuple(TYPE_NAMES.get(dtypes[k], dtypes[k]) for k in tensors if k < len(dtypes))
         if event.name == "aten::copy_" and len(types) == 2:  # copy_(self, src): from src's type to self's
             types = (f"{types[1]}->{types[0]}",) if types[0] != types[1] else types[:1]
-        tensors = tuple(
-            "x".join(map(str, shape)) + ("T" if k < len(strides) and _strided(shape, strides[k]) else "")
-            for k, shape in enumerate(shapes)
-            if shape
+        shown = tuple(
+            "x".join(map(str, shapes[k])) + (layout_mark(shapes[k], strides[k]) if k < len(strides) else "")
+            for k in tensors
         )
-        entry = groups.setdefault((event.name, tensors, types), [0.0, 0, product_flop(event.name, shapes)])
+        entry = groups.setdefault((event.name, shown, types), [0.0, 0, product_flop(event.name, shapes)])
         entry[0] += us
         entry[1] += 1
     lines = [f"{'ms':>8} {'calls':>5}  {'GFLOP/s':>7}  operator, types, shapes"]
-    for (name, tensors, types), (us, calls, flop) in sorted(groups.items(), key=lambda kv: -kv[1][0])[:rows]:
+    for (name, shown, types), (us, calls, flop) in sorted(groups.items(), key=lambda kv: -kv[1][0])[:rows]:
         rate = f"{flop * calls / (us * 1e3):7.1f}" if flop and us else " " * 7
-        lines.append(f"{us / 1e3:8.2f} {calls:5d}  {rate}  {name} {'/'.join(types)} {', '.join(tensors)}")
+        lines.append(f"{us / 1e3:8.2f} {calls:5d}  {rate}  {name} {'/'.join(types)} {', '.join(shown)}")
     return lines
 
 
@@ -221,7 +241,11 @@ def main() -> None:
     )
     parser.add_argument("--dataset", default="mnist", choices=("mnist", "multimnist"), help="28x28 or 36x36 pairs")
     parser.add_argument("--no-reference", action="store_true", help="time capsviz and the matrix product only")
-    parser.add_argument("--profile", action="store_true", help="print the top operators of one capsviz step")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print the top operators of one capsviz step, then its costliest calls by shape, type and layout",
+    )
     parser.add_argument(
         "--default-allocator",
         action="store_true",
@@ -293,7 +317,7 @@ def main() -> None:
             print(f"one capsviz step, {precision}:")
             print(prof.key_averages().table(sort_by=key, row_limit=15))
             print(f"its operator calls by shape, {precision}:")
-            print("\n".join(operator_calls(prof, device=device.type == "cuda")))
+            print("\n".join(operator_calls(prof, cuda=device.type == "cuda")))
     t_ref = time_interleaved(reference_steps, args.steps, args.warmup, sync)
     t_mm = time_interleaved(matmuls, args.steps, 1, sync)
     results = {}

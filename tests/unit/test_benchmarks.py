@@ -21,7 +21,20 @@ def test_product_flop_counts_two_per_multiply_add(train_speed):
     assert train_speed.product_flop("aten::mm", [[3, 4], [4, 5]]) == 2 * 3 * 4 * 5
     assert train_speed.product_flop("aten::bmm", [[7, 3, 4], [7, 4, 5]]) == 2 * 7 * 3 * 4 * 5
     assert train_speed.product_flop("aten::addmm", [[5], [3, 4], [4, 5], [], []]) == 2 * 3 * 4 * 5
+    assert train_speed.product_flop("aten::baddbmm", [[7, 3, 5], [7, 3, 4], [7, 4, 5], [], []]) == 2 * 7 * 3 * 4 * 5
     assert train_speed.product_flop("aten::copy_", [[3, 4], [3, 4], []]) == 0
+    assert train_speed.product_flop("aten::mm", []) == 0  # a profile without record_shapes
+
+
+def test_layout_marks_tell_transposed_from_broadcast_and_sliced(train_speed):
+    def mark(t):
+        return train_speed.layout_mark(list(t.shape), list(t.stride()))
+
+    x = torch.zeros(4, 6, 8)
+    assert mark(x) == "" and mark(x[:1]) == "" and mark(x[0]) == "" and mark(x[:, :1]) == "S"
+    assert mark(x.transpose(1, 2)) == "T" and mark(x.permute(2, 0, 1)) == "T"
+    assert mark(torch.zeros(6, 8).expand(4, 6, 8)) == "B"
+    assert mark(x[:, :, :4]) == "S" and mark(x[:, ::2]) == "S"
 
 
 def test_operator_calls_name_types_layouts_and_rates(train_speed):
@@ -44,7 +57,18 @@ def test_operator_calls_name_types_layouts_and_rates(train_speed):
     # autocast's own bmm over the bfloat16 one (float32 in, its self time the dispatch) is no product call
     assert not any(key.startswith("aten::bmm fp32/fp32 6x64x32") for key in rows)
     ms, rate = float(fp32[0]), float(fp32[2])
-    # the rate comes from the unrounded time: the shown ms are rounded to 0.005, the rate to 0.05
+    # the rate comes from the unrounded time: the shown ms are at most 0.005 off, the rate 0.05
     assert rate == pytest.approx(2 * 6 * 256 * 256 * 128 / (ms * 1e6), rel=0.006 / ms + 0.06 / rate)
     assert any(key.startswith("aten::copy_ fp32->bf16 6x64x32") for key in rows)
     assert not any(key.startswith("aten::copy_") and "bf16->fp32" in key for key in rows)
+
+
+def test_operator_calls_name_conversions_from_any_type(train_speed):
+    from torch.profiler import profile
+
+    counts = torch.arange(12).reshape(3, 4)
+    with profile(record_shapes=True) as prof:
+        torch.zeros(3, 4).copy_(counts)  # int64 into float32
+        torch.zeros(3, 4).copy_(torch.ones(3, 4))
+    rows = {line[25:] for line in train_speed.operator_calls(prof, rows=50)[1:]}
+    assert "aten::copy_ long int->fp32 3x4, 3x4" in rows and "aten::copy_ fp32 3x4, 3x4" in rows
