@@ -17,6 +17,13 @@ def train_speed():
     return module
 
 
+def by_call(lines: list[str]) -> dict[str, list[str]]:
+    """The per-call table's rows after its header: the text after the three figure columns
+    (operator, types, shapes) -> those figures (ms, calls, GFLOP/s or blank)."""
+    width = len(lines[0]) - len("operator, types, shapes")
+    return {line[width:]: line[:width].split() for line in lines[1:]}
+
+
 def test_product_flop_counts_two_per_multiply_add(train_speed):
     assert train_speed.product_flop("aten::mm", [[3, 4], [4, 5]]) == 2 * 3 * 4 * 5
     assert train_speed.product_flop("aten::bmm", [[7, 3, 4], [7, 4, 5]]) == 2 * 7 * 3 * 4 * 5
@@ -50,7 +57,7 @@ def test_operator_calls_name_types_layouts_and_rates(train_speed):
         torch.bmm(c, d)  # float32, both row-major
     lines = train_speed.operator_calls(prof, rows=50)
     assert lines[0].split()[:3] == ["ms", "calls", "GFLOP/s"]
-    rows = {line[25:]: line.split()[:3] for line in lines[1:]}
+    rows = by_call(lines)
     bf16 = rows["aten::bmm bf16/bf16 6x64x32, 6x32x16T"]
     fp32 = rows["aten::bmm fp32/fp32 6x256x256, 6x256x128"]
     assert bf16[1] == "3" and fp32[1] == "1"
@@ -70,5 +77,5 @@ def test_operator_calls_name_conversions_from_any_type(train_speed):
     with profile(record_shapes=True) as prof:
         torch.zeros(3, 4).copy_(counts)  # int64 into float32
         torch.zeros(3, 4).copy_(torch.ones(3, 4))
-    rows = {line[25:] for line in train_speed.operator_calls(prof, rows=50)[1:]}
+    rows = by_call(train_speed.operator_calls(prof, rows=50))
     assert "aten::copy_ long int->fp32 3x4, 3x4" in rows and "aten::copy_ fp32 3x4, 3x4" in rows
