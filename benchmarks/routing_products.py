@@ -31,7 +31,6 @@ import time
 import torch
 
 from capsviz.model.config import CapsNetConfig
-from capsviz.model.routing import REDUCED
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory
 from capsviz.train.precision import DTYPES
 
@@ -40,18 +39,19 @@ def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator)
     """name -> {form: (callable, used)} for one type."""
     u_hat = torch.randn(n, n_in, dim, generator=gen).to(dtype)
     c = torch.rand(n, 1, n_in, generator=gen).to(dtype)
-    v = torch.randn(n, dim, 1, generator=gen).to(dtype)
+    v = torch.randn(n, dim, generator=gen).to(dtype)
     left = [torch.randn(n, 1, n_in, generator=gen).to(dtype) for _ in range(5)]
     right = torch.randn(n, 5, dim, generator=gen).to(dtype)
-    reduced = dtype in REDUCED
     return {
         "weighted sum": {
             "(1,I)@(I,D)": (lambda: torch.bmm(c, u_hat), True),
-            "(D,I)@(I,1)": (lambda: torch.bmm(u_hat.transpose(1, 2), c.transpose(1, 2)), False),
+            "(D,I)@(I,1)": (lambda: torch.bmm(u_hat.transpose(1, 2), c.reshape(n, n_in, 1)), False),
         },
         "agreement": {
-            "(I,D)@(D,1)": (lambda: torch.bmm(u_hat, v), not reduced),
-            "(1,D)@(D,I)": (lambda: torch.bmm(v.transpose(1, 2), u_hat.transpose(1, 2)), reduced),
+            "(I,D)@(D,1)": (lambda: torch.bmm(u_hat, v.reshape(n, dim, 1)), False),
+            # v as routing passes it: a (1, D) row of unit stride (a transposed (D, 1) column
+            # would send float32 to a path several times slower)
+            "(1,D)@(D,I)": (lambda: torch.bmm(v.reshape(n, 1, dim), u_hat.transpose(1, 2)), True),
         },
         "dL/du_hat": {
             "(N,I,K) stack": (lambda: torch.bmm(torch.cat([f.transpose(1, 2) for f in left], 2), right), False),
