@@ -344,6 +344,35 @@ def test_the_window_fits_1366_by_700_with_nothing_cut_and_the_mosaic_readable(qt
         assert controls_cut_off(window) == []
 
 
+@pytest.mark.parametrize("kind", ["mnist", pytest.param("multimnist", marks=pytest.mark.slow)])
+def test_class_map_titles_stand_apart_at_every_width_and_give_the_mass_where_it_fits(qtbot, window, kind):
+    """Each title reads "j: mass" (Σ_i ‖u_i‖ c_ij, as the routed-mass curve) with one decimal where
+    the view is wide, the mass rounded or left out where it is narrow; never touching the next."""
+    if kind != "mnist":
+        assert window.show_kind(kind)
+        qtbot.waitUntil(lambda: window.core.dataset == kind and window.core.inference is not None, timeout=60000)
+    view = window.routing_view
+    least = window.minimumSizeHint()
+    decimals = {}
+    for size in ((1600, 1000), (1366, 700), (least.width(), least.height())):
+        resize(qtbot, window, size)
+        inf = window.core.inference
+        mass = view.mass[view.iteration.value() - 1]
+        boxes = [text_box(title.textItem) for title in view.titles]
+        for j, title in enumerate(view.titles):
+            text = title.toPlainText()
+            assert text.split(":")[0] == f"{j}", text
+            if ":" in text:  # the mass at the iteration shown, as the routed-mass curve has it
+                assert float(text.split(":")[1]) == pytest.approx(mass[j], abs=0.51)
+            colour = title.textItem.defaultTextColor().getRgb()[:3]
+            assert colour == ((250, 180, 40) if j == inf.prediction else (200, 200, 200))
+        for row in (boxes[:5], boxes[5:]):  # two rows of five maps: 3 pixels or more between titles
+            for left, right in itertools.pairwise(row):
+                assert right.left() - left.right() >= 3, (size, [t.toPlainText() for t in view.titles])
+        decimals[size] = max(len(t.toPlainText().split(".")[1]) if "." in t.toPlainText() else 0 for t in view.titles)
+    assert decimals[(1600, 1000)] == 1  # room for the whole figure in the default window
+
+
 # -- d. the progress bar ----------------------------------------------------------------------------------
 def test_no_empty_progress_box_while_idle(window):
     panel = window.training_panel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QPainterPath, QTransform
+from PySide6.QtGui import QFont, QFontMetrics, QPainterPath, QTransform
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -46,6 +46,7 @@ from capsviz.gui.widgets.common import (
     settle,
 )
 from capsviz.model.analysis import (
+    GAP,
     RF_SIZE,
     UNIFORM_ENTROPY,
     capsule_index,
@@ -83,6 +84,7 @@ SCALES = (
 DEPARTURE = 2  # SCALES: departure from uniform
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
 TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
+TITLE_GAP = 6  # pixels kept between neighbouring class-map titles
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
 SMALL_PLOT_HEIGHT = 90  # pixels: title, x axis and a plot area with room for two y tick labels
 # the mosaic's least height in pixels per capsule: its 4 rows of G x G tiles stay readable
@@ -153,11 +155,13 @@ class RoutingView(QWidget, InferenceView):
         self.titles: list[pg.TextItem] = []
         title_font = QFont()
         title_font.setPointSize(TITLE_POINTS)
+        self.title_metrics = QFontMetrics(title_font)
         for j in range(10):
             title = pg.TextItem(f"{j}", color=TITLE, anchor=(0.5, 1.0))
             title.setFont(title_font)
             self.map_view.addItem(title)
             self.titles.append(title)
+        self.map_view.sigResized.connect(lambda *_: self._set_titles())
         self.colorbar = colour_bar(self.graphics, self.class_image, 1, 1)
         self._departure_colours = False  # the class maps' and the mosaic's colour map is VIRIDIS
 
@@ -352,8 +356,7 @@ class RoutingView(QWidget, InferenceView):
         if inf is None:
             g = self.grid
             self.class_image.setImage(class_grid(np.zeros((10, g, g), np.float32)), autoLevels=False, levels=(0, 1))
-            for j, title in enumerate(self.titles):
-                set_label(title, f"{j}", color=TITLE)
+            self._set_titles()
             self.iteration_label.setText("r = –")
             return
         r = self.iteration.value() - 1
@@ -363,9 +366,29 @@ class RoutingView(QWidget, InferenceView):
         maps = every[r]
         levels = self._levels(maps, every)
         self.class_image.setImage(class_grid(maps), autoLevels=False, levels=levels)
-        for j, title in enumerate(self.titles):  # the prediction's title in the bar chart's colour
-            set_label(title, f"{j}: {self.mass[r, j]:.1f}", color=PREDICTED if j == inf.prediction else TITLE)
+        self._set_titles()
         self.colorbar.setLevels(levels)
+
+    def title_texts(self) -> list[str]:
+        """The class maps' titles: "j: mass" (Σ_i ‖u_i‖ c_ij at the iteration shown) with one
+        decimal, or none, or "j" alone, the longest form that fits over a map as wide as the
+        view now shows one (the gap to the next included); "j" without an inference."""
+        if self.inference is None or self.mass is None:
+            return [f"{j}" for j in range(10)]
+        mass = self.mass[self.iteration.value() - 1]
+        pixel = self.map_view.viewPixelSize()[0]  # map cells per screen pixel
+        room = (self.grid + GAP) / pixel - TITLE_GAP if pixel > 0 else 0.0
+        forms = [[f"{j}: {m:.{d}f}" for j, m in enumerate(mass)] for d in (1, 0)]
+        for texts in forms:
+            if max(self.title_metrics.horizontalAdvance(t) for t in texts) <= room:
+                return texts
+        return [f"{j}" for j in range(10)]
+
+    def _set_titles(self) -> None:
+        """The class maps' titles (:meth:`title_texts`), the prediction's in the bar chart's colour."""
+        predicted = None if self.inference is None else self.inference.prediction
+        for j, (title, text) in enumerate(zip(self.titles, self.title_texts())):
+            set_label(title, text, color=PREDICTED if j == predicted else TITLE)
 
     def effect_text(self) -> str:
         """What routing did for the input shown (:attr:`effect`), then over the test set, as lines."""
