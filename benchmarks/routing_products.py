@@ -6,16 +6,16 @@ Usage: python benchmarks/routing_products.py [--batch-size 128] [--image-size 28
 Procedure 1 and its backward pass (``capsviz.model.routing``) run on u_hat laid out as N
 = B x 10 matrices (I, 16): a training batch of 128 digits is 1280 matrices of 1152 x 16,
 94 MB in float32. Each product reads all of it once, so its speed is how fast the
-kernel streams u_hat. Which orientation streams fastest depends on the library behind
-the type: MKL for float32, oneDNN for bfloat16 and float16. For each type the script
-times, the forms taking turns:
+kernel streams u_hat, and that differs between orientations and between the libraries
+behind the types (MKL for float32, oneDNN for bfloat16 and float16). For each type the
+script times, the forms taking turns (routing's first):
 
 - Eq. 2's weighted sum and the backward's dL/dv: (1, I) @ (I, D) per matrix, against
   (D, I) @ (I, 1) (u_hat read transposed);
-- the agreement u_hat . v and the backward's dL/dc: (I, D) @ (D, 1), against
-  (1, D) @ (D, I) (u_hat read transposed);
+- the agreement u_hat . v and the backward's dL/dc: (1, D) @ (D, I) (u_hat read
+  transposed), against (I, D) @ (D, 1);
 - dL/du_hat from K = 2R - 1 = 5 rank-one factors: (I, K) @ (K, D) with the factors
-  stacked (N, I, K), against stacked (N, K, I) and read transposed.
+  stacked (N, K, I) and read transposed, against stacked (N, I, K).
 
 It prints medians in ms, marks the form ``capsviz.model.routing`` uses with ``*`` and
 gives its speed relative to the other form. The last line is a JSON object with the medians and the machine.
@@ -48,14 +48,14 @@ def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator)
             "(D,I)@(I,1)": (lambda: torch.bmm(u_hat.transpose(1, 2), c.reshape(n, n_in, 1)), False),
         },
         "agreement": {
-            "(I,D)@(D,1)": (lambda: torch.bmm(u_hat, v.reshape(n, dim, 1)), False),
             # v as routing passes it: a (1, D) row of unit stride (a transposed (D, 1) column
             # would send float32 to a path several times slower)
             "(1,D)@(D,I)": (lambda: torch.bmm(v.reshape(n, 1, dim), u_hat.transpose(1, 2)), True),
+            "(I,D)@(D,1)": (lambda: torch.bmm(u_hat, v.reshape(n, dim, 1)), False),
         },
         "dL/du_hat": {
-            "(N,I,K) stack": (lambda: torch.bmm(torch.cat([f.transpose(1, 2) for f in left], 2), right), False),
             "(N,K,I) stack": (lambda: torch.bmm(torch.cat(left, 1).transpose(1, 2), right), True),
+            "(N,I,K) stack": (lambda: torch.bmm(torch.cat([f.transpose(1, 2) for f in left], 2), right), False),
         },
     }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QPainterPath, QTransform
+from PySide6.QtGui import QFont, QFontMetricsF, QPainterPath, QTransform
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -83,7 +83,7 @@ SCALES = (
 )
 DEPARTURE = 2  # SCALES: departure from uniform
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
-TITLE_POINTS = 8  # the class-map titles' font size: "7: 115.8" fits over its map in a narrow dock
+TITLE_POINTS = 8  # the class-map titles' font size (title_texts shortens them over narrow maps)
 TITLE_GAP = 6  # pixels kept between neighbouring class-map titles
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
 SMALL_PLOT_HEIGHT = 90  # pixels: title, x axis and a plot area with room for two y tick labels
@@ -155,7 +155,7 @@ class RoutingView(QWidget, InferenceView):
         self.titles: list[pg.TextItem] = []
         title_font = QFont()
         title_font.setPointSize(TITLE_POINTS)
-        self.title_metrics = QFontMetrics(title_font)
+        self.title_metrics = QFontMetricsF(title_font)
         for j in range(10):
             title = pg.TextItem(f"{j}", color=TITLE, anchor=(0.5, 1.0))
             title.setFont(title_font)
@@ -369,20 +369,31 @@ class RoutingView(QWidget, InferenceView):
         self._set_titles()
         self.colorbar.setLevels(levels)
 
-    def title_texts(self) -> list[str]:
-        """The class maps' titles: "j: mass" (Σ_i ‖u_i‖ c_ij at the iteration shown) with one
-        decimal, or none, or "j" alone, the longest form that fits over a map as wide as the
-        view now shows one (the gap to the next included); "j" without an inference."""
+    def title_decimals(self) -> int | None:
+        """Decimals of the routed mass in the class maps' titles: 1, or 0, the most with which
+        every title "j: mass" of every iteration fits over a map as wide as the view shows
+        one, TITLE_GAP pixels kept to the next (one form for all iterations, so playing them
+        does not switch it); None: the digit alone fits, or there is no inference."""
         if self.inference is None or self.mass is None:
-            return [f"{j}" for j in range(10)]
-        mass = self.mass[self.iteration.value() - 1]
+            return None
         pixel = self.map_view.viewPixelSize()[0]  # map cells per screen pixel
         room = (self.grid + GAP) / pixel - TITLE_GAP if pixel > 0 else 0.0
-        forms = [[f"{j}: {m:.{d}f}" for j, m in enumerate(mass)] for d in (1, 0)]
-        for texts in forms:
-            if max(self.title_metrics.horizontalAdvance(t) for t in texts) <= room:
-                return texts
-        return [f"{j}" for j in range(10)]
+        for decimals in (1, 0):
+            widest = max(
+                self.title_metrics.horizontalAdvance(f"{j}: {m:.{decimals}f}") for j, m in enumerate(self.mass.max(0))
+            )
+            if widest <= room:
+                return decimals
+        return None
+
+    def title_texts(self) -> list[str]:
+        """The class maps' titles: "j: mass", Σ_i ‖u_i‖ c_ij at the iteration shown with
+        :meth:`title_decimals` decimals, or "j" alone."""
+        decimals = self.title_decimals()
+        if decimals is None:
+            return [f"{j}" for j in range(10)]
+        mass = self.mass[self.iteration.value() - 1]
+        return [f"{j}: {m:.{decimals}f}" for j, m in enumerate(mass)]
 
     def _set_titles(self) -> None:
         """The class maps' titles (:meth:`title_texts`), the prediction's in the bar chart's colour."""
