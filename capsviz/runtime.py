@@ -67,6 +67,7 @@ import functools
 import gc
 import os
 import platform
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -132,7 +133,8 @@ def cpu_model() -> str:
 def machine_summary() -> dict:
     """What a benchmark's figures were measured on: the CPU (:func:`cpu_model`), its
     bfloat16 units (:func:`cpu_bf16_units`) and how much faster they multiply than float32
-    (:func:`bf16_speedup`, 0.0 without them), the machine's logical cores, and the torch version."""
+    (:func:`bf16_speedup`, 0.0 without them), the machine's logical cores, the torch
+    version, and the code MKL runs float32 products with (:func:`mkl_code_path`)."""
     import torch
 
     return {
@@ -141,13 +143,46 @@ def machine_summary() -> dict:
         "bf16_speedup": round(bf16_speedup(), 2),
         "cpu_count": os.cpu_count(),
         "torch": torch.__version__,
+        "mkl": mkl_code_path(),
     }
 
 
 def machine_line(machine: dict) -> str:
     """One line naming the machine of a :func:`machine_summary` (the first line a benchmark prints)."""
     units = ", ".join(machine["cpu_bf16_units"]) or "none"
-    return f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores; torch {machine['torch']}"
+    mkl = f"; MKL: {machine['mkl']}" if machine.get("mkl") else ""
+    return (
+        f"machine: {machine['cpu']}; bfloat16 units: {units}; {machine['cpu_count']} cores{mkl}; "
+        f"torch {machine['torch']}"
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def mkl_code_path() -> str | None:
+    """The instruction set MKL runs its products with here, as its verbose mode names it
+    (``AVX-512``, ``AVX2``, ...; the whole phrase where it names none), or None where torch
+    was built without MKL or MKL said nothing. MKL picks its code by CPU, and not always the
+    widest the CPU has; capsviz's float32 products run in MKL (oneDNN runs the reduced
+    types). Runs one small product in a child process with ``MKL_VERBOSE=1`` (about 2 s,
+    once per process)."""
+    import subprocess
+
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return None
+    probe = "import torch; a = torch.ones(64, 64); a @ a"
+    env = {**os.environ, "MKL_VERBOSE": "1"}
+    try:
+        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    line = next((x for x in out.splitlines() if x.startswith("MKL_VERBOSE") and " architecture " in x), None)
+    if line is None:
+        return None
+    phrase = line.split(" architecture ", 1)[1].split(", Lnx", 1)[0].split(", Win", 1)[0].strip()
+    short = re.search(r"\(Intel\(R\) ([A-Z0-9.-]+)\)", phrase)
+    return short.group(1) if short else phrase
 
 
 @functools.lru_cache(maxsize=1)

@@ -166,6 +166,8 @@ def test_the_machine_is_named_for_the_benchmarks():
         f"torch {torch.__version__}"
     )
     assert summary["cpu_bf16_units"] == list(cpu_bf16_units()) and summary["torch"] == torch.__version__
+    if summary["mkl"] is not None:
+        assert f"; MKL: {summary['mkl']}; " in line
     if sys.platform.startswith("linux"):
         with open("/proc/cpuinfo") as f:
             name = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
@@ -225,3 +227,31 @@ def test_the_apps_setting_keeps_a_pairs_pass_from_page_faulting():
     and the 2 MB temporaries stay at the heap's top (16 MiB trim threshold). Without
     these, each pass page-faults 2,000-2,500 pages (4 KiB) in anew."""
     assert int(_run(PASS_FAULTS)) < 1000  # over the last 10 passes; 500 is one 2 MB block
+
+
+def cpu_flags() -> str:
+    """/proc/cpuinfo's text ('' off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return ""
+    with open("/proc/cpuinfo") as f:
+        return f.read()
+
+
+def mkl_available() -> bool:
+    import torch
+
+    return torch.backends.mkl.is_available()
+
+
+@pytest.mark.skipif(not (mkl_available() and " avx2" in cpu_flags()), reason="needs torch with MKL on a CPU with AVX2")
+def test_mkl_names_the_code_it_runs(monkeypatch):
+    """MKL's own account of its code path: AVX2 where it is told to go no further, AVX-512
+    on an Intel CPU that has it."""
+    from capsviz.runtime import mkl_code_path
+
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX2")
+    assert mkl_code_path.__wrapped__() == "AVX2"
+    monkeypatch.delenv("MKL_ENABLE_INSTRUCTIONS")
+    flags = cpu_flags()
+    if "GenuineIntel" in flags and " avx512f" in flags:
+        assert mkl_code_path.__wrapped__() == "AVX-512"
