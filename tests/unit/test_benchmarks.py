@@ -9,12 +9,16 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def train_speed():
-    spec = importlib.util.spec_from_file_location("train_speed", ROOT / "benchmarks" / "train_speed.py")
+def benchmark(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def train_speed():
+    return benchmark("train_speed")
 
 
 def by_call(lines: list[str]) -> dict[str, list[str]]:
@@ -79,3 +83,25 @@ def test_operator_calls_name_conversions_from_any_type(train_speed):
         torch.zeros(3, 4).copy_(torch.ones(3, 4))
     rows = by_call(train_speed.operator_calls(prof, rows=50))
     assert "aten::copy_ long int->fp32 3x4, 3x4" in rows and "aten::copy_ fp32 3x4, 3x4" in rows
+
+
+def test_the_channel_products_two_ways_compute_the_spectral_paths_products():
+    """channel_products.py times the same three products both ways: the forward X W^T and the
+    gradients dP W and dP^T X, checked here against einsum in float64."""
+    channel_products = benchmark("channel_products")
+    gen = torch.Generator().manual_seed(0)
+    groups, batch, c_in, c_out = 3, 4, 5, 6
+    ways = channel_products.products(torch.float64, groups, batch, c_in, c_out, gen)
+    gen = torch.Generator().manual_seed(0)  # the same draws as products made
+    x = torch.randn(groups, batch, c_in, generator=gen, dtype=torch.float32).double()
+    w = torch.randn(groups, c_out, c_in, generator=gen, dtype=torch.float32).double()
+    grad_p = torch.randn(groups, batch, c_out, generator=gen, dtype=torch.float32).double()
+    expected = (
+        torch.einsum("gbi,goi->gbo", x, w),
+        torch.einsum("gbo,goi->gbi", grad_p, w),
+        torch.einsum("gbo,gbi->goi", grad_p, x),
+    )
+    assert set(ways) == {"MKL/oneDNN bmm", "oneDNN conv1d"}
+    for forward, backward in ways.values():
+        for got, want in zip((forward(), *backward()), expected):
+            torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)

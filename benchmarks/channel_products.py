@@ -1,0 +1,112 @@
+"""PrimaryCaps' spectral channel products in a training step: MKL's batched products against
+one oneDNN grouped convolution, side by side.
+
+Usage: python benchmarks/channel_products.py [--image-size 28] [--batch-size 128]
+[--repeats 10] [--precision fp32,bf16]
+
+The spectral path (``capsviz.model.conv``) contracts the channels once per frequency and
+Gauss factor: G = 3 x 19 x 10 = 570 products for MNIST (1,134 for 36x36 pairs). In a
+training step that is three batched products, as ``_SpectralConv2d`` runs them:
+
+- forward P = X W^T: (G, B, C_in) @ (G, C_in, C_out);
+- backward dX = dP W: (G, B, C_out) @ (G, C_out, C_in);
+- backward dW = dP^T X: (G, C_out, B) @ (G, B, C_in).
+
+``torch.bmm`` runs them in MKL for float32 and in oneDNN for the reduced types. The same
+three are one grouped 1-D convolution over the batch (``F.conv1d``, G groups, kernel 1,
+the input laid out (G, C_in, B)) and its backward (``aten.convolution_backward``, the
+input and the weight gradients in one call), which oneDNN runs in every type. The script
+times the two ways, taking turns, and prints medians in ms, GFLOP/s and the ratio, with
+the largest difference between their results relative to the largest value. It leaves out
+the re-layouts the convolution would need in the model. The last line is a JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+from capsviz.model.config import CapsNetConfig
+from capsviz.model.conv import _dft_matrices
+from capsviz.runtime import machine_line, machine_summary, retain_freed_memory
+from capsviz.train.precision import DTYPES
+
+
+def products(dtype: torch.dtype, groups: int, batch: int, c_in: int, c_out: int, gen: torch.Generator) -> dict:
+    """way -> (forward, backward) callables, each returning its results."""
+    x = torch.randn(groups, batch, c_in, generator=gen).to(dtype)
+    w = torch.randn(groups, c_out, c_in, generator=gen).to(dtype)
+    grad_p = torch.randn(groups, batch, c_out, generator=gen).to(dtype)
+    x_conv = x.transpose(1, 2).contiguous().view(1, groups * c_in, batch)
+    w_conv = w.reshape(groups * c_out, c_in, 1)
+    grad_conv = grad_p.transpose(1, 2).contiguous().view(1, groups * c_out, batch)
+
+    def conv_backward():
+        dx, dw, _ = torch.ops.aten.convolution_backward(
+            grad_conv, x_conv, w_conv, None, [1], [0], [1], False, [0], groups, [True, True, False]
+        )
+        return dx.view(groups, c_in, batch).transpose(1, 2), dw.view(groups, c_out, c_in)
+
+    return {
+        "MKL/oneDNN bmm": (
+            lambda: torch.bmm(x, w.transpose(1, 2)),
+            lambda: (torch.bmm(grad_p, w), torch.bmm(grad_p.transpose(1, 2), x)),
+        ),
+        "oneDNN conv1d": (
+            lambda: F.conv1d(x_conv, w_conv, groups=groups).view(groups, c_out, batch).transpose(1, 2),
+            conv_backward,
+        ),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--image-size", type=int, default=28, help="28 (MNIST) or 36 (MultiMNIST pairs)")
+    parser.add_argument("--batch-size", type=int, default=None, help="default 128 for 28, 64 for 36")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--precision", default="fp32,bf16", help="types, separated by commas")
+    args = parser.parse_args()
+    names = [p.strip() for p in args.precision.split(",") if p.strip()]
+    if not names or any(p not in DTYPES for p in names):
+        parser.error(f"--precision: expected some of {', '.join(DTYPES)}, got {args.precision!r}")
+    retain_freed_memory()  # as capsviz train
+    cfg = CapsNetConfig(image_size=args.image_size)
+    batch = args.batch_size or (128 if args.image_size == 28 else 64)
+    side = cfg.conv1_size  # PrimaryCaps' input: 20 x 20, or 28 x 28 for pairs
+    (_, _, nh, kw), *_ = _dft_matrices(side, side, cfg.kernel_size, cfg.primary_stride)
+    groups, channels = 3 * nh * kw, cfg.conv1_channels
+    flop = 3 * 2 * groups * batch * channels * channels  # the three products
+    machine = machine_summary()
+    print(machine_line(machine))
+    size = f"{args.image_size}x{args.image_size}"
+    print(f"{groups} channel products of {batch} x {channels} x {channels} ({size}, batch {batch})")
+    gen = torch.Generator().manual_seed(0)
+    results = {}
+    for name in names:
+        ways = products(DTYPES[name], groups, batch, channels, channels, gen)
+        times = {way: [] for way in ways}
+        for k in range(args.repeats + 2):
+            for way, (forward, backward) in ways.items():
+                t0 = time.perf_counter()
+                forward()
+                backward()
+                if k >= 2:
+                    times[way].append(1000 * (time.perf_counter() - t0))
+        outs = {way: (forward(), *backward()) for way, (forward, backward) in ways.items()}
+        a, b = outs.values()
+        error = max(float((u.float() - v.float()).abs().max() / u.float().abs().max()) for u, v in zip(a, b))
+        med = {way: statistics.median(ts) for way, ts in times.items()}
+        (bmm_way, bmm_ms), (conv_way, conv_ms) = med.items()
+        cells = "  ".join(f"{way} {ms:7.1f} ms ({flop / ms / 1e6:5.0f} GFLOP/s)" for way, ms in med.items())
+        print(f"{name}  {cells}  conv1d {bmm_ms / conv_ms:.2f}x as fast; results differ by {error:.1e}")
+        results[name] = {way: round(ms, 2) for way, ms in med.items()} | {"relative_difference": error}
+    print(json.dumps({"medians_ms": results, "groups": groups, "batch_size": batch, **machine}))
+
+
+if __name__ == "__main__":
+    main()
