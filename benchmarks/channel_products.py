@@ -18,7 +18,8 @@ the input laid out (G, C_in, B)) and its backward (``aten.convolution_backward``
 input and the weight gradients in one call), which oneDNN runs in every type. The script
 times the two ways, taking turns, and prints medians in ms, GFLOP/s and the ratio, with
 the largest difference between their results relative to the largest value. It leaves out
-the re-layouts the convolution would need in the model. The last line is a JSON object.
+the re-layouts the convolution would need in the model. The last line is a JSON object
+with the medians (forward and backward of each way) and the machine.
 """
 
 from __future__ import annotations
@@ -79,32 +80,37 @@ def main() -> None:
     batch = args.batch_size or (128 if args.image_size == 28 else 64)
     side = cfg.conv1_size  # PrimaryCaps' input: 20 x 20, or 28 x 28 for pairs
     (_, _, nh, kw), *_ = _dft_matrices(side, side, cfg.kernel_size, cfg.primary_stride)
-    groups, channels = 3 * nh * kw, cfg.conv1_channels
-    flop = 3 * 2 * groups * batch * channels * channels  # the three products
+    groups, c_in, c_out = 3 * nh * kw, cfg.conv1_channels, cfg.primary_types * cfg.primary_dim
+    flop = 2 * groups * batch * c_in * c_out  # each of the three products
     machine = machine_summary()
     print(machine_line(machine))
     size = f"{args.image_size}x{args.image_size}"
-    print(f"{groups} channel products of {batch} x {channels} x {channels} ({size}, batch {batch})")
+    print(f"3 x {groups} channel products of {batch} x {c_in} x {c_out} ({size}, batch {batch})")
     gen = torch.Generator().manual_seed(0)
     results = {}
     for name in names:
-        ways = products(DTYPES[name], groups, batch, channels, channels, gen)
-        times = {way: [] for way in ways}
+        ways = products(DTYPES[name], groups, batch, c_in, c_out, gen)
+        times = {(way, part): [] for way in ways for part in ("forward", "backward")}
         for k in range(args.repeats + 2):
-            for way, (forward, backward) in ways.items():
-                t0 = time.perf_counter()
-                forward()
-                backward()
-                if k >= 2:
-                    times[way].append(1000 * (time.perf_counter() - t0))
+            for way, passes in ways.items():
+                for part, run in zip(("forward", "backward"), passes):
+                    t0 = time.perf_counter()
+                    run()
+                    if k >= 2:
+                        times[way, part].append(1000 * (time.perf_counter() - t0))
         outs = {way: (forward(), *backward()) for way, (forward, backward) in ways.items()}
         a, b = outs.values()
         error = max(float((u.float() - v.float()).abs().max() / u.float().abs().max()) for u, v in zip(a, b))
-        med = {way: statistics.median(ts) for way, ts in times.items()}
-        (bmm_way, bmm_ms), (conv_way, conv_ms) = med.items()
-        cells = "  ".join(f"{way} {ms:7.1f} ms ({flop / ms / 1e6:5.0f} GFLOP/s)" for way, ms in med.items())
-        print(f"{name}  {cells}  conv1d {bmm_ms / conv_ms:.2f}x as fast; results differ by {error:.1e}")
-        results[name] = {way: round(ms, 2) for way, ms in med.items()} | {"relative_difference": error}
+        med = {key: statistics.median(ts) for key, ts in times.items()}
+        results[name] = {f"{way} {part}": round(ms, 2) for (way, part), ms in med.items()}
+        results[name]["relative_difference"] = error
+        for way in ways:
+            fwd, bwd = med[way, "forward"], med[way, "backward"]
+            rate = 3 * flop / (fwd + bwd) / 1e6
+            parts = f"forward {fwd:7.1f} ms  backward {bwd:7.1f} ms  all {fwd + bwd:7.1f} ms"
+            print(f"{name}  {way:15s} {parts} ({rate:4.0f} GFLOP/s)")
+        bmm, conv = (med[w, "forward"] + med[w, "backward"] for w in ways)
+        print(f"{name}  conv1d {bmm / conv:.2f}x as fast in all; results differ by {error:.1e} of the largest value")
     print(json.dumps({"medians_ms": results, "groups": groups, "batch_size": batch, **machine}))
 
 

@@ -161,28 +161,29 @@ def machine_line(machine: dict) -> str:
 def mkl_code_path() -> str | None:
     """The instruction set MKL runs its products with here, as its verbose mode names it
     (``AVX-512``, ``AVX2``, ...; the whole phrase where it names none), or None where torch
-    was built without MKL or MKL said nothing. MKL picks its code by CPU, and not always the
-    widest the CPU has; capsviz's float32 products run in MKL (oneDNN runs the reduced
-    types). Runs one small product in a child process with ``MKL_VERBOSE=1`` (about 2 s,
-    once per process)."""
+    was built without MKL, in a frozen build, or where MKL said nothing. MKL picks its code
+    by CPU, and not always the widest the CPU has; capsviz's float32 products run in MKL
+    (oneDNN runs the reduced types). Runs one small product in a child process with
+    ``MKL_VERBOSE=1`` (about 2 s, once per process)."""
     import subprocess
 
     import torch
 
-    if not torch.backends.mkl.is_available():
+    if not torch.backends.mkl.is_available() or getattr(sys, "frozen", False):
         return None
     probe = "import torch; a = torch.ones(64, 64); a @ a"
-    env = {**os.environ, "MKL_VERBOSE": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "MKL_VERBOSE_OUTPUT_FILE"} | {"MKL_VERBOSE": "1"}
     try:
-        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60).stdout
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
-    line = next((x for x in out.splitlines() if x.startswith("MKL_VERBOSE") and " architecture " in x), None)
+    lines = (done.stdout + "\n" + done.stderr).splitlines()
+    line = next((x for x in lines if x.startswith("MKL_VERBOSE") and " architecture " in x), None)
     if line is None:
         return None
     phrase = line.split(" architecture ", 1)[1].split(", Lnx", 1)[0].split(", Win", 1)[0].strip()
     short = re.search(r"\(Intel\(R\) ([A-Z0-9.-]+)\)", phrase)
-    return short.group(1) if short else phrase
+    return short.group(1) if short else (phrase or None)
 
 
 @functools.lru_cache(maxsize=1)

@@ -56,19 +56,21 @@ def test_two_gloo_processes_train_as_one_process_with_their_joint_batch_and_resu
     assert info_two.step == info_one.step == 4 and info_two.dataset == "multimnist"
     model = fresh_model(TrainConfig(seed=0), CapsNetConfig(image_size=36))
     initial = model.state_dict()
-    # Adam's step is m / (sqrt(v) + 1e-8). Where a weight's gradient is a sum of terms that
-    # nearly cancel, the rounding of one sum over 8 examples against two sums over 4 decides
-    # it, and its steps with it: there the two runs' running RMS of the gradient, sqrt(v),
-    # differs by over 1 % (a few dozen of DigitCaps' 4.1 M weights). Those are compared loosely, the
-    # rest to 5e-5.
+    # Adam steps each weight by lr m_hat / (sqrt(v_hat) + eps), m and v its running first and
+    # second moments of the gradient. Where the gradient is a sum of terms that nearly cancel,
+    # the rounding of one sum over 8 examples against two sums over 4 decides it, and its
+    # steps with it: there the two runs' v differs (sqrt(v) by over 1 %; a few dozen of
+    # DigitCaps' 4.1 M weights). Those are held to 4 steps of about lr apart each, the rest
+    # to 5e-5. A fault of the data-parallel run (a batch dropped, gradients summed instead of
+    # averaged) changes v for nearly every weight.
     for k, (name, _) in enumerate(model.named_parameters()):
-        rms_one, rms_two = (t[f"optimizer.{k}.exp_avg_sq"].sqrt() for t in (tensors_one, tensors_two))
-        assert rms_one.shape == initial[name].shape, name
-        rounded = (rms_one - rms_two).abs() > 0.01 * torch.maximum(rms_one, rms_two)
-        assert float(rounded.float().mean()) < 1e-4, name
+        v_one, v_two = (t[f"optimizer.{k}.exp_avg_sq"] for t in (tensors_one, tensors_two))
+        assert v_one.shape == initial[name].shape, name
+        rounded = (v_one.sqrt() - v_two.sqrt()).abs() > 0.01 * torch.maximum(v_one, v_two).sqrt()
+        assert int(rounded.sum()) <= max(2, 1e-4 * rounded.numel()), name
         two_, one_ = tensors_two[name], tensors_one[name]
         torch.testing.assert_close(two_[~rounded], one_[~rounded], rtol=0, atol=5e-5, msg=name)
-        assert float((two_ - one_).abs().max()) <= 8e-3, name  # no more than 4 steps of 2 x lr apart
+        assert float((two_ - one_).abs().max()) <= 8.1e-3, name  # 4 steps of at most 1.007 lr each, both ways
     for name, w0 in initial.items():
         # four Adam steps at lr 1e-3 moved every layer far beyond that tolerance
         assert float((tensors_one[name] - w0).abs().max()) > 1e-3, name
