@@ -229,14 +229,6 @@ def test_the_apps_setting_keeps_a_pairs_pass_from_page_faulting():
     assert int(_run(PASS_FAULTS)) < 1000  # over the last 10 passes; 500 is one 2 MB block
 
 
-def cpu_flags() -> str:
-    """/proc/cpuinfo's text ('' off Linux)."""
-    if not sys.platform.startswith("linux"):
-        return ""
-    with open("/proc/cpuinfo") as f:
-        return f.read()
-
-
 def mkl_available() -> bool:
     import torch
 
@@ -247,14 +239,15 @@ def mkl_available() -> bool:
 def test_mkl_names_the_code_it_runs(monkeypatch):
     """MKL's own account of its code path: on an Intel CPU with AVX2, AVX2 where it is told
     to go no further (a ceiling: elsewhere MKL may choose less), AVX-512 where the CPU has it."""
-    from capsviz.runtime import mkl_code_path
+    from capsviz.runtime import _cpuinfo, mkl_code_path
 
     for name in ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "MKL_VERBOSE_OUTPUT_FILE"):
         monkeypatch.delenv(name, raising=False)
     path = mkl_code_path.__wrapped__()
     assert path, path
-    flags = cpu_flags()
-    if "GenuineIntel" in flags and " avx2" in flags:
-        assert path == ("AVX-512" if " avx512f" in flags else "AVX2")
+    cpu = _cpuinfo()
+    flags = set(cpu.get("flags", "").split())
+    if cpu.get("vendor_id") == "GenuineIntel" and "avx2" in flags:
+        assert path == ("AVX-512" if "avx512f" in flags else "AVX2")
         monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX2")
         assert mkl_code_path.__wrapped__() == "AVX2"
