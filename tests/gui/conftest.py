@@ -6,6 +6,20 @@ from capsviz.gui.app import configure_pyqtgraph
 from tests.gui.events import settle
 
 
+@pytest.fixture(autouse=True)
+def _english_app():
+    """Every GUI test ends with the app in English: a test that switches it to Chinese
+    leaves Qt's translators installed, and the next test on the same worker would find
+    them."""
+    yield
+    from PySide6.QtCore import QCoreApplication
+
+    from capsviz.gui import i18n
+
+    if i18n.language() != "en" and QCoreApplication.instance() is not None:
+        i18n.install("en")
+
+
 def temp_settings(folder):
     """A settings file of its own for each test: tests never read or write the user's."""
     from PySide6.QtCore import QSettings
