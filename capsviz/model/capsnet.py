@@ -25,6 +25,9 @@ from capsviz.model.conv import (
     patch_weight_bf16,
     spectral_conv2d,
     use_spectral,
+    winograd_conv2d,
+    winograd_fits,
+    winograd_weight,
 )
 from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash, stack_transposed
 from capsviz.runtime import bf16_inference
@@ -75,6 +78,7 @@ class PrimaryCaps(nn.Module):
         )
         self._patch_weight = _InferenceLayout(patch_weight)
         self._patch_weight_bf16 = _InferenceLayout(patch_weight_bf16)
+        self._winograd_weight = _InferenceLayout(lambda w: winograd_weight(w, cfg.primary_stride))
 
     def forward(self, x: Tensor) -> Tensor:
         """x : (B, 256, F, F) Conv1 features -> u : (B, I, 8), squashed (I = 32 G^2)."""
@@ -83,7 +87,9 @@ class PrimaryCaps(nn.Module):
         w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
         if _fast_inference(x) and bf16_inference():  # a CPU with bfloat16 units
             out = im2col_conv2d_bf16(x, self._patch_weight_bf16(w), bias, k, stride)  # (B, G, G, 256)
-        elif _fast_inference(x):  # the same in float32
+        elif _fast_inference(x) and winograd_fits(x.shape[2], x.shape[3], k, stride):  # a pair's, in float32
+            out = winograd_conv2d(x, self._winograd_weight(w), bias, k, stride)
+        elif _fast_inference(x):  # a digit's, in float32
             out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)
         elif use_spectral(x):
             out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)

@@ -30,11 +30,23 @@ The result equals ``torch.nn.functional.conv2d`` up to float rounding (relative 
 about 1e-6 in float32; a unit test compares values and gradients, and gradcheck passes
 in float64). ``benchmarks/train_speed.py`` measures the effect on a training step.
 
-Small batches. For one image oneDNN's direct convolution runs at about a third of the
+Few images. For one image oneDNN's direct convolution runs at about a third of the
 machine's matrix-product rate, since it reorders the 21 MB weight on every call. Writing
 the convolution as (B*36, 81*256) patches @ (81*256, 256) weight, with the weight permuted
 to (out, ky, kx, in) once, takes about 2.3 ms instead of 6 ms per image
 (``benchmarks/interactive.py``).
+
+Winograd path (:func:`winograd_conv2d`), for a few 36x36 pairs. A pair's PrimaryCaps
+reads a 28x28 map into a 10x10 grid: 530 M multiply-adds, a (100 x 20,736) @ (20,736 x
+256) product that already runs near the machine's float32 rate. The stride-2 9x9
+convolution is the sum of four stride-1 convolutions of the map's polyphase components
+(even or odd rows and columns) with 5x5, 5x4, 4x5 and 4x4 kernels; Winograd's minimal
+filtering F(2 x 2, 5 x 5) computes each 2x2 block of outputs from 6 x 6 = 36 products
+instead of 100, one batched product of (tiles, 4 * 256) @ (4 * 256, 256) per point, with
+the kernels transformed once (Lavin & Gray, CVPR 2016). That is 236 M multiply-adds, and
+the pass of a pair's PrimaryCaps takes about 0.7 times as long
+(``benchmarks/primary_winograd.py``). A digit's 6x6 grid keeps the im2col product, for
+which the Winograd form saves a few per cent at one image.
 """
 
 from __future__ import annotations
@@ -230,19 +242,21 @@ PATCH_BUFFER_MAX_BYTES = 16 << 20
 
 
 class _PatchBuffers(threading.local):
-    """Per thread: dtype -> the patch buffer that thread keeps."""
+    """Per thread: (use, dtype) -> the scratch buffer that thread keeps for that use."""
 
     def __init__(self) -> None:
-        self.by_type: dict[torch.dtype, Tensor] = {}
+        self.kept: dict[tuple[str, torch.dtype], Tensor] = {}
 
 
 _patch_buffers = _PatchBuffers()
 
 
-def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tensor | None:
+def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device, use: str = "patches") -> Tensor | None:
     """The calling thread's scratch buffer for ``numel`` elements of ``dtype`` (the first
-    ``numel`` of one it keeps per type, grown when too small), or None for a request over
-    ``PATCH_BUFFER_MAX_BYTES`` or a device other than the CPU.
+    ``numel`` of one it keeps per ``use`` and type, grown when too small), or None for a
+    request over ``PATCH_BUFFER_MAX_BYTES`` or a device other than the CPU. ``use`` names
+    a buffer for one purpose: ``patches`` (im2col's rows), or each of the Winograd path's
+    two transformed inputs.
 
     Why: the app maps every block of 4 MiB or more on its own and unmaps it when freed
     (``capsviz.runtime.release_freed_memory``), so a pair's patch matrix (100 x 20,736
@@ -251,12 +265,19 @@ def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device) -> Tenso
     """
     if device.type != "cpu" or numel * dtype.itemsize > PATCH_BUFFER_MAX_BYTES:
         return None
-    buffers = _patch_buffers.by_type
-    buf = buffers.get(dtype)
+    buffers = _patch_buffers.kept
+    buf = buffers.get((use, dtype))
     if buf is None or buf.numel() < numel:
         with torch.inference_mode(False):  # a normal tensor: writable in and outside inference mode
-            buf = buffers[dtype] = torch.empty(numel, dtype=dtype)
+            buf = buffers[use, dtype] = torch.empty(numel, dtype=dtype)
     return buf[:numel]
+
+
+def _scratch(shape: tuple[int, ...], like: Tensor, use: str) -> Tensor:
+    """An uninitialised tensor of ``shape`` and ``like``'s dtype: the calling thread's
+    :func:`_patch_buffer` for ``use`` where it has one, else a new one."""
+    buf = _patch_buffer(math.prod(shape), like.dtype, like.device, use)
+    return torch.empty(shape, dtype=like.dtype, device=like.device) if buf is None else buf.view(shape)
 
 
 def _patch_columns(x: Tensor, kernel: int, stride: int, dtype: torch.dtype | None = None) -> tuple[Tensor, int, int]:
@@ -329,3 +350,143 @@ def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: i
     if bias is not None:
         out += bias
     return out.reshape(x.shape[0], out_h, out_w, -1)
+
+
+# Winograd path: F(m x m, r x r) on the stride-s polyphase components (module docstring).
+WINOGRAD_TILE = 2  # m: outputs per tile side
+WINOGRAD_POINTS = (0.0, 1.0, -1.0, 2.0, -0.5)  # and infinity; the first n - 1 are used
+WINOGRAD_MIN_GRID = 10  # a few images' pass takes this path from this grid side on (winograd_fits)
+
+
+@functools.lru_cache(maxsize=4)
+def winograd_matrices(m: int, r: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The Toom-Cook matrices of the 1-D correlation F(m, r), in float64.
+
+    With n = m + r - 1 evaluation points (the first n - 1 of ``WINOGRAD_POINTS``, then
+    infinity), the m outputs ``y[t] = sum_a g[a] d[t + a]`` of an r-tap filter g over n
+    inputs d are ``y = A_T @ ((G @ g) * (B_T @ d))``: n multiplications instead of m * r.
+    This is the transpose of the linear convolution evaluated at the points and
+    interpolated back (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks",
+    CVPR 2016, Sec. 4).
+
+    Returns A_T (m, n), G (n, r), B_T (n, n). Raises ``ValueError`` when n - 1 exceeds the
+    points there are.
+    """
+    n = m + r - 1
+    if n - 1 > len(WINOGRAD_POINTS):
+        raise ValueError(f"F({m}, {r}) needs {n - 1} finite points; WINOGRAD_POINTS has {len(WINOGRAD_POINTS)}")
+    points = WINOGRAD_POINTS[: n - 1]
+
+    def evaluate(terms: int) -> Tensor:  # a polynomial's values at the points from its `terms` coefficients
+        rows = [[p**e for e in range(terms)] for p in points] + [[0.0] * (terms - 1) + [1.0]]  # infinity: the top one
+        return torch.tensor(rows, dtype=torch.float64)
+
+    return evaluate(m).t().contiguous(), evaluate(r), torch.linalg.inv(evaluate(n)).t().contiguous()
+
+
+def _winograd_shape(kernel: int, stride: int) -> tuple[int, int, int]:
+    """(m, r, n): tile side, polyphase taps ceil(k / s), points m + r - 1."""
+    m, r = WINOGRAD_TILE, -(-kernel // stride)
+    return m, r, m + r - 1
+
+
+def winograd_fits(height: int, width: int, kernel: int, stride: int) -> bool:
+    """Whether :func:`winograd_conv2d` computes this convolution: each output side a multiple
+    of the tile and at least ``WINOGRAD_MIN_GRID``, and the last tile's zero-padded taps
+    still inside the map, and enough points for F(m, r). True for a pair's PrimaryCaps
+    (28 -> 10, 9x9, stride 2). False for a digit's (20 -> 6): there it saves 0-15 % of one
+    image's product (``benchmarks/primary_winograd.py``), not worth a second 37.7 MB weight
+    remade at every snapshot of a training run in the app."""
+    m, r, n = _winograd_shape(kernel, stride)
+    if n - 1 > len(WINOGRAD_POINTS):
+        return False
+    for side in (height, width):
+        grid = (side - kernel) // stride + 1
+        if grid < WINOGRAD_MIN_GRID or grid % m or stride * (grid + r - 1) > side:
+            return False
+    return True
+
+
+def winograd_weight(weight: Tensor, stride: int) -> Tensor:
+    """The kernels in the Winograd domain: (C_out, C_in, k, k) -> U (n*n, s*s*C_in, C_out)
+    contiguous, in the weight's dtype; rows (xi, nu, alpha, beta, c_in) of
+    ``U = G w_ab G^T`` for the s*s polyphase kernels ``w_ab = w[:, :, s*a + alpha, s*b + beta]``
+    (ceil(k / s) or fewer taps a side; G's columns for taps past k are not used).
+
+    For a pair's PrimaryCaps n = 6: 36 x 1,024 x 256, 37.7 MB in float32 against the
+    weight's 21.2 MB, made in 45 ms on 2 cores (rounding about 1e-7 of the largest value).
+    """
+    c_out, c_in, k, _ = weight.shape
+    m, r, n = _winograd_shape(k, stride)
+    g = winograd_matrices(m, r)[1].to(weight.dtype)
+    taps = weight.permute(2, 3, 1, 0).contiguous().view(k, k, c_in * c_out)  # (ky, kx, c_in*c_out)
+    u = weight.new_empty((n, n, stride, stride, c_in * c_out))
+    for alpha in range(stride):
+        rows = taps[alpha::stride]  # (a, kx, C_in*C_out): ky = s*a + alpha
+        by_rows = torch.mm(g[:, : rows.shape[0]], rows.reshape(rows.shape[0], -1)).view(n, k, -1)  # (xi, kx, ...)
+        for beta in range(stride):
+            cols = by_rows[:, beta::stride]  # (xi, b, C_in*C_out): kx = s*b + beta
+            u[:, :, alpha, beta] = torch.matmul(g[:, : cols.shape[1]], cols)  # (xi, nu, C_in*C_out)
+    return u.view(n * n, stride * stride * c_in, c_out)
+
+
+@functools.lru_cache(maxsize=8)
+def _winograd_maps(height: int, width: int, kernel: int, stride: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The data transforms of :func:`winograd_conv2d` as matrices, float32.
+
+    rows (T_h*n*s, H) and cols (T_w*n*s, W): row (P, xi, alpha) holds B_T[xi, rho] at
+    pixel s*m*P + s*rho + alpha, so one product takes every tile's polyphase inputs of one
+    axis to the Winograd domain; out (m*m, n*n) = A_T kron A_T, from the points to a tile's
+    m x m outputs.
+    """
+    m, r, n = _winograd_shape(kernel, stride)
+    a_t, _, b_t = winograd_matrices(m, r)
+
+    def band(side: int) -> Tensor:
+        tiles = ((side - kernel) // stride + 1) // m
+        mat = torch.zeros(tiles, n, stride, side, dtype=torch.float64)
+        for p in range(tiles):
+            for alpha in range(stride):
+                mat[p, :, alpha, stride * m * p + alpha : stride * (m * p + n) : stride] = b_t
+        return mat.reshape(tiles * n * stride, side).float()
+
+    return band(height), band(width), torch.kron(a_t, a_t).float()
+
+
+def winograd_conv2d(x: Tensor, u: Tensor, bias: Tensor | None, kernel: int, stride: int) -> Tensor:
+    """A strided convolution (no padding, no dilation) through Winograd's minimal filtering
+    F(2 x 2, r x r) on its s x s polyphase components; for shapes where
+    :func:`winograd_fits`.
+
+    x : (B, C_in, H, W) float32, any memory format (channels-last is read in place);
+    u : :func:`winograd_weight` of the (C_out, C_in, k, k) weight; bias : (C_out,) or None.
+    Returns (B, H_out, W_out, C_out) float32, channels last (note: not NCHW); equal to
+    ``conv2d`` to about 2e-6 relative (a unit test checks it against float64).
+
+    Each tile's 2 x 2 outputs of every polyphase component come from n x n products
+    instead of 2 x 2 x r x r, summed over the components and channels together: n*n
+    batched (B*T*T, s*s*C_in) @ (s*s*C_in, C_out) products. For a pair's PrimaryCaps
+    (n = 6, 25 tiles of the 10 x 10 grid) that is 236 M multiply-adds per pair against
+    530 M for the direct convolution. The data transforms are products with banded
+    matrices (:func:`_winograd_maps`) and one re-layout into the points' order, in buffers
+    the calling thread keeps (:func:`_scratch`).
+    """
+    batch, c_in, height, width = x.shape
+    m, _, n = _winograd_shape(kernel, stride)
+    rows, cols, out = _winograd_maps(height, width, kernel, stride)
+    tiles_h, tiles_w = rows.shape[0] // (n * stride), cols.shape[0] // (n * stride)
+    # the columns' transform, then the rows': (B*H, T_w*n*s, C_in), then (B, T_h*n*s, T_w*n*s*C_in)
+    x_rows = x.permute(0, 2, 3, 1).reshape(batch * height, width, c_in)  # a view when x is channels-last
+    z = _scratch((batch * height, cols.shape[0], c_in), x, "winograd-columns")
+    z = torch.bmm(cols.expand(batch * height, -1, -1), x_rows, out=z).view(batch, height, -1)
+    v = _scratch((batch, rows.shape[0], z.shape[2]), x, "winograd-rows")
+    v = torch.bmm(rows.expand(batch, -1, -1), z, out=v)
+    v = v.view(batch, tiles_h, n, stride, tiles_w, n, stride, c_in).permute(2, 5, 0, 1, 4, 3, 6, 7)
+    points = _scratch(v.shape, x, "winograd-points")  # (xi, nu) | (b, P, Q) | (alpha, beta, c)
+    points.copy_(v)
+    prod = torch.bmm(points.view(n * n, batch * tiles_h * tiles_w, -1), u)  # (n*n, B*T_h*T_w, C_out)
+    y = torch.mm(out, prod.view(n * n, -1)).view(m, m, batch, tiles_h, tiles_w, -1)  # (t, u, b, P, Q, o)
+    y = y.permute(2, 3, 0, 4, 1, 5).reshape(batch, tiles_h * m, tiles_w * m, -1)
+    if bias is not None:
+        y += bias
+    return y

@@ -415,6 +415,82 @@ def test_small_batch_inference_conv_matches_conv2d():
     assert not torch.allclose(fast2, fast, atol=1e-3)
 
 
+def test_winograd_matrices_compute_the_correlation_of_an_r_tap_filter():
+    """A_T ((G g) * (B_T d)) is the 2-output correlation y[t] = sum_a g[a] d[t + a] for 3, 4
+    and 5 taps, with n = m + r - 1 multiplications; a filter needing more points than
+    WINOGRAD_POINTS is refused."""
+    from capsviz.model.conv import winograd_matrices
+
+    gen = torch.Generator().manual_seed(0)
+    for r in (3, 4, 5):
+        a_t, g_mat, b_t = winograd_matrices(2, r)
+        assert a_t.shape == (2, r + 1) and g_mat.shape == (r + 1, r) and b_t.shape == (r + 1, r + 1)
+        for _ in range(5):
+            g, d = torch.randn(2 * r + 1, generator=gen, dtype=torch.float64).split([r, r + 1])
+            y = a_t @ ((g_mat @ g) * (b_t @ d))
+            expected = torch.stack([(g * d[t : t + r]).sum() for t in range(2)])
+            torch.testing.assert_close(y, expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="finite points"):
+        winograd_matrices(2, 9)
+
+
+def test_winograd_conv_matches_conv2d_in_float64():
+    """The Winograd path equals a float64 conv2d to 1e-5 of its largest output: a pair's
+    PrimaryCaps (256 -> 256, 9x9, stride 2, 28 -> 10) for 1 and 3 maps, channels-last or
+    not; a 5x5 kernel (F(2, 3)) on a 24 x 28 map without a bias. It is used only where
+    ``winograd_fits``: grids of 10 or more, even, with every read inside the map."""
+    from capsviz.model.conv import winograd_conv2d, winograd_fits, winograd_weight
+
+    gen = torch.Generator().manual_seed(1)
+    cases = [(1, 256, 256, 9, (28, 28), True), (3, 256, 256, 9, (28, 28), False), (2, 8, 16, 5, (24, 28), False)]
+    for batch, c_in, c_out, k, (h, w), last in cases:
+        x = torch.relu(torch.randn(batch, c_in, h, w, generator=gen))
+        if last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        weight = torch.randn(c_out, c_in, k, k, generator=gen) / (k * c_in**0.5)
+        bias = torch.randn(c_out, generator=gen) if k == 9 else None
+        b64 = None if bias is None else bias.double()
+        exact = torch.nn.functional.conv2d(x.double(), weight.double(), b64, stride=2)
+        assert winograd_fits(h, w, k, 2)
+        y = winograd_conv2d(x, winograd_weight(weight, 2), bias, k, 2)
+        assert y.shape == (batch, *exact.shape[2:], c_out) and y.dtype == torch.float32
+        error = (y.double() - exact.permute(0, 2, 3, 1)).abs().max() / exact.abs().max()
+        assert error < 1e-5, (batch, k, h, w, float(error))
+    assert not winograd_fits(20, 20, 9, 2)  # a digit's 6x6 grid
+    assert not winograd_fits(27, 27, 9, 2)  # its last tile would read row 27
+    assert not winograd_fits(30, 30, 9, 2)  # 11x11: not a whole number of 2x2 tiles
+    assert not winograd_fits(28, 28, 9, 1)  # F(2, 9) needs more points
+
+
+def test_a_pairs_few_image_pass_takes_the_winograd_path_and_follows_weight_updates(monkeypatch):
+    """A 36x36 model's PrimaryCaps for up to 8 images without gradients goes through
+    winograd_conv2d, gives oneDNN's convolution's capsules and follows in-place weight
+    updates; 9 images, or a pass with gradients, does not take it."""
+    import capsviz.model.capsnet as capsnet
+    from capsviz.model.capsnet import PrimaryCaps
+    from capsviz.model.config import CapsNetConfig
+
+    taken, winograd = [], capsnet.winograd_conv2d
+    monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: taken.append(x.shape[0]) or winograd(x, *a))
+    monkeypatch.setenv("CAPSVIZ_INFERENCE", "fp32")
+    torch.manual_seed(6)
+    caps = PrimaryCaps(CapsNetConfig(image_size=36))
+    x = torch.relu(torch.randn(9, 256, 28, 28))
+    with torch.no_grad():
+        fast = caps(x[:2])
+        assert taken == [2]
+        caps(x)
+        assert taken == [2]
+    slow = caps(x[:2]).detach()
+    assert taken == [2] and fast.shape == (2, 3200, 8)
+    torch.testing.assert_close(fast, slow, rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        caps.conv.weight.mul_(-0.5)
+        moved = caps(x[:2])
+    torch.testing.assert_close(moved, caps(x[:2]).detach(), rtol=1e-4, atol=1e-5)
+    assert (moved - fast).abs().max() > 1e-2
+
+
 def test_patch_rows_reuse_one_buffer_per_thread_and_stay_correct():
     """The few-image patch matrix is written into a buffer its thread keeps (the app would
     otherwise map and page-fault a pair's 8.3 MB in every pass): two passes on one thread
@@ -445,14 +521,14 @@ def test_patch_rows_reuse_one_buffer_per_thread_and_stay_correct():
     with torch.inference_mode():  # the buffer serves passes in and outside inference mode
         y1_again = conv.im2col_conv2d(x1, packed, bias, 9, 2)
     torch.testing.assert_close(y1_again, y1)
-    conv._patch_buffers.by_type.clear()
+    conv._patch_buffers.kept.clear()
     with torch.inference_mode():
         conv.im2col_conv2d(x2, packed, bias, 9, 2)
     with torch.no_grad():
         torch.testing.assert_close(conv.im2col_conv2d(x1, packed, bias, 9, 2), y1)
     big = torch.rand(2, 256, 28, 28)  # 200 x 20,736 float32: 16.6 MB
     assert conv._patch_columns(big, 9, 2)[0].shape == (200, 20736)
-    kept = conv._patch_buffers.by_type[torch.float32]
+    kept = conv._patch_buffers.kept["patches", torch.float32]
     assert kept.numel() * 4 <= conv.PATCH_BUFFER_MAX_BYTES
 
 
