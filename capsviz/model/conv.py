@@ -394,7 +394,7 @@ def winograd_fits(height: int, width: int, kernel: int, stride: int) -> bool:
     """Whether :func:`winograd_conv2d` computes this convolution: each output side a multiple
     of the tile and at least ``WINOGRAD_MIN_GRID``, and the last tile's zero-padded taps
     still inside the map, and enough points for F(m, r). True for a pair's PrimaryCaps
-    (28 -> 10, 9x9, stride 2). False for a digit's (20 -> 6): there it saves 0-15 % of one
+    (28 -> 10, 9x9, stride 2). False for a digit's (20 -> 6): there it saves 3-18 % of one
     image's product (``benchmarks/primary_winograd.py``), not worth a second 37.7 MB weight
     remade at every snapshot of a training run in the app."""
     m, r, n = _winograd_shape(kernel, stride)
