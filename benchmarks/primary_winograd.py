@@ -6,11 +6,13 @@ For a digit's PrimaryCaps (20x20 map -> 6x6 grid) and a pair's (28x28 -> 10x10),
 256 -> 256 channels, 9x9, stride 2, at 1, 2 and 4 images and on 1 thread and on the
 machine's count, times ``capsviz.model.conv.im2col_conv2d`` (the weight laid out once,
 the product split per thread as the explorer runs it) and ``winograd_conv2d`` (the
-transformed weight made once), the two taking turns on the same channels-last input,
-without gradients. Prints the medians in ms, their ratio and each path's largest error
-relative to float64 ``conv2d``; the last line is a JSON object with the machine. The
-explorer's inference thread computes on one intra-op thread fewer than the machine has
-(one on 2 cores), a pass on the main thread on all of them.
+transformed weight made once), and on a CPU with bfloat16 units ``im2col_conv2d_bf16``
+(the product in bfloat16, which the explorer takes where ``bf16_inference()``), taking
+turns on the same channels-last input, without gradients. Prints the medians in ms, the
+ratio of the first two and each path's largest error relative to float64 ``conv2d``; the
+last line is a JSON object with the machine. The explorer's inference thread computes on
+one intra-op thread fewer than the machine has (one on 2 cores), a pass on the main
+thread on all of them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,16 @@ import time
 
 import torch
 
-from capsviz.model.conv import im2col_conv2d, patch_weight, winograd_conv2d, winograd_fits, winograd_weight
-from capsviz.runtime import machine_line, machine_summary
+from capsviz.model.conv import (
+    im2col_conv2d,
+    im2col_conv2d_bf16,
+    patch_weight,
+    patch_weight_bf16,
+    winograd_conv2d,
+    winograd_fits,
+    winograd_weight,
+)
+from capsviz.runtime import cpu_bf16_units, machine_line, machine_summary
 
 CHANNELS, KERNEL, STRIDE = 256, 9, 2
 
@@ -38,6 +48,7 @@ def main() -> None:
     weight = torch.randn(CHANNELS, CHANNELS, KERNEL, KERNEL, generator=gen) / (KERNEL * CHANNELS**0.5)
     bias = torch.randn(CHANNELS, generator=gen) * 0.1
     packed, u = patch_weight(weight), winograd_weight(weight, STRIDE)
+    packed_bf16 = patch_weight_bf16(weight) if cpu_bf16_units() else None
     all_threads = torch.get_num_threads()
     results = {}
     with torch.inference_mode():
@@ -53,6 +64,8 @@ def main() -> None:
                         "im2col": lambda x=x: im2col_conv2d(x, packed, bias, KERNEL, STRIDE),
                         "winograd": lambda x=x: winograd_conv2d(x, u, bias, KERNEL, STRIDE),
                     }
+                    if packed_bf16 is not None:
+                        paths["im2col_bf16"] = lambda x=x: im2col_conv2d_bf16(x, packed_bf16, bias, KERNEL, STRIDE)
                     err = {k: ((f().double() - exact).abs().max() / exact.abs().max()).item() for k, f in paths.items()}
                     times: dict[str, list[float]] = {k: [] for k in paths}
                     for k in range(args.repeats + 3):
@@ -62,15 +75,19 @@ def main() -> None:
                             if k >= 3:
                                 times[key].append(1000 * (time.perf_counter() - t0))
                     i, w = statistics.median(times["im2col"]), statistics.median(times["winograd"])
-                    results[f"{name} b{batch} t{threads}"] = [round(i, 3), round(w, 3)]
+                    results[f"{name} b{batch} t{threads}"] = [round(statistics.median(t), 3) for t in times.values()]
                     taken = winograd_fits(side, side, KERNEL, STRIDE)
+                    bf16 = ""
+                    if "im2col_bf16" in times:
+                        bf16 = f", im2col in bfloat16 {statistics.median(times['im2col_bf16']):6.3f} ms"
+                        bf16 += f" (largest error {err['im2col_bf16']:.1e})"
                     print(
                         f"{name} ({side}x{side}), {batch} image(s), {threads} thread(s): im2col {i:6.3f} ms, "
                         f"winograd {w:6.3f} ms ({i / w:.2f}x; largest error {err['im2col']:.1e} against "
-                        f"{err['winograd']:.1e}; the explorer takes winograd: {taken})"
+                        f"{err['winograd']:.1e}; the explorer takes winograd in float32: {taken}){bf16}"
                     )
     torch.set_num_threads(all_threads)
-    print(json.dumps({"ms_im2col_winograd": results, **machine}))
+    print(json.dumps({"ms": results, "paths": list(times), **machine}))
 
 
 if __name__ == "__main__":
