@@ -87,9 +87,9 @@ class PrimaryCaps(nn.Module):
         w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
         if _fast_inference(x) and bf16_inference():  # a CPU with bfloat16 units
             out = im2col_conv2d_bf16(x, self._patch_weight_bf16(w), bias, k, stride)  # (B, G, G, 256)
-        elif _fast_inference(x) and winograd_fits(x.shape[2], x.shape[3], k, stride):  # a pair's, in float32
-            out = winograd_conv2d(x, self._winograd_weight(w), bias, k, stride)
-        elif _fast_inference(x):  # a digit's, in float32
+        elif _fast_inference(x) and x.dtype == torch.float32 and winograd_fits(x.shape[2], x.shape[3], k, stride):
+            out = winograd_conv2d(x, self._winograd_weight(w), bias, k, stride)  # a pair's, in float32
+        elif _fast_inference(x):  # a digit's, or a pair in another type
             out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)
         elif use_spectral(x):
             out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)

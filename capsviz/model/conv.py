@@ -46,7 +46,8 @@ instead of 100, one batched product of (tiles, 4 * 256) @ (4 * 256, 256) per poi
 the kernels transformed once (Lavin & Gray, CVPR 2016). That is 236 M multiply-adds, and
 the pass of a pair's PrimaryCaps takes about 0.7 times as long
 (``benchmarks/primary_winograd.py``). A digit's 6x6 grid keeps the im2col product, for
-which the Winograd form saves a few per cent at one image.
+which the Winograd form saves a few per cent at one image; so does a pair on a CPU whose
+bfloat16 products are the faster (``capsviz.runtime.bf16_inference``).
 """
 
 from __future__ import annotations
@@ -236,8 +237,9 @@ def patch_weight(weight: Tensor) -> Tensor:
     return weight.permute(2, 3, 1, 0).reshape(-1, weight.shape[0]).contiguous()
 
 
-# Patch matrices up to this size are written into a buffer that the calling thread keeps
-# (:func:`_patch_columns`); larger ones are allocated per call.
+# Scratch matrices up to this size (im2col's patch rows, each of the Winograd path's three
+# transformed inputs) are written into buffers that the calling thread keeps, one per use
+# and type (:func:`_patch_buffer`); larger ones are allocated per call.
 PATCH_BUFFER_MAX_BYTES = 16 << 20
 
 
@@ -256,7 +258,7 @@ def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device, use: str
     ``numel`` of one it keeps per ``use`` and type, grown when too small), or None for a
     request over ``PATCH_BUFFER_MAX_BYTES`` or a device other than the CPU. ``use`` names
     a buffer for one purpose: ``patches`` (im2col's rows), or each of the Winograd path's
-    two transformed inputs.
+    three transformed inputs (``winograd-columns``, ``winograd-rows``, ``winograd-points``).
 
     Why: the app maps every block of 4 MiB or more on its own and unmaps it when freed
     (``capsviz.runtime.release_freed_memory``), so a pair's patch matrix (100 x 20,736
@@ -391,14 +393,15 @@ def _winograd_shape(kernel: int, stride: int) -> tuple[int, int, int]:
 
 
 def winograd_fits(height: int, width: int, kernel: int, stride: int) -> bool:
-    """Whether :func:`winograd_conv2d` computes this convolution: each output side a multiple
-    of the tile and at least ``WINOGRAD_MIN_GRID``, and the last tile's zero-padded taps
-    still inside the map, and enough points for F(m, r). True for a pair's PrimaryCaps
-    (28 -> 10, 9x9, stride 2). False for a digit's (20 -> 6): there it saves 3-18 % of one
-    image's product (``benchmarks/primary_winograd.py``), not worth a second 37.7 MB weight
-    remade at every snapshot of a training run in the app."""
+    """Whether :func:`winograd_conv2d` computes this convolution: a kernel at least as wide
+    as the stride, enough points for F(m, r), each output side a multiple of the tile and
+    at least ``WINOGRAD_MIN_GRID``, and the last tile's zero-padded taps still inside the
+    map. True for a pair's PrimaryCaps (28 -> 10, 9x9, stride 2). False for a digit's
+    (20 -> 6): there it saves 3-18 % of one image's product, the explorer's pass for the
+    current input (1.3-1.6x at 2 and 4 images; ``benchmarks/primary_winograd.py``), not
+    worth a second 37.7 MB weight remade at every snapshot of a training run in the app."""
     m, r, n = _winograd_shape(kernel, stride)
-    if n - 1 > len(WINOGRAD_POINTS):
+    if kernel < stride or n - 1 > len(WINOGRAD_POINTS):
         return False
     for side in (height, width):
         grid = (side - kernel) // stride + 1
@@ -414,7 +417,7 @@ def winograd_weight(weight: Tensor, stride: int) -> Tensor:
     (ceil(k / s) or fewer taps a side; G's columns for taps past k are not used).
 
     For a pair's PrimaryCaps n = 6: 36 x 1,024 x 256, 37.7 MB in float32 against the
-    weight's 21.2 MB, made in 45 ms on 2 cores (rounding about 1e-7 of the largest value).
+    weight's 21.2 MB, made in 36-45 ms on 2 cores (rounding about 1e-7 of the largest value).
     """
     c_out, c_in, k, _ = weight.shape
     m, r, n = _winograd_shape(k, stride)
@@ -431,8 +434,10 @@ def winograd_weight(weight: Tensor, stride: int) -> Tensor:
 
 
 @functools.lru_cache(maxsize=8)
-def _winograd_maps(height: int, width: int, kernel: int, stride: int) -> tuple[Tensor, Tensor, Tensor]:
-    """The data transforms of :func:`winograd_conv2d` as matrices, float32.
+def _winograd_maps(
+    height: int, width: int, kernel: int, stride: int, dtype: torch.dtype
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The data transforms of :func:`winograd_conv2d` as matrices of ``dtype``.
 
     rows (T_h*n*s, H) and cols (T_w*n*s, W): row (P, xi, alpha) holds B_T[xi, rho] at
     pixel s*m*P + s*rho + alpha, so one product takes every tile's polyphase inputs of one
@@ -448,20 +453,27 @@ def _winograd_maps(height: int, width: int, kernel: int, stride: int) -> tuple[T
         for p in range(tiles):
             for alpha in range(stride):
                 mat[p, :, alpha, stride * m * p + alpha : stride * (m * p + n) : stride] = b_t
-        return mat.reshape(tiles * n * stride, side).float()
+        return mat.reshape(tiles * n * stride, side).to(dtype)
 
-    return band(height), band(width), torch.kron(a_t, a_t).float()
+    return band(height), band(width), torch.kron(a_t, a_t).to(dtype)
 
 
 def winograd_conv2d(x: Tensor, u: Tensor, bias: Tensor | None, kernel: int, stride: int) -> Tensor:
     """A strided convolution (no padding, no dilation) through Winograd's minimal filtering
-    F(2 x 2, r x r) on its s x s polyphase components; for shapes where
-    :func:`winograd_fits`.
+    F(2 x 2, r x r) on its s x s polyphase components, without gradients (the transforms
+    write into buffers the calling thread keeps).
 
-    x : (B, C_in, H, W) float32, any memory format (channels-last is read in place);
-    u : :func:`winograd_weight` of the (C_out, C_in, k, k) weight; bias : (C_out,) or None.
-    Returns (B, H_out, W_out, C_out) float32, channels last (note: not NCHW); equal to
-    ``conv2d`` to about 2e-6 relative (a unit test checks it against float64).
+    x : (B, C_in, H, W) float32 or float64, on the CPU, any memory format (channels-last is
+    read in place); u : :func:`winograd_weight` of the (C_out, C_in, k, k) weight, x's
+    dtype; bias : (C_out,) or None. Returns (B, H_out, W_out, C_out) in x's dtype,
+    channels last (note: not NCHW). In float32 it equals ``conv2d`` to 2e-6 to 4e-6 of the
+    largest output (a unit test checks it against float64).
+
+    Raises
+    ------
+    ValueError
+        If :func:`winograd_fits` is False for this shape, or x or u requires a gradient
+        while gradients are on.
 
     Each tile's 2 x 2 outputs of every polyphase component come from n x n products
     instead of 2 x 2 x r x r, summed over the components and channels together: n*n
@@ -472,8 +484,12 @@ def winograd_conv2d(x: Tensor, u: Tensor, bias: Tensor | None, kernel: int, stri
     the calling thread keeps (:func:`_scratch`).
     """
     batch, c_in, height, width = x.shape
+    if not winograd_fits(height, width, kernel, stride):
+        raise ValueError(f"no Winograd path for a {kernel}x{kernel} stride-{stride} convolution of {height}x{width}")
+    if torch.is_grad_enabled() and (x.requires_grad or u.requires_grad):
+        raise ValueError("winograd_conv2d computes without gradients; call it under torch.no_grad()")
     m, _, n = _winograd_shape(kernel, stride)
-    rows, cols, out = _winograd_maps(height, width, kernel, stride)
+    rows, cols, out = _winograd_maps(height, width, kernel, stride, x.dtype)
     tiles_h, tiles_w = rows.shape[0] // (n * stride), cols.shape[0] // (n * stride)
     # the columns' transform, then the rows': (B*H, T_w*n*s, C_in), then (B, T_h*n*s, T_w*n*s*C_in)
     x_rows = x.permute(0, 2, 3, 1).reshape(batch * height, width, c_in)  # a view when x is channels-last

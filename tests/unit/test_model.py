@@ -456,10 +456,21 @@ def test_winograd_conv_matches_conv2d_in_float64():
         assert y.shape == (batch, *exact.shape[2:], c_out) and y.dtype == torch.float32
         error = (y.double() - exact.permute(0, 2, 3, 1)).abs().max() / exact.abs().max()
         assert error < 1e-5, (batch, k, h, w, float(error))
+    x = torch.relu(torch.randn(2, 8, 28, 28, dtype=torch.float64, generator=gen))  # float64 in, float64 out
+    weight = torch.randn(16, 8, 9, 9, dtype=torch.float64, generator=gen)
+    exact = torch.nn.functional.conv2d(x, weight, stride=2).permute(0, 2, 3, 1)
+    y = winograd_conv2d(x, winograd_weight(weight, 2), None, 9, 2)
+    assert y.dtype == torch.float64 and (y - exact).abs().max() < 1e-10 * exact.abs().max()
     assert not winograd_fits(20, 20, 9, 2)  # a digit's 6x6 grid
     assert not winograd_fits(27, 27, 9, 2)  # its last tile would read row 27
     assert not winograd_fits(30, 30, 9, 2)  # 11x11: not a whole number of 2x2 tiles
     assert not winograd_fits(28, 28, 9, 1)  # F(2, 9) needs more points
+    assert not winograd_fits(28, 28, 1, 2)  # a kernel narrower than the stride: a phase without taps
+    u = winograd_weight(torch.randn(16, 8, 9, 9), 2)
+    with pytest.raises(ValueError, match="no Winograd path for a 9x9 stride-2 convolution of 30x30"):
+        winograd_conv2d(torch.rand(1, 8, 30, 30), u, None, 9, 2)
+    with pytest.raises(ValueError, match="without gradients"):
+        winograd_conv2d(torch.rand(1, 8, 28, 28, requires_grad=True), u, None, 9, 2)
 
 
 def test_a_pairs_few_image_pass_takes_the_winograd_path_and_follows_weight_updates(monkeypatch):
@@ -472,7 +483,6 @@ def test_a_pairs_few_image_pass_takes_the_winograd_path_and_follows_weight_updat
 
     taken, winograd = [], capsnet.winograd_conv2d
     monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: taken.append(x.shape[0]) or winograd(x, *a))
-    monkeypatch.setenv("CAPSVIZ_INFERENCE", "fp32")
     torch.manual_seed(6)
     caps = PrimaryCaps(CapsNetConfig(image_size=36))
     x = torch.relu(torch.randn(9, 256, 28, 28))
@@ -487,6 +497,7 @@ def test_a_pairs_few_image_pass_takes_the_winograd_path_and_follows_weight_updat
     with torch.no_grad():
         caps.conv.weight.mul_(-0.5)
         moved = caps(x[:2])
+    assert taken == [2, 2]
     torch.testing.assert_close(moved, caps(x[:2]).detach(), rtol=1e-4, atol=1e-5)
     assert (moved - fast).abs().max() > 1e-2
 

@@ -223,9 +223,10 @@ print(sum(faults[-10:]))
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
 def test_the_apps_setting_keeps_a_pairs_pass_from_page_faulting():
     """Under the app's malloc setting a traced pass of the 36x36 pair model reuses its
-    memory: the patch matrix (8.3 MB, over the 4 MiB mmap threshold) is kept by its thread,
-    and the 2 MB temporaries stay at the heap's top (16 MiB trim threshold). Without
-    these, each pass page-faults 2,000-2,500 pages (4 KiB) in anew."""
+    memory: its temporaries (u_hat's 2 MB, the Winograd path's transformed inputs of up to
+    3.7 MB, all under the 4 MiB mmap threshold) stay at the heap's top (16 MiB trim
+    threshold). With glibc's 128 KiB trim threshold each pass page-faults about 1,900
+    pages (4 KiB) in anew."""
     assert int(_run(PASS_FAULTS)) < 1000  # over the last 10 passes; 500 is one 2 MB block
 
 
