@@ -6,8 +6,8 @@ For a digit's PrimaryCaps (20x20 map -> 6x6 grid) and a pair's (28x28 -> 10x10),
 256 -> 256 channels, 9x9, stride 2, at 1, 2 and 4 images and on 1 thread and on the
 machine's count, times ``capsviz.model.conv.im2col_conv2d`` (the weight laid out once,
 the product split per thread as the explorer runs it) and ``winograd_conv2d`` (the
-transformed weight made once), and on a CPU with bfloat16 units ``im2col_conv2d_bf16``
-(the product in bfloat16, which the explorer takes where ``bf16_inference()``), taking
+transformed weight made once), and where bfloat16 products are the faster
+(``bf16_is_faster()``) ``im2col_conv2d_bf16``, which the explorer takes there, taking
 turns on the same channels-last input, without gradients. Prints the medians in ms, the
 ratio of the first two and each path's largest error relative to float64 ``conv2d``; the
 last line is a JSON object with the machine. The explorer's inference thread computes on
@@ -29,11 +29,11 @@ from capsviz.model.conv import (
     im2col_conv2d_bf16,
     patch_weight,
     patch_weight_bf16,
+    use_winograd,
     winograd_conv2d,
-    winograd_fits,
     winograd_weight,
 )
-from capsviz.runtime import cpu_bf16_units, machine_line, machine_summary
+from capsviz.runtime import bf16_is_faster, machine_line, machine_summary
 
 CHANNELS, KERNEL, STRIDE = 256, 9, 2
 
@@ -48,7 +48,7 @@ def main() -> None:
     weight = torch.randn(CHANNELS, CHANNELS, KERNEL, KERNEL, generator=gen) / (KERNEL * CHANNELS**0.5)
     bias = torch.randn(CHANNELS, generator=gen) * 0.1
     packed, u = patch_weight(weight), winograd_weight(weight, STRIDE)
-    packed_bf16 = patch_weight_bf16(weight) if cpu_bf16_units() else None
+    packed_bf16 = patch_weight_bf16(weight) if bf16_is_faster() else None
     all_threads = torch.get_num_threads()
     results = {}
     with torch.inference_mode():
@@ -76,7 +76,7 @@ def main() -> None:
                                 times[key].append(1000 * (time.perf_counter() - t0))
                     i, w = statistics.median(times["im2col"]), statistics.median(times["winograd"])
                     results[f"{name} b{batch} t{threads}"] = [round(statistics.median(t), 3) for t in times.values()]
-                    taken = winograd_fits(side, side, KERNEL, STRIDE)
+                    taken = use_winograd(x, KERNEL, STRIDE)
                     bf16 = ""
                     if "im2col_bf16" in times:
                         bf16 = f", im2col in bfloat16 {statistics.median(times['im2col_bf16']):6.3f} ms"

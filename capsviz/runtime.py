@@ -157,6 +157,21 @@ def machine_line(machine: dict) -> str:
     )
 
 
+MKL_BELOW_AVX512 = ("SSE4_2", "AVX", "AVX2")  # values of MKL_ENABLE_INSTRUCTIONS that cap it below AVX-512
+
+
+def avx512_products() -> bool:
+    """Whether capsviz's float32 products are taken to run AVX-512 code at full width: on an
+    Intel CPU with ``avx512f`` (Linux: /proc/cpuinfo), where MKL's own account says
+    AVX-512 (:func:`mkl_code_path`), unless ``MKL_ENABLE_INSTRUCTIONS`` caps MKL below it.
+    False elsewhere: on AMD CPUs (Zen 4 runs AVX-512 on 256-bit units, AVX2's rate), CPUs
+    without AVX-512, and other systems. Read from the CPU's flags, in microseconds, so a
+    pass may ask (:func:`capsviz.model.conv.use_winograd`)."""
+    info = _cpuinfo()
+    capped = os.environ.get("MKL_ENABLE_INSTRUCTIONS", "").strip().upper() in MKL_BELOW_AVX512
+    return info.get("vendor_id") == "GenuineIntel" and "avx512f" in info.get("flags", "").split() and not capped
+
+
 @functools.lru_cache(maxsize=1)
 def mkl_code_path() -> str | None:
     """The instruction set MKL runs its products with here, as its verbose mode names it

@@ -25,8 +25,8 @@ from capsviz.model.conv import (
     patch_weight_bf16,
     spectral_conv2d,
     use_spectral,
+    use_winograd,
     winograd_conv2d,
-    winograd_fits,
     winograd_weight,
 )
 from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash, stack_transposed
@@ -87,9 +87,9 @@ class PrimaryCaps(nn.Module):
         w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
         if _fast_inference(x) and bf16_inference():  # a CPU with bfloat16 units
             out = im2col_conv2d_bf16(x, self._patch_weight_bf16(w), bias, k, stride)  # (B, G, G, 256)
-        elif _fast_inference(x) and x.dtype == torch.float32 and winograd_fits(x.shape[2], x.shape[3], k, stride):
-            out = winograd_conv2d(x, self._winograd_weight(w), bias, k, stride)  # a pair's, in float32
-        elif _fast_inference(x):  # a digit's, or a pair in another type
+        elif _fast_inference(x) and use_winograd(x, k, stride):
+            out = winograd_conv2d(x, self._winograd_weight(w), bias, k, stride)  # float32 pairs; digits off AVX-512
+        elif _fast_inference(x):
             out = im2col_conv2d(x, self._patch_weight(w), bias, k, stride)
         elif use_spectral(x):
             out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)

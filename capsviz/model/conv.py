@@ -45,9 +45,11 @@ filtering F(2 x 2, 5 x 5) computes each 2x2 block of outputs from 6 x 6 = 36 pro
 instead of 100, one batched product of (tiles, 4 * 256) @ (4 * 256, 256) per point, with
 the kernels transformed once (Lavin & Gray, CVPR 2016). That is 236 M multiply-adds, and
 the pass of a pair's PrimaryCaps takes about 0.7 times as long
-(``benchmarks/primary_winograd.py``). A digit's 6x6 grid keeps the im2col product, for
-which the Winograd form saves a few per cent at one image; so does a pair on a CPU whose
-bfloat16 products are the faster (``capsviz.runtime.bf16_inference``).
+(``benchmarks/primary_winograd.py``). A digit's 6x6 grid takes it too where the
+products do not run AVX-512 code at full width, and saves a quarter of the time there; on
+an Intel CPU with AVX-512 it keeps the im2col product, for which the Winograd form saves a
+few per cent (:func:`use_winograd`). A CPU whose bfloat16 products are the faster
+(``capsviz.runtime.bf16_inference``) keeps the bfloat16 im2col product for both.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ import torch
 from torch import Tensor
 
 from capsviz.model.routing import REDUCED
+from capsviz.runtime import avx512_products
 
 IM2COL_MAX_BATCH = 8  # no-grad batches up to this size take the im2col path
 # From these batch sizes on the spectral path beats oneDNN's direct convolution (measured
@@ -357,7 +360,7 @@ def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: i
 # Winograd path: F(m x m, r x r) on the stride-s polyphase components (module docstring).
 WINOGRAD_TILE = 2  # m: outputs per tile side
 WINOGRAD_POINTS = (0.0, 1.0, -1.0, 2.0, -0.5)  # and infinity; the first n - 1 are used
-WINOGRAD_MIN_GRID = 10  # a few images' pass takes this path from this grid side on (winograd_fits)
+WINOGRAD_MIN_GRID = 10  # a few images' pass takes this path from this grid side on (use_winograd)
 
 
 @functools.lru_cache(maxsize=4)
@@ -394,20 +397,36 @@ def _winograd_shape(kernel: int, stride: int) -> tuple[int, int, int]:
 
 def winograd_fits(height: int, width: int, kernel: int, stride: int) -> bool:
     """Whether :func:`winograd_conv2d` computes this convolution: a kernel at least as wide
-    as the stride, enough points for F(m, r), each output side a multiple of the tile and
-    at least ``WINOGRAD_MIN_GRID``, and the last tile's zero-padded taps still inside the
-    map. True for a pair's PrimaryCaps (28 -> 10, 9x9, stride 2). False for a digit's
-    (20 -> 6): there it saves 3-18 % of one image's product, the explorer's pass for the
-    current input (1.3-1.6x at 2 and 4 images; ``benchmarks/primary_winograd.py``), not
-    worth a second 37.7 MB weight remade at every snapshot of a training run in the app."""
+    as the stride, enough points for F(m, r), each output side a multiple of the tile, and
+    the last tile's zero-padded taps still inside the map (a pair's PrimaryCaps, 28 -> 10,
+    and a digit's, 20 -> 6, with 9x9 kernels at stride 2)."""
     m, r, n = _winograd_shape(kernel, stride)
     if kernel < stride or n - 1 > len(WINOGRAD_POINTS):
         return False
     for side in (height, width):
         grid = (side - kernel) // stride + 1
-        if grid < WINOGRAD_MIN_GRID or grid % m or stride * (grid + r - 1) > side:
+        if grid < m or grid % m or stride * (grid + r - 1) > side:
             return False
     return True
+
+
+def use_winograd(x: Tensor, kernel: int, stride: int) -> bool:
+    """Whether PrimaryCaps' few-image pass should take :func:`winograd_conv2d` for input
+    ``x`` (B, C, H, W): float32, :func:`winograd_fits`, and either an output grid of at
+    least ``WINOGRAD_MIN_GRID`` (a pair's 10x10) or products that do not run AVX-512 code
+    at full width (:func:`capsviz.runtime.avx512_products`).
+
+    A digit's 6x6 grid (``benchmarks/primary_winograd.py``, one image, 2-core Xeon without
+    AMX): the Winograd path takes 0.69-0.76 times the im2col product's time with MKL capped
+    at AVX2 (``MKL_ENABLE_INSTRUCTIONS=AVX2``, with or without ATen and oneDNN capped too),
+    0.85-0.97 times uncapped. There, a few per cent of a 3 ms pass are not worth a second
+    37.7 MB weight remade, at 42-71 ms against im2col's 16-31 ms, at every weight snapshot
+    of a training run in the app (one a second)."""
+    height, width = x.shape[2:]
+    grid = min((height - kernel) // stride, (width - kernel) // stride) + 1
+    if x.dtype != torch.float32 or not winograd_fits(height, width, kernel, stride):
+        return False
+    return grid >= WINOGRAD_MIN_GRID or not avx512_products()
 
 
 def winograd_weight(weight: Tensor, stride: int) -> Tensor:

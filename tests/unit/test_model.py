@@ -396,16 +396,23 @@ def test_routing_gradients_match_plain_autograd():
         torch.testing.assert_close(grad, ref, rtol=1e-5, atol=1e-6)
 
 
-def test_small_batch_inference_conv_matches_conv2d():
-    """The explorer's im2col path gives conv2d's numbers and follows weight updates."""
+def test_small_batch_inference_conv_matches_conv2d(monkeypatch):
+    """The explorer's im2col path (a digit's, on a CPU with AVX-512 products) gives
+    conv2d's numbers and follows weight updates."""
+    import capsviz.model.conv as conv
     from capsviz.model.capsnet import PrimaryCaps
     from capsviz.model.config import CapsNetConfig
+
+    monkeypatch.setattr(conv, "avx512_products", lambda: True)
+    products, split = [], conv.split_product
+    monkeypatch.setattr(conv, "split_product", lambda cols, *a: products.append(tuple(cols.shape)) or split(cols, *a))
 
     torch.manual_seed(3)
     caps = PrimaryCaps(CapsNetConfig())
     x = torch.relu(torch.randn(3, 256, 20, 20))
     with torch.no_grad():
         fast = caps(x)  # im2col path (no grad, CPU, batch <= 8)
+    assert products == [(108, 20736)]  # 3 digits' 36 patch rows
     slow = caps(x).detach()  # autograd path: oneDNN convolution
     assert torch.allclose(fast, slow, atol=1e-5)
     with torch.no_grad():
@@ -434,15 +441,23 @@ def test_winograd_matrices_compute_the_correlation_of_an_r_tap_filter():
         winograd_matrices(2, 9)
 
 
-def test_winograd_conv_matches_conv2d_in_float64():
+def test_winograd_conv_matches_conv2d_in_float64(monkeypatch):
     """The Winograd path equals a float64 conv2d to 1e-5 of its largest output: a pair's
     PrimaryCaps (256 -> 256, 9x9, stride 2, 28 -> 10) for 1 and 3 maps, channels-last or
     not; a 5x5 kernel (F(2, 3)) on a 24 x 28 map without a bias. It is used only where
-    ``winograd_fits``: grids of 10 or more, even, with every read inside the map."""
-    from capsviz.model.conv import winograd_conv2d, winograd_fits, winograd_weight
+    ``winograd_fits`` (even grids, every read inside the map), and the explorer takes it in
+    float32 for grids of 10 or more, and for a digit's 6x6 where the products do not run
+    AVX-512 at full width (``use_winograd``)."""
+    import capsviz.model.conv as conv
+    from capsviz.model.conv import use_winograd, winograd_conv2d, winograd_fits, winograd_weight
 
     gen = torch.Generator().manual_seed(1)
-    cases = [(1, 256, 256, 9, (28, 28), True), (3, 256, 256, 9, (28, 28), False), (2, 8, 16, 5, (24, 28), False)]
+    cases = [
+        (1, 256, 256, 9, (28, 28), True),
+        (3, 256, 256, 9, (28, 28), False),
+        (2, 8, 16, 5, (24, 28), False),
+        (2, 32, 16, 9, (20, 20), True),  # a digit's geometry: computed right, not taken
+    ]
     for batch, c_in, c_out, k, (h, w), last in cases:
         x = torch.relu(torch.randn(batch, c_in, h, w, generator=gen))
         if last:
@@ -461,7 +476,11 @@ def test_winograd_conv_matches_conv2d_in_float64():
     exact = torch.nn.functional.conv2d(x, weight, stride=2).permute(0, 2, 3, 1)
     y = winograd_conv2d(x, winograd_weight(weight, 2), None, 9, 2)
     assert y.dtype == torch.float64 and (y - exact).abs().max() < 1e-10 * exact.abs().max()
-    assert not winograd_fits(20, 20, 9, 2)  # a digit's 6x6 grid
+    pair, digit = torch.rand(1, 256, 28, 28), torch.rand(1, 256, 20, 20)
+    for avx512 in (True, False):
+        monkeypatch.setattr(conv, "avx512_products", lambda avx512=avx512: avx512)
+        assert use_winograd(pair, 9, 2) and use_winograd(digit, 9, 2) == (not avx512)
+        assert not use_winograd(pair.double(), 9, 2)
     assert not winograd_fits(27, 27, 9, 2)  # its last tile would read row 27
     assert not winograd_fits(30, 30, 9, 2)  # 11x11: not a whole number of 2x2 tiles
     assert not winograd_fits(28, 28, 9, 1)  # F(2, 9) needs more points

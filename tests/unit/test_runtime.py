@@ -236,6 +236,29 @@ def mkl_available() -> bool:
     return torch.backends.mkl.is_available()
 
 
+def test_avx512_products_on_intel_cpus_with_avx512_whose_mkl_is_not_capped(monkeypatch):
+    """Full-width AVX-512 products are assumed on an Intel CPU with avx512f only, and not
+    where MKL_ENABLE_INSTRUCTIONS caps MKL below AVX-512."""
+    import capsviz.runtime as runtime
+
+    def cpu(vendor: str, flags: str) -> None:
+        monkeypatch.setattr(runtime, "_cpuinfo", lambda: {"vendor_id": vendor, "flags": flags})
+
+    monkeypatch.delenv("MKL_ENABLE_INSTRUCTIONS", raising=False)
+    cpu("GenuineIntel", "fma avx2 avx512f avx512_bf16")
+    assert runtime.avx512_products()
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "avx2")
+    assert not runtime.avx512_products()
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX512")
+    assert runtime.avx512_products()
+    cpu("AuthenticAMD", "fma avx2 avx512f avx512_bf16")  # Zen 4: AVX-512 on 256-bit units
+    assert not runtime.avx512_products()
+    cpu("GenuineIntel", "fma avx2 avx512fp16x")  # a flag that only starts with avx512f
+    assert not runtime.avx512_products()
+    cpu("", "")  # no /proc/cpuinfo
+    assert not runtime.avx512_products()
+
+
 @pytest.mark.skipif(not mkl_available(), reason="needs torch with MKL")
 def test_mkl_names_the_code_it_runs(monkeypatch):
     """MKL's own account of its code path: on an Intel CPU with AVX2, AVX2 where it is told
