@@ -381,6 +381,31 @@ def test_the_bfloat16_pass_predicts_every_mnist_test_digit_as_float32(monkeypatc
     assert torch.equal(predictions["auto"], predictions["fp32"])
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_the_winograd_pass_predicts_every_mnist_test_digit_as_the_batch_evaluation(monkeypatch):
+    """Where a digit's few-image pass takes the Winograd path (products without full-width
+    AVX-512, here pretended), it names the class of the batch evaluation (spectral path)
+    for each of the 10,000 MNIST test digits, its lengths within 2e-5."""
+    import capsviz.model.capsnet as capsnet
+    import capsviz.model.conv as conv
+    from capsviz.data.mnist import load_mnist
+    from capsviz.evaluate import model_lengths
+    from capsviz.train.checkpoint import load_checkpoint
+
+    monkeypatch.setattr(conv, "avx512_products", lambda: False)
+    taken, winograd = [], capsnet.winograd_conv2d
+    monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: taken.append(x.shape[0]) or winograd(x, *a))
+    model = load_checkpoint(SHIPPED)[0].eval()
+    digits = load_mnist(train=False, data_root=mnist_root()).images
+    batch = model_lengths(model, digits)
+    images = torch.from_numpy(digits.astype(np.float32) / 255)[:, None]
+    with torch.no_grad():
+        few = torch.cat([model(x, reconstruct=False).lengths for x in images.split(8)]).numpy()
+    assert sum(taken) == 10_000
+    assert np.abs(few - batch).max() < 2e-5
+    assert np.array_equal(few.argmax(1), batch.argmax(1))
+
+
 def test_routing_gradients_match_plain_autograd():
     """The hand-written backward of dynamic routing equals autograd through Procedure 1."""
     torch.manual_seed(5)
