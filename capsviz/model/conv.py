@@ -256,7 +256,7 @@ class _PatchBuffers(threading.local):
 _patch_buffers = _PatchBuffers()
 
 
-def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device, use: str = "patches") -> Tensor | None:
+def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device, use: str) -> Tensor | None:
     """The calling thread's scratch buffer for ``numel`` elements of ``dtype`` (the first
     ``numel`` of one it keeps per ``use`` and type, grown when too small), or None for a
     request over ``PATCH_BUFFER_MAX_BYTES`` or a device other than the CPU. ``use`` names
@@ -278,11 +278,11 @@ def _patch_buffer(numel: int, dtype: torch.dtype, device: torch.device, use: str
     return buf[:numel]
 
 
-def _scratch(shape: tuple[int, ...], like: Tensor, use: str) -> Tensor:
-    """An uninitialised tensor of ``shape`` and ``like``'s dtype: the calling thread's
+def _scratch(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, use: str) -> Tensor:
+    """An uninitialised tensor of ``shape`` and ``dtype``: the calling thread's
     :func:`_patch_buffer` for ``use`` where it has one, else a new one."""
-    buf = _patch_buffer(math.prod(shape), like.dtype, like.device, use)
-    return torch.empty(shape, dtype=like.dtype, device=like.device) if buf is None else buf.view(shape)
+    buf = _patch_buffer(math.prod(shape), dtype, device, use)
+    return torch.empty(shape, dtype=dtype, device=device) if buf is None else buf.view(shape)
 
 
 def _patch_columns(x: Tensor, kernel: int, stride: int, dtype: torch.dtype | None = None) -> tuple[Tensor, int, int]:
@@ -292,11 +292,8 @@ def _patch_columns(x: Tensor, kernel: int, stride: int, dtype: torch.dtype | Non
     patches = x.permute(0, 2, 3, 1).unfold(1, kernel, stride).unfold(2, kernel, stride)  # (B, h, w, C, k, k)
     batch, out_h, out_w = patches.shape[:3]
     rows = patches.permute(0, 1, 2, 4, 5, 3)  # (B, h, w, k, k, C)
-    dtype = dtype or x.dtype
-    buf = _patch_buffer(rows.numel(), dtype, x.device)
-    if buf is None:
-        buf = torch.empty(rows.numel(), dtype=dtype, device=x.device)
-    buf.view(rows.shape).copy_(rows)
+    buf = _scratch(rows.shape, dtype or x.dtype, x.device, "patches")
+    buf.copy_(rows)
     return buf.view(batch * out_h * out_w, -1), out_h, out_w
 
 
@@ -512,12 +509,12 @@ def winograd_conv2d(x: Tensor, u: Tensor, bias: Tensor | None, kernel: int, stri
     tiles_h, tiles_w = rows.shape[0] // (n * stride), cols.shape[0] // (n * stride)
     # the columns' transform, then the rows': (B*H, T_w*n*s, C_in), then (B, T_h*n*s, T_w*n*s*C_in)
     x_rows = x.permute(0, 2, 3, 1).reshape(batch * height, width, c_in)  # a view when x is channels-last
-    z = _scratch((batch * height, cols.shape[0], c_in), x, "winograd-columns")
+    z = _scratch((batch * height, cols.shape[0], c_in), x.dtype, x.device, "winograd-columns")
     z = torch.bmm(cols.expand(batch * height, -1, -1), x_rows, out=z).view(batch, height, -1)
-    v = _scratch((batch, rows.shape[0], z.shape[2]), x, "winograd-rows")
+    v = _scratch((batch, rows.shape[0], z.shape[2]), x.dtype, x.device, "winograd-rows")
     v = torch.bmm(rows.expand(batch, -1, -1), z, out=v)
     v = v.view(batch, tiles_h, n, stride, tiles_w, n, stride, c_in).permute(2, 5, 0, 1, 4, 3, 6, 7)
-    points = _scratch(v.shape, x, "winograd-points")  # (xi, nu) | (b, P, Q) | (alpha, beta, c)
+    points = _scratch(v.shape, x.dtype, x.device, "winograd-points")  # (xi, nu) | (b, P, Q) | (alpha, beta, c)
     points.copy_(v)
     prod = torch.bmm(points.view(n * n, batch * tiles_h * tiles_w, -1), u)  # (n*n, B*T_h*T_w, C_out)
     y = torch.mm(out, prod.view(n * n, -1)).view(m, m, batch, tiles_h, tiles_w, -1)  # (t, u, b, P, Q, o)
