@@ -12,12 +12,6 @@ from tests.gui.conftest import temp_settings
 from tests.gui.events import settle
 
 
-@pytest.fixture(autouse=True)
-def _english_afterwards():
-    yield
-    i18n.install("en")
-
-
 def _step(qtbot, window, index):
     window.tour.show_step(index)
     settle(qtbot, window, timeout=30000)
