@@ -27,10 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
+from train_speed import time_interleaved
 
 from capsviz.model.config import CapsNetConfig
 from capsviz.model.conv import _dft_matrices
@@ -90,18 +90,12 @@ def main() -> None:
     results = {}
     for name in names:
         ways = products(DTYPES[name], groups, batch, c_in, c_out, gen)
-        times = {(way, part): [] for way in ways for part in ("forward", "backward")}
-        for k in range(args.repeats + 2):
-            for way, passes in ways.items():
-                for part, run in zip(("forward", "backward"), passes):
-                    t0 = time.perf_counter()
-                    run()
-                    if k >= 2:
-                        times[way, part].append(1000 * (time.perf_counter() - t0))
+        runs = {(way, part): run for way, passes in ways.items() for part, run in zip(("forward", "backward"), passes)}
+        times = time_interleaved(runs, args.repeats, 2)
         outs = {way: (forward(), *backward()) for way, (forward, backward) in ways.items()}
         a, b = outs.values()
         error = max(float((u.float() - v.float()).abs().max() / u.float().abs().max()) for u, v in zip(a, b))
-        med = {key: statistics.median(ts) for key, ts in times.items()}
+        med = {key: 1000 * statistics.median(ts) for key, ts in times.items()}
         results[name] = {f"{way} {part}": round(ms, 2) for (way, part), ms in med.items()}
         results[name]["relative_difference"] = error
         for way in ways:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
 import torch
+from train_speed import time_interleaved
 
 from capsviz.model.conv import SPLIT_MAX_ROWS, split_product
 from capsviz.runtime import machine_line, machine_summary
@@ -52,14 +52,8 @@ def main() -> None:
             }
             whole, split = products["whole"](), products["split"]()
             err = ((split - whole).abs().max() / whole.abs().max()).item()
-            times: dict[str, list[float]] = {"whole": [], "split": []}
-            for k in range(args.repeats + 3):
-                for name, product in products.items():
-                    t0 = time.perf_counter()
-                    product()
-                    if k >= 3:
-                        times[name].append(1000 * (time.perf_counter() - t0))
-            w, s = statistics.median(times["whole"]), statistics.median(times["split"])
+            times = time_interleaved(products, args.repeats, 3)
+            w, s = (1000 * statistics.median(times[name]) for name in ("whole", "split"))
             results[rows] = [round(w, 3), round(s, 3)]
             print(f"{rows:4d} rows: whole {w:6.3f} ms, split {s:6.3f} ms ({w / s:.2f}x; largest difference {err:.1e})")
     print(json.dumps({"rows": results, "threads": args.threads, **machine}))

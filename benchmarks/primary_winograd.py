@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
 import torch
+from train_speed import time_interleaved
 
 from capsviz.model.conv import (
     im2col_conv2d,
@@ -67,19 +67,13 @@ def main() -> None:
                     if packed_bf16 is not None:
                         paths["im2col_bf16"] = lambda x=x: im2col_conv2d_bf16(x, packed_bf16, bias, KERNEL, STRIDE)
                     err = {k: ((f().double() - exact).abs().max() / exact.abs().max()).item() for k, f in paths.items()}
-                    times: dict[str, list[float]] = {k: [] for k in paths}
-                    for k in range(args.repeats + 3):
-                        for key, path in paths.items():
-                            t0 = time.perf_counter()
-                            path()
-                            if k >= 3:
-                                times[key].append(1000 * (time.perf_counter() - t0))
-                    i, w = statistics.median(times["im2col"]), statistics.median(times["winograd"])
-                    results[f"{name} b{batch} t{threads}"] = [round(statistics.median(t), 3) for t in times.values()]
+                    med = {k: 1000 * statistics.median(t) for k, t in time_interleaved(paths, args.repeats, 3).items()}
+                    i, w = med["im2col"], med["winograd"]
+                    results[f"{name} b{batch} t{threads}"] = [round(ms, 3) for ms in med.values()]
                     taken = use_winograd(x, KERNEL, STRIDE)
                     bf16 = ""
-                    if "im2col_bf16" in times:
-                        bf16 = f", im2col in bfloat16 {statistics.median(times['im2col_bf16']):6.3f} ms"
+                    if "im2col_bf16" in med:
+                        bf16 = f", im2col in bfloat16 {med['im2col_bf16']:6.3f} ms"
                         bf16 += f" (largest error {err['im2col_bf16']:.1e})"
                     print(
                         f"{name} ({side}x{side}), {batch} image(s), {threads} thread(s): im2col {i:6.3f} ms, "
@@ -87,7 +81,7 @@ def main() -> None:
                         f"{err['winograd']:.1e}; the explorer takes winograd in float32: {taken}){bf16}"
                     )
     torch.set_num_threads(all_threads)
-    print(json.dumps({"ms": results, "paths": list(times), **machine}))
+    print(json.dumps({"ms": results, "paths": list(med), **machine}))
 
 
 if __name__ == "__main__":

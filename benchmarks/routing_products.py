@@ -26,9 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
 import torch
+from train_speed import time_interleaved
 
 from capsviz.model.config import CapsNetConfig
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory
@@ -83,14 +83,8 @@ def main() -> None:
         dtype = DTYPES[name]
         results[name] = {}
         for op, variants in forms(dtype, n, n_in, dim, gen).items():
-            times: dict[str, list[float]] = {form: [] for form in variants}
-            for k in range(args.repeats + 3):
-                for form, (product, _) in variants.items():
-                    t0 = time.perf_counter()
-                    product()
-                    if k >= 3:
-                        times[form].append(1000 * (time.perf_counter() - t0))
-            med = {form: statistics.median(ts) for form, ts in times.items()}
+            times = time_interleaved({form: product for form, (product, _) in variants.items()}, args.repeats, 3)
+            med = {form: 1000 * statistics.median(ts) for form, ts in times.items()}
             results[name][op] = {form: round(ms, 3) for form, ms in med.items()}
             used = next(form for form, (_, is_used) in variants.items() if is_used)
             other = next(form for form in variants if form != used)

@@ -213,10 +213,12 @@ def operator_calls(prof, rows: int = 30, cuda: bool = False) -> list[str]:
     return lines
 
 
-def time_interleaved(steps: dict, count: int, warmup: int, sync) -> dict[str, list[float]]:
+def time_interleaved(steps: dict, count: int, warmup: int, sync=lambda: None) -> dict[str, list[float]]:
     """Seconds of each of ``count`` calls of every function in ``steps`` (name -> function),
     after ``warmup`` calls each: the functions take turns, one call each per round, so a
-    change in the machine's load falls on all of them alike."""
+    change in the machine's load falls on all of them alike. ``sync`` runs after each call
+    inside its timing (a CUDA synchronize; nothing on the CPU). The other benchmarks time
+    with it too."""
     times: dict[str, list[float]] = {name: [] for name in steps}
     for k in range(warmup + count):
         for name, step in steps.items():

@@ -1,6 +1,7 @@
 """The benchmarks' own arithmetic: what they print is read as the project's figures."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def benchmark(name: str):
+    """benchmarks/<name>.py as a module; its folder is importable, as when the script runs
+    (the benchmarks share train_speed's time_interleaved)."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.append(str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
