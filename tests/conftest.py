@@ -70,6 +70,17 @@ def shipped_checkpoint() -> Path:
     return SHIPPED
 
 
+@pytest.fixture
+def winograd_calls(monkeypatch) -> list[int]:
+    """The batch sizes of PrimaryCaps' calls of ``winograd_conv2d`` during the test (the
+    calls still compute)."""
+    import capsviz.model.capsnet as capsnet
+
+    calls, winograd = [], capsnet.winograd_conv2d
+    monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: calls.append(x.shape[0]) or winograd(x, *a))
+    return calls
+
+
 def forward_scores(model, images, routing_iterations: int | None = None) -> np.ndarray:
     """Scores (N, 10) of ``images`` (N, H, H), uint8 or floats in [0, 1], from the network's
     own forward pass alone (no capsviz evaluation helper): a CapsNet's capsule lengths

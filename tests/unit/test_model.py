@@ -382,26 +382,23 @@ def test_the_bfloat16_pass_predicts_every_mnist_test_digit_as_float32(monkeypatc
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
-def test_the_winograd_pass_predicts_every_mnist_test_digit_as_the_batch_evaluation(monkeypatch):
+def test_the_winograd_pass_predicts_every_mnist_test_digit_as_the_batch_evaluation(monkeypatch, winograd_calls):
     """Where a digit's few-image pass takes the Winograd path (products without full-width
     AVX-512, here pretended), it names the class of the batch evaluation (spectral path)
     for each of the 10,000 MNIST test digits, its lengths within 2e-5."""
-    import capsviz.model.capsnet as capsnet
     import capsviz.model.conv as conv
     from capsviz.data.mnist import load_mnist
     from capsviz.evaluate import model_lengths
     from capsviz.train.checkpoint import load_checkpoint
 
     monkeypatch.setattr(conv, "avx512_products", lambda: False)
-    taken, winograd = [], capsnet.winograd_conv2d
-    monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: taken.append(x.shape[0]) or winograd(x, *a))
     model = load_checkpoint(SHIPPED)[0].eval()
     digits = load_mnist(train=False, data_root=mnist_root()).images
     batch = model_lengths(model, digits)
     images = torch.from_numpy(digits.astype(np.float32) / 255)[:, None]
     with torch.no_grad():
         few = torch.cat([model(x, reconstruct=False).lengths for x in images.split(8)]).numpy()
-    assert sum(taken) == 10_000
+    assert sum(winograd_calls) == 10_000
     assert np.abs(few - batch).max() < 2e-5
     assert np.array_equal(few.argmax(1), batch.argmax(1))
 
@@ -517,31 +514,28 @@ def test_winograd_conv_matches_conv2d_in_float64(monkeypatch):
         winograd_conv2d(torch.rand(1, 8, 28, 28, requires_grad=True), u, None, 9, 2)
 
 
-def test_a_pairs_few_image_pass_takes_the_winograd_path_and_follows_weight_updates(monkeypatch):
+def test_a_pairs_few_image_pass_takes_the_winograd_path_and_follows_weight_updates(winograd_calls):
     """A 36x36 model's PrimaryCaps for up to 8 images without gradients goes through
     winograd_conv2d, gives oneDNN's convolution's capsules and follows in-place weight
     updates; 9 images, or a pass with gradients, does not take it."""
-    import capsviz.model.capsnet as capsnet
     from capsviz.model.capsnet import PrimaryCaps
     from capsviz.model.config import CapsNetConfig
 
-    taken, winograd = [], capsnet.winograd_conv2d
-    monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: taken.append(x.shape[0]) or winograd(x, *a))
     torch.manual_seed(6)
     caps = PrimaryCaps(CapsNetConfig(image_size=36))
     x = torch.relu(torch.randn(9, 256, 28, 28))
     with torch.no_grad():
         fast = caps(x[:2])
-        assert taken == [2]
+        assert winograd_calls == [2]
         caps(x)
-        assert taken == [2]
+        assert winograd_calls == [2]
     slow = caps(x[:2]).detach()
-    assert taken == [2] and fast.shape == (2, 3200, 8)
+    assert winograd_calls == [2] and fast.shape == (2, 3200, 8)
     torch.testing.assert_close(fast, slow, rtol=1e-4, atol=1e-5)
     with torch.no_grad():
         caps.conv.weight.mul_(-0.5)
         moved = caps(x[:2])
-    assert taken == [2, 2]
+    assert winograd_calls == [2, 2]
     torch.testing.assert_close(moved, caps(x[:2]).detach(), rtol=1e-4, atol=1e-5)
     assert (moved - fast).abs().max() > 1e-2
 

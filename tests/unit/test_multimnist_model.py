@@ -257,22 +257,19 @@ def test_the_shipped_multimnist_model_finds_both_digits_of_most_pairs():
 
 
 @pytest.mark.slow
-def test_the_explorers_pass_reads_every_sample_pair_as_the_batch_evaluation(monkeypatch):
+def test_the_explorers_pass_reads_every_sample_pair_as_the_batch_evaluation(winograd_calls):
     """The few-image pass (batches of 8, PrimaryCaps through the Winograd path) gives the
     shipped MultiMNIST model's capsule lengths of the batch evaluation (the spectral path)
     to 2e-5, and the same two longest capsules, for 500 sample pairs."""
-    import capsviz.model.capsnet as capsnet
     from capsviz.paths import shipped_multimnist_checkpoint
 
-    taken, winograd = [], capsnet.winograd_conv2d
-    monkeypatch.setattr(capsnet, "winograd_conv2d", lambda x, *a: taken.append(x.shape[0]) or winograd(x, *a))
     model = load_checkpoint(shipped_multimnist_checkpoint())[0]
     pairs = draw_pairs(SAMPLE, 500, np.random.default_rng(31))
     batch = model_lengths(model, pairs.images)
     images = torch.from_numpy(pairs.images.astype(np.float32) / 255)[:, None]
     with torch.no_grad():
         few = torch.cat([model(x, reconstruct=False).lengths for x in images.split(8)]).numpy()
-    assert sum(taken) == 500  # every pair's PrimaryCaps through winograd_conv2d
+    assert sum(winograd_calls) == 500  # every pair's PrimaryCaps through winograd_conv2d
     assert np.abs(few - batch).max() < 2e-5
     top_two = lambda lengths: np.sort(np.argsort(-lengths, 1, kind="stable")[:, :2], 1)  # noqa: E731
     assert np.array_equal(top_two(few), top_two(batch))
