@@ -137,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: {path}")
         width = max(12, *(len(n) for n in models))
         for kind in kinds:
-            unit = UNITS[kind].strip()
-            label = _("affine test set") if kind == "affine" else _(KIND_NAMES[kind]) + (f" ({unit})" if unit else "")
+            if kind == "affine":  # one strength: the whole affine test set
+                label = _("affine test set")
+            else:
+                unit = UNITS[kind].strip()
+                label = _(KIND_NAMES[kind]) + (f" ({unit})" if unit else "")
             print()
             print(f"{label:<16} | " + " | ".join(f"{n:>{width}}" for n in models))
             for k, s in enumerate(results[next(iter(models))][kind].strengths):

@@ -153,6 +153,13 @@ def test_the_robustness_command(shipped_checkpoint, tmp_path):
     from PIL import Image
 
     assert Image.open(plot).size[0] > 400
+    text = capsviz("robustness", "--test-subset", "60", "--kinds", "scale,affine", "--data-root", str(mnist_root()))
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    affine = lines.index(next(line for line in lines if line.startswith("affine test set")))
+    assert lines[affine + 1].split("|")[1].strip().endswith("%")  # its one row of figures
+    scale = next(line for line in lines if line.startswith("scale"))
+    assert "capsnet_mnist" in scale and lines[lines.index(scale) + 1].split("|")[0].strip() == "0"
     bad = capsviz("robustness", "--kinds", "rotation,twirl", "--data-root", str(mnist_root()))
     assert bad.returncode == 2 and "unknown transform twirl" in bad.stderr
 
