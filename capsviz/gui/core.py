@@ -253,15 +253,21 @@ class ExplorerCore(QObject):
         self.baseline_info: CheckpointInfo | None = None
 
     # -- model ------------------------------------------------------------------------
-    def load_model(self, path: Path | None = None) -> bool:
+    def load_model(self, path: Path | None = None, or_shipped: bool = False) -> bool:
         """Load checkpoint ``path`` (None: the model shipped for :attr:`dataset`); the header
         says what network it holds and for which dataset, and a model for another dataset is
-        refused. On failure emit ``error`` and keep the current model. Returns success."""
+        refused. On failure emit ``error`` and keep the current model, or with ``or_shipped``
+        (start-up: no model yet) load the shipped one instead. Returns success."""
         target = Path(path) if path else SHIPPED[self.dataset]()
         try:
             model, info = read_model(target, self.dataset, self.device)
         except CheckpointError as exc:
-            if self.info is None and self.checkpoint_path is None and path is None:
+            if or_shipped and path is not None and SHIPPED[self.dataset]().is_file():
+                self._error(
+                    tr("Cannot load checkpoint"), tr("{error}\n\nThe shipped model is shown instead.", error=exc)
+                )
+                self.load_model(None)
+            elif self.info is None and self.checkpoint_path is None and path is None:
                 self._describe(QT_TR_NOOP("untrained (the shipped model is missing)"))
                 self.modelChanged.emit()
                 self._error(
@@ -311,11 +317,13 @@ class ExplorerCore(QObject):
         return self._kept.get(dataset, {}).get("checkpoint_path")
 
     def switch_dataset(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:
-        """Show the models of ``dataset`` (``mnist`` or ``multimnist``): the model of ``path``
-        (None: the one shown when it was left, else the shipped one) with the CNN of
-        ``baseline`` (None: the shipped one), loaded on a worker thread; ``modelChanged`` and
-        ``baselineChanged`` follow, and ``error`` if a file is refused (the dataset is then
-        shown untrained). The model, CNN and input of the dataset left are kept for a return.
+        """Show the models of ``dataset`` (``mnist`` or ``multimnist``) and its input as it was
+        left: the model of ``path`` (None: the one shown when it was left, else the shipped
+        one) with the CNN of ``baseline`` (None: the one kept with that model when it stays, else
+        the shipped one), a new file loaded on a worker thread; ``modelChanged`` and ``baselineChanged``
+        follow, and ``error`` if a file is refused (a model file: the dataset is then shown
+        untrained; a CNN file: the CNN kept stays). The model, CNN and input of the dataset
+        left are kept for a return.
         Refused (``error``, returns False) while a run trains or a model loads; ``ValueError``
         for another dataset."""
         if dataset not in SHIPPED:
@@ -332,13 +340,18 @@ class ExplorerCore(QObject):
             self._kept[self.dataset] = {name: getattr(self, name) for name in KEPT}
             kept = self._kept.pop(dataset, None)
             self.dataset = dataset
-            if kept is not None and path is None and baseline is None:
+            self.inference = None
+            if kept is None:
+                self.input = ExplorerInput(iterations=self.input.iterations)
+            else:  # its model, CNN and input as they were left
                 for name, value in kept.items():
                     setattr(self, name, value)
-                self._changed(self.modelChanged, self.baselineChanged)
-                return True
-            self.input = ExplorerInput(iterations=self.input.iterations)
-            self.inference = None
+                if path is None:  # the model kept; a CNN given is read as File → Open comparison CNN reads it
+                    if baseline is None or not self.load_baseline(baseline):
+                        self._changed(self.modelChanged, self.baselineChanged)
+                    else:
+                        self.modelChanged.emit()
+                    return True
         if path:
             self._describe(QT_TR_NOOP("loading {name}…"), name=Path(path).name)
         else:

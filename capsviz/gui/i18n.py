@@ -13,6 +13,7 @@ composed again by the view (its redraws).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def tr(text: str, **fields) -> str:
 
 
 def _keep(shown: str, source: str, fields: dict) -> None:
+    if any(shown == str(value) for value in fields.values()):
+        return  # a translation that is one of its fields ("a {k}" -> "{k}"): "4" may be any 4
     if len(_sources) >= KEPT:  # the oldest go: views compose new texts as the input changes
         for old in list(_sources)[: KEPT // 2]:
             del _sources[old]
@@ -104,18 +107,37 @@ def install(name: str) -> None:
     _language = name
 
 
-def retranslated(text: str) -> str:
-    """``text`` as :func:`tr` would give it in the language installed now: a text :func:`tr`
-    gave (in any language) made again from its source and fields (those that are texts
-    retranslated too), an English source translated; any other text as it is."""
+Origin = tuple  # (English source, {field: value, or the Origin of a field that is a text})
+
+
+def origin(text: str, _depth: int = 0) -> Origin:
+    """What ``text`` was made from: (its English source, its fields), a field that is a text
+    :func:`tr` gave given as its own origin. A text :func:`tr` did not give (an English
+    source, a number) is its own source. Right at once after the :func:`tr` call that gave
+    ``text``; later, two sources with the same translation ("votes" and "Votes") give the
+    same text, and the one made last is taken."""
     source, fields = _sources.get(text, (text, {}))
+    if _depth < 4:
+        fields = {k: origin(v, _depth + 1) if isinstance(v, str) and v != text else v for k, v in fields.items()}
+    return source, fields
+
+
+def composed(made_of: Origin) -> str:
+    """The text of an :func:`origin` in the language installed now."""
+    source, fields = made_of
     if source in PYQTGRAPH:
         out = QCoreApplication.translate(PYQTGRAPH[source], source)
         if out != source:
             _keep(out, source, {})
         return out
-    fields = {k: retranslated(v) if isinstance(v, str) and v != text else v for k, v in fields.items()}
-    return tr(source, **fields)
+    return tr(source, **{k: composed(v) if isinstance(v, tuple) else v for k, v in fields.items()})
+
+
+def retranslated(text: str) -> str:
+    """``text`` as :func:`tr` would give it in the language installed now: a text :func:`tr`
+    gave (in any language) made again from its source and fields (those that are texts
+    retranslated too), an English source translated; any other text as it is."""
+    return composed(origin(text))
 
 
 def text_slots(root) -> Iterator[tuple[object, str, Callable[[], str], Callable[[str], None]]]:
@@ -158,16 +180,28 @@ def _plot_slots(view) -> Iterator[tuple[object, str, Callable[[], str], Callable
             yield item, "text", item.toPlainText, item.setText
 
 
+# root -> {(id of an object, what): (the text retranslate gave it, its origin)}
+_shown: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def retranslate(root) -> int:
     """Give every text of ``root`` (:func:`text_slots`) the language installed
-    (:func:`retranslated`). Returns how many texts changed."""
+    (:func:`retranslated`). Each text that is still the one this gave it last time is made
+    again from the origin it had then, so texts whose sources share a translation each get
+    their own back. Returns how many texts changed."""
     changed = 0
-    for _, _, get, put in list(text_slots(root)):
+    before, after = _shown.get(root, {}), {}
+    for obj, what, get, put in list(text_slots(root)):
         shown = get()
         if not shown:
             continue
-        wanted = retranslated(shown)
+        key = (id(obj), what)
+        last = before.get(key)
+        made_of = last[1] if last is not None and last[0] == shown else origin(shown)
+        wanted = composed(made_of)
         if wanted != shown:
             put(wanted)
             changed += 1
+        after[key] = (get(), made_of)
+    _shown[root] = after
     return changed

@@ -98,7 +98,9 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else default_settings()
         self.restored = read_settings(self.settings)
         self.language = self.restored.views["app/language"]  # "": the system locale's
-        self._install_language(self.language or i18n.system_language())
+        # built in English, then given its language (the end of __init__): a language switch
+        # makes each text again from the English source it was first made from
+        self._install_language("en")
         self.core = core = ExplorerCore(
             CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
         )
@@ -171,12 +173,16 @@ class MainWindow(QMainWindow):
         self._connect()
         self._apply_view_settings(self.restored.views)
         self._show_kind_widgets()
-        if checkpoint is None and self.restored.checkpoint is not None:
-            if not self.open_checkpoint(self.restored.checkpoint):
-                core.load_model(None)
+        # the file given, else the one open when the app was closed, else (also where that file
+        # cannot be loaded) the shipped model
+        wanted = checkpoint if checkpoint is not None else self.restored.checkpoint
+        header = header_of(wanted)
+        if header is not None and header.kind == "baseline":  # a CNN: beside the shipped CapsNet
+            core.load_model(None)
+            self.open_baseline(wanted, header.dataset)
         else:
-            self.open_checkpoint(checkpoint)
-        if core.dataset == "mnist":
+            self.open_checkpoint(wanted, or_shipped=True)
+        if core.dataset == "mnist" and core.baseline is None:
             core.load_baseline(None)  # the shipped CNN beside the capsules, where it is installed
         self._restore_geometry()
         self.settings_notice = ""
@@ -184,8 +190,9 @@ class MainWindow(QMainWindow):
             problems = "; ".join(self.restored.problems)
             self.settings_notice = tr("settings: {problems} — using the defaults for these", problems=problems)
             logging.getLogger("capsviz").warning(self.settings_notice)
+        self.sources.show_sample(0)  # a new input clears the status bar's message: the notice comes after it
+        if self.settings_notice:
             self.statusBar().showMessage(self.settings_notice, 15000)
-        self.sources.show_sample(0)
         self.tour = Tour(self)
         self.tour_offered = bool(self.restored.views["app/tour_offered"])
         if not self.tour_offered:  # the first start offers the tour, once
@@ -195,6 +202,8 @@ class MainWindow(QMainWindow):
             self.tour_offer.setToolTip(tr("A dozen steps on the live views (Help → Tour, any time; Esc leaves it)"))
             self.tour_offer.linkActivated.connect(lambda _: (self.tour_offer.hide(), self.tour.start()))
             self.statusBar().addWidget(self.tour_offer)
+        if (language := self.language or i18n.system_language()) != "en":
+            self._apply_language(language)
 
     @property
     def scan(self):
@@ -525,6 +534,9 @@ class MainWindow(QMainWindow):
         :data:`~capsviz.gui.i18n.LANGUAGES`) at once; the input, the model and a training run
         stay as they are. Kept in the settings."""
         self.language = name
+        self._apply_language(name)
+
+    def _apply_language(self, name: str) -> None:
         self._install_language(name)
         self.actions[f"language:{i18n.language()}"].setChecked(True)
         i18n.retranslate(self)  # its children too: the dialogs open beside it (About, Fig. 4) are the window's
@@ -558,16 +570,17 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(tr("saved {path}", path=path), 5000)
 
     # -- files and closing ----------------------------------------------------------
-    def open_checkpoint(self, path: Path | None) -> bool:
+    def open_checkpoint(self, path: Path | None, or_shipped: bool = False) -> bool:
         """Load ``path`` (None: the shipped model of the kind shown): a CapsNet of the kind
         shown here, a CapsNet for the other kind by switching to it, a baseline CNN as the
-        network compared with the capsules. Returns success (errors are shown)."""
+        network compared with the capsules. Returns success (errors are shown; ``or_shipped``:
+        :meth:`ExplorerCore.load_model`'s)."""
         header = header_of(path)
         if header is not None and header.kind == "baseline":
             return self.open_baseline(path, header.dataset)
         if header is not None and header.dataset != self.kind:
             return self.show_kind(header.dataset, Path(path))
-        return self.core.load_model(path)
+        return self.core.load_model(path, or_shipped)
 
     def open_baseline(self, path: Path, dataset: str | None = None) -> bool:
         """Compare the capsules with the CNN of ``path`` (``dataset``: the file's, when its

@@ -144,3 +144,46 @@ def test_a_missing_shipped_model_is_said_plainly(qtbot, tmp_path, monkeypatch):
     assert box is not None and box.windowTitle() == "No model"
     assert box.text().startswith(f"The shipped model cannot be loaded: {missing}: no such file")
     assert "untrained model" in box.text()
+
+
+def test_a_checkpoint_given_at_start_that_cannot_load_gives_the_shipped_model(qtbot, tmp_path, shipped_checkpoint):
+    from capsviz.gui import main_window
+    from capsviz.gui.app import configure_pyqtgraph
+
+    from .conftest import temp_settings
+
+    configure_pyqtgraph()
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes(shipped_checkpoint.read_bytes()[:100_000])  # a download cut short
+    w = main_window.MainWindow(checkpoint=cut, device="cpu", settings=temp_settings(tmp_path))
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.core.inference is not None, timeout=10000)
+    box = w.errors.error_box
+    assert box is not None and box.windowTitle() == "Cannot load checkpoint"
+    assert box.text().startswith(f"{cut}: ") and box.text().endswith("The shipped model is shown instead.")
+    assert w.core.info is not None and w.core.info.path == shipped_checkpoint and w.core.checkpoint_path is None
+    assert w.model_label.text().startswith("model: capsnet_mnist.safetensors")
+    assert w.core.inference.prediction == 7 and w.core.baseline is not None  # sample 0, the shipped CNN beside
+    assert cut.stat().st_size == 100_000
+
+
+def test_a_cnn_given_at_start_stands_beside_the_shipped_capsnet(qtbot, tmp_path, shipped_checkpoint):
+    import shutil
+
+    from capsviz.gui import main_window
+    from capsviz.gui.app import configure_pyqtgraph
+    from capsviz.paths import shipped_baseline
+
+    from .conftest import temp_settings
+
+    configure_pyqtgraph()
+    cnn = tmp_path / "my_cnn.safetensors"
+    shutil.copy(shipped_baseline("mnist"), cnn)
+    w = main_window.MainWindow(checkpoint=cnn, device="cpu", settings=temp_settings(tmp_path))
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.core.inference is not None, timeout=10000)
+    assert w.core.info is not None and w.core.info.path == shipped_checkpoint
+    assert w.core.baseline_info is not None and w.core.baseline_info.path == cnn
+    assert w.core.inference.prediction == 7

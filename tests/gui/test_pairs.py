@@ -622,3 +622,22 @@ def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pairs, 
     brushes = pairs.lengths_view.cnn_bars.opts["brushes"]
     red = [k for k, brush in enumerate(brushes) if pg.mkBrush(brush).color() == pg.mkColor(CNN_PREDICTED)]
     assert red == sorted(int(k) for k in np.argsort(-expected)[:2])  # the CNN's two answers
+
+
+def test_an_mnist_cnn_opened_in_the_pair_mode_returns_to_the_digit_and_model_left(qtbot, window, tmp_path):
+    from tests.gui.test_baseline import cnn_file
+
+    model, shown = window.core.model, window.core.inference.input
+    window.actions["pairs"].trigger()
+    wait_for_pairs(qtbot, window)
+    assert window.open_baseline(cnn_file(tmp_path, "mnist"))  # File → Open comparison CNN, a 28x28 CNN
+    qtbot.waitUntil(
+        lambda: window.core.dataset == "mnist" and window.core.inference is not None and not window.core.pending,
+        timeout=10000,
+    )
+    settle(qtbot, window)
+    inf = window.core.inference
+    assert window.core.model is model and window.core.baseline_info.path.name == "cnn_mnist.safetensors"
+    np.testing.assert_array_equal(inf.input, shown)  # the digit left, read again: sample 0, a 7
+    assert inf.prediction == 7 and inf.baseline is not None
+    assert window.input_panel.prediction.text().startswith("7")  # not "no digit"

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from capsviz.data.mnist import MnistSplit
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey
+from tests.gui.events import settle
 
 
 @pytest.fixture
@@ -72,3 +73,52 @@ def test_the_browser_composes_its_lines_again_in_the_next_language(qtbot, switch
     switch("en")
     assert browser.source.text() == "MNIST test set: 4 digits" and browser.goto.prefix() == "index "
     assert browser.current_label.text() == "test image 1: label 5, predicted 3  ✗"
+
+
+def shown_texts(window, but=None) -> dict:
+    """Every text ``window`` shows (i18n.text_slots), by (object, what); none of widget ``but``
+    (the MNIST browser, whose lines wait for the test set that loads in the background)."""
+    return {
+        (id(obj), what): text
+        for obj, what, get, _ in i18n.text_slots(window)
+        if (text := get()) and not (but is not None and isinstance(obj, QWidget) and but.isAncestorOf(obj))
+    }
+
+
+def test_every_text_comes_back_after_a_round_trip_through_chinese(window, qtbot):
+    # sources that share a translation: "Votes" and "votes", "predicted" and "prediction",
+    # "rotation" and "rotate", "a {k}" and a plain digit ("a 4" -> "4")
+    before = shown_texts(window)
+    window.set_language("zh_CN")
+    settle(qtbot, window)
+    assert window.docks["votes"].windowTitle() == "投票" and window.pose_view.digit.itemText(0) == "预测（7）"
+    window.set_language("en")
+    settle(qtbot, window)
+    after = shown_texts(window)
+    assert {key: (text, after.get(key)) for key, text in before.items() if after.get(key) != text} == {}
+    assert window.docks["votes"].windowTitle() == "Votes" and window.pose_view.digit.itemText(0) == "predicted (7)"
+
+
+def test_a_window_started_in_chinese_reads_in_english_as_one_started_in_english(
+    window, qtbot, tmp_path, monkeypatch, shipped_checkpoint
+):
+    from capsviz.gui.main_window import MainWindow
+
+    from .conftest import temp_settings
+
+    english = sorted(shown_texts(window, but=window.browser).values())
+    monkeypatch.setattr(i18n, "system_language", lambda: "zh_CN")  # a Chinese system, no language chosen yet
+    (tmp_path / "zh").mkdir()
+    chinese = MainWindow(checkpoint=shipped_checkpoint, device="cpu", settings=temp_settings(tmp_path / "zh"))
+    chinese.confirm_close = lambda: True
+    qtbot.addWidget(chinese)
+    chinese.resize(window.size())
+    chinese.show()
+    qtbot.waitUntil(lambda: chinese.docks_ready, timeout=5000)
+    settle(qtbot, chinese)
+    assert chinese.docks["votes"].windowTitle() == "投票" and chinese.actions["language:zh_CN"].isChecked()
+    chinese.set_language("en")
+    settle(qtbot, chinese)
+    assert sorted(shown_texts(chinese, but=chinese.browser).values()) == english
+    scale = chinese.routing_view.scale  # sized for the English text it shows
+    assert scale.width() >= scale.fontMetrics().horizontalAdvance(scale.currentText())

@@ -62,6 +62,7 @@ def test_corrupt_settings_fall_back_to_defaults_with_a_notice(qtbot, tmp_path):
     assert w.input_panel.brush.value() == 22 and w.routing_view.iterations.value() == 3
     assert w.core.inference is not None and w.core.inference.iterations == 3
     assert "settings" in w.settings_notice and "default" in w.settings_notice
+    assert w.statusBar().currentMessage() == w.settings_notice  # on screen, not cleared by the first input
 
 
 def test_foreign_values_are_replaced_one_by_one(qtbot, tmp_path):

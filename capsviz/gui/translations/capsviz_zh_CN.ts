@@ -1210,6 +1210,14 @@ The views show an untrained model. Open a checkpoint (File → Open checkpoint�
     <message>
         <source>{error}
 
+The shipped model is shown instead.</source>
+        <translation>{error}
+
+改为显示随附的模型。</translation>
+    </message>
+    <message>
+        <source>{error}
+
 The current model stays loaded.</source>
         <translation>{error}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyqtgraph as pg
@@ -462,18 +462,23 @@ class KeyEntry:
     """One series of a plot named in its :class:`SeriesKey`: ``name`` after a sample (a
     :data:`SAMPLES` kind, or "text" for the name alone in the colour) in each of ``colours``;
     ``items`` are the plot's data items the entry names. The name is shown in the app's
-    language (:func:`~capsviz.gui.i18n.retranslated`)."""
+    language: made again from what it was made of (:func:`~capsviz.gui.i18n.origin`, read
+    when the entry is made)."""
 
     name: str
     items: tuple
     colours: tuple
     sample: str = "line"
+    made_of: tuple = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "made_of", i18n.origin(self.name))
 
     def html(self) -> str:
         def colour(c) -> str:
             return pg.mkColor(c).name()
 
-        name = html.escape(i18n.retranslated(self.name))
+        name = html.escape(i18n.composed(self.made_of))
         if self.sample == "text":
             return f"<span style='color: {colour(self.colours[0])};'>{name}</span>"
         marks = "".join(f"<span style='color: {colour(c)};'>{SAMPLES[self.sample]}</span>" for c in self.colours)
@@ -493,6 +498,8 @@ class SeriesKey(pg.LabelItem):
     ) -> None:
         self.entries: list[KeyEntry] = list(entries)
         self.lead, self.sep = lead, sep
+        words = lead.removesuffix("&nbsp;")  # the lead's words, a text tr() gave, and its space
+        self.lead_words = (i18n.origin(words), lead[len(words) :])
         item = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
         old = item.titleLabel
         super().__init__("", parent=item, **old.opts)
@@ -511,8 +518,8 @@ class SeriesKey(pg.LabelItem):
         entries = getattr(self, "entries", [])
         line = getattr(self, "sep", "").join(e.html() for e in entries)
         if line:
-            words = self.lead.removesuffix("&nbsp;")  # the lead's words in the app's language, its space kept
-            lead = i18n.retranslated(words) + self.lead[len(words) :]
+            words, space = self.lead_words
+            lead = i18n.composed(words) + space  # in the app's language
             line = f"<span style='font-size: {KEY_SIZE};'>{lead}{line}</span>"
         full = "<br>".join(t for t in (text, line) if t)
         super().setText(full, **args)
