@@ -328,10 +328,15 @@ class Trainer:
             return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
 
     def save(self, path: Path | None = None) -> Path | None:
-        """Autosave model, optimizer, step and RNG state (atomic)."""
+        """Autosave model, optimizer, step and RNG state (atomic). A best-epoch file beside
+        the run's checkpoint that is not this run's (no best epoch yet: another run's, which
+        ``--overwrite`` replaces) goes with the first save, so that a resume never takes its
+        accuracy for this run's best."""
         path = path or self.checkpoint_path
         if path is None:
             return None
+        if self.best_test_accuracy is None and Path(path) == Path(self.checkpoint_path or ""):
+            best_path(path).unlink(missing_ok=True)
         return save_checkpoint(
             path,
             self.model,

@@ -9,7 +9,7 @@ import torch
 
 from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.model import CapsNetConfig
-from capsviz.train.checkpoint import load_checkpoint
+from capsviz.train.checkpoint import load_checkpoint, read_info
 from capsviz.train.config import TrainConfig
 from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingCurves, TrainingDiverged
 from capsviz.train.loop import Trainer
@@ -224,6 +224,25 @@ def test_best_epoch_is_kept_beside_the_autosave(sample, tmp_path):
     assert best_path(path).name == "run.best.safetensors"
     assert best.test_accuracy == pytest.approx(max(accs))
     assert best.epoch == 1 + accs.index(max(accs))
+
+
+def test_a_new_run_over_an_old_one_drops_the_old_best_epoch_at_its_first_save(sample, tmp_path):
+    from capsviz.train.checkpoint import best_path
+
+    path = tmp_path / "run.safetensors"
+    old = Trainer(small(epochs=1, lr=3e-3), sample, sample, checkpoint_path=path, model_config=NET)
+    list(old.run())
+    assert best_path(path).is_file()  # the earlier run's best epoch
+    new = Trainer(small(epochs=2, seed=5), sample, sample, checkpoint_path=path, model_config=NET)
+    for ev in new.run():
+        if isinstance(ev, BatchEvent) and ev.step == 2:
+            new.request_stop()  # stopped before its first epoch ends: an autosave, no best epoch
+    assert not best_path(path).exists() and load_checkpoint(path)[1].step == 2
+    resumed = Trainer.resume(path, sample, sample)
+    assert resumed.best_test_accuracy is None
+    list(resumed.run())
+    best = read_info(best_path(path))
+    assert best.train_config["seed"] == 5 and best.step in (4, 8)  # one of this run's two tested epochs
 
 
 def test_the_curves_of_a_run_gather_its_steps_and_tested_epochs():
