@@ -69,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except (CheckpointError, MnistNotFoundError, CliError, TrainingDiverged, ValueError) as exc:
-        print(_("error: {message}", message=exc), file=sys.stderr)
-        log.error("capsviz %s: %s", args.command or "app", exc)
+        message = str(exc)
+        if isinstance(exc, MnistNotFoundError) and hasattr(args, "download_sub"):  # a command that downloads
+            message += " " + _("Or add --download to fetch them from torchvision's mirrors (up to 11 MB).")
+        print(_("error: {message}", message=message), file=sys.stderr)
+        log.error("capsviz %s: %s", args.command or "app", message)
         return 2
     except OSError as exc:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""

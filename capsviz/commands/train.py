@@ -77,7 +77,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help=_("train headless with a progress bar"),
         description=_(
             "Train a CapsNet (or, with --model, the baseline CNN) on MNIST or MultiMNIST with the "
-            "paper's recipe; autosaves after every epoch and on Ctrl+C."
+            "paper's recipe; autosaves after every epoch and on Ctrl+C. With --resume or --init, an "
+            "option not given takes the checkpoint's value, not the default shown."
         ),
     )
     _add_train_flags(t)

@@ -49,13 +49,13 @@ class Limit:
     offered: tuple[float, float] | None = None
 
     def describe(self) -> str:
-        """E.g. ``an integer >= 1``, ``a number > 0``, ``a number in (0, 1]``."""
+        """E.g. ``an integer >= 1``, ``a number > 0``, ``a number in (0, 1]``, ``an integer in
+        [0, 2,147,483,647]`` (integers written out in full)."""
         noun = _("an integer") if self.kind is int else _("a number")
+        low, high = (f"{int(v):,}" if self.kind is int else f"{v:g}" for v in (self.low, self.high or 0))
         if self.high is None:
-            return (_("{noun} > {low}") if self.low_open else _("{noun} >= {low}")).format(
-                noun=noun, low=f"{self.low:g}"
-            )
-        interval = f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+            return (_("{noun} > {low}") if self.low_open else _("{noun} >= {low}")).format(noun=noun, low=low)
+        interval = f"{'(' if self.low_open else '['}{low}, {high}]"
         return _("{noun} in {interval}", noun=noun, interval=interval)
 
     def problem(self, value) -> str | None:

@@ -60,7 +60,8 @@ def test_eval_without_data_says_where_to_put_it(tmp_path, shipped_checkpoint):
     r = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--data-root", str(tmp_path))
     assert r.returncode == 2
     assert r.stderr.startswith("error: MNIST not found in " + str(tmp_path / "MNIST" / "raw"))
-    assert "Traceback" not in r.stderr
+    assert r.stderr.rstrip().endswith("Or add --download to fetch them from torchvision's mirrors (up to 11 MB).")
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_eval_refuses_a_corrupt_checkpoint(tmp_path):

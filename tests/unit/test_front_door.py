@@ -234,8 +234,8 @@ def test_run_py_stamps_an_environment_only_when_torch_and_torchvision_work(tmp_p
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["eval", "--batch-size", "-5"], "argument --batch-size: must be an integer in [1, 100000] (got -5)"),
-        (["eval", "--batch-size", "0"], "argument --batch-size: must be an integer in [1, 100000] (got 0)"),
+        (["eval", "--batch-size", "-5"], "argument --batch-size: must be an integer in [1, 100,000] (got -5)"),
+        (["eval", "--batch-size", "0"], "argument --batch-size: must be an integer in [1, 100,000] (got 0)"),
         (
             ["train", "--routing-iterations", "0"],
             "argument --routing-iterations: must be an integer in [1, 100] (got 0)",
@@ -246,6 +246,7 @@ def test_run_py_stamps_an_environment_only_when_torch_and_torchvision_work(tmp_p
         (["train", "--lr-decay", "1.5"], "argument --lr-decay: must be a number in (0, 1] (got 1.5)"),
         (["train", "--max-shift", "-1"], "argument --max-shift: must be an integer in [0, 27] (got -1)"),
         (["train", "--epochs", "two"], "argument --epochs: must be an integer >= 1 (got 'two')"),
+        (["train", "--seed", "-1"], "argument --seed: must be an integer in [0, 2,147,483,647] (got -1)"),
         (
             ["trace", "x.png", "--out", "t", "--routing-iterations", "101"],
             "argument --routing-iterations: must be an integer in [1, 100] (got 101)",
