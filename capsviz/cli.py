@@ -9,6 +9,7 @@ answer at once.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from capsviz.commands import app, classify, robustness, trace, train
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_("error: {message}", message=message), file=sys.stderr)
         log.error("capsviz %s: %s", args.command or "app", message)
         return 2
+    except BrokenPipeError:  # the reader left (capsviz classify … | head -1): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+        return 1
     except OSError as exc:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         message = f"{name}{exc.strerror or exc}"

@@ -277,11 +277,14 @@ def select_device(name: str | None = "auto") -> torch.device:
     except (RuntimeError, TypeError):
         raise ValueError(_("unknown device {name!r}; use auto, cpu, cuda, cuda:N or mps", name=name)) from None
     if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(_("device {name!r} is not available here: no CUDA device", name=name))
         raise ValueError(
             _(
-                "device {name!r} is not available here (CUDA devices: {device_count})",
+                "device {name!r} is not available here: the CUDA devices are cuda:0 to cuda:{last}",
                 name=name,
-                device_count=torch.cuda.device_count(),
+                last=count - 1,
             )
         )
     if device.type == "mps" and not _mps_available(torch):

@@ -33,6 +33,7 @@ class ErrorRelay(QObject):
         self._about = about
         self.error_box: QMessageBox | None = None
         self.about_box: QMessageBox | None = None
+        self.status_message = ""  # the last error shown in the status bar
 
     def show_error(self, title: str, message: str, details: str | None = None) -> None:
         """Tell the user, and keep a record: a window-modal message box that does not block
@@ -42,6 +43,7 @@ class ErrorRelay(QObject):
         print(f"capsviz: {message}", file=sys.stderr)
         logging.getLogger("capsviz").error("%s: %s%s", title, message, f"\n{details}" if details else "")
         self._window.statusBar().showMessage(message, 10000)
+        self.status_message = message
         if self.error_box is not None:
             self.error_box.close()
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self._window)
@@ -57,6 +59,12 @@ class ErrorRelay(QObject):
         box.destroyed.connect(lambda *_: self._forget_error_box(box))
         self.error_box = box
         box.open()
+
+    def clear_status(self) -> None:
+        """Take the last error off the status bar if it is still there (a later success makes it stale)."""
+        bar = self._window.statusBar()
+        if self.status_message and bar.currentMessage() == self.status_message:
+            bar.clearMessage()
 
     def _forget_error_box(self, box: QMessageBox) -> None:
         if self.error_box is box:

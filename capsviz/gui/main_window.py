@@ -241,6 +241,7 @@ class MainWindow(QMainWindow):
         core.error.connect(lambda title, message, details: self.errors.show_error(title, message, details or None))
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(self._show_model)
+        core.modelChanged.connect(self.errors.clear_status)  # a model that loads: an earlier refusal is stale
         core.baselineChanged.connect(self._show_baseline_summary)
         core.cnnReady.connect(lambda: self.lengths_view.redraws.request("cnn"))
         core.readingReady.connect(self._show_reading)

@@ -94,7 +94,8 @@ class CheckpointInfo:
             parts.append(tr("{accuracy:.2f} % on {n:,} test pairs", accuracy=accuracy, n=self.test_images))
         elif accuracy is not None:
             parts.append(tr("{accuracy:.2f} % on {n:,} test images", accuracy=accuracy, n=self.test_images))
-        parts.append(tr("1 epoch") if self.epoch == 1 else tr("{n:g} epochs", n=self.epoch))
+        epochs = round(self.epoch, 2)  # a run stopped in its first epoch: 0.05, not 0.0469083
+        parts.append(tr("1 epoch") if epochs == 1 else tr("{n:g} epochs", n=epochs))
         if self.created:
             parts.append(self.created[:10])
         return tr(", ").join(parts)
@@ -276,11 +277,19 @@ def _parse_header(path: Path) -> dict[str, Any]:
             raise CheckpointError(_("{path}: file is empty or too short to be a safetensors checkpoint", path=path))
         (n,) = struct.unpack("<Q", head)
         if n == 0 or n > MAX_HEADER_BYTES or 8 + n > size:
-            if (head[0] == 0x80 and 2 <= head[1] <= 5) or head[:4] == b"PK\x03\x04":
+            if head[0] == 0x80 and 2 <= head[1] <= 5:
                 raise CheckpointError(
                     _(
                         "{path}: looks like a pickle/PyTorch .pt file; capsviz only loads .safetensors "
                         "checkpoints and never unpickles",
+                        path=path,
+                    )
+                )
+            if head[:4] == b"PK\x03\x04":
+                raise CheckpointError(
+                    _(
+                        "{path}: a zip archive (a PyTorch .pt file holds a pickle in one, NumPy's .npz arrays); "
+                        "capsviz only loads .safetensors checkpoints and never unpickles",
                         path=path,
                     )
                 )

@@ -84,6 +84,9 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
         assert window.core.inference.prediction == prediction
     assert not (tmp_path / MARKER).exists()
     box.close()
+    assert window.statusBar().currentMessage() == box.text()  # the last refusal, for 10 s
+    assert window.core.load_model(None)  # a model that loads: the refusal leaves the status bar
+    assert window.statusBar().currentMessage() == ""
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")

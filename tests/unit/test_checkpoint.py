@@ -346,6 +346,10 @@ def test_summary_of_a_multimnist_model_counts_test_pairs(tmp_path):
         extra_metadata={"dataset": "multimnist"},
     )
     assert read_info(scored).summary().startswith("84.16 % on 10,000 test pairs")
+    stopped = save_checkpoint(
+        tmp_path / "stopped.safetensors", model, epoch=0.0469083, extra_metadata={"dataset": "multimnist"}
+    )  # a run stopped in its first epoch
+    assert read_info(stopped).summary().startswith("0.05 epochs")
 
 
 def test_average_checkpoints_is_the_mean_of_each_tensor_and_keeps_the_last_position(tmp_path):

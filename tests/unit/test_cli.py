@@ -151,3 +151,28 @@ def test_trace_export(tmp_path, shipped_checkpoint):
     bad.write_text("not an image")
     r = capsviz("trace", str(bad), "--out", str(out))
     assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}: not an image file")
+
+
+@pytest.mark.slow
+def test_a_reader_that_leaves_early_ends_classify_quietly(tmp_path):
+    import os
+
+    from PIL import Image
+
+    digits = load_sample().images[:400]
+    files = []
+    for k, image in enumerate(digits):
+        files.append(tmp_path / f"{k:03d}.png")
+        Image.fromarray(image).save(files[-1])
+    env = {**os.environ, "LANGUAGE": "en"}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "capsviz", "classify", "--json", *map(str, files)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    first = p.stdout.readline()  # as `| head -1` reads, then leaves
+    p.stdout.close()
+    stderr = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 1
+    assert b'"prediction": 7' in first and stderr == ""  # no "error: Broken pipe", no traceback

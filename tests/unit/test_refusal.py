@@ -141,7 +141,7 @@ def test_the_messages_say_what_is_wrong(bad, image, tmp_path, capsys):
         "nan_inf": "inf",
         "other_model": "not a capsviz checkpoint",
         "pickle_pt": "pickle",
-        "pickle_zip": "pickle",
+        "pickle_zip": "a zip archive (a pytorch .pt file holds a pickle",
     }
     _, files = bad
     for kind, words in expected.items():

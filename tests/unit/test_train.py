@@ -191,8 +191,12 @@ def test_bad_device_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         select_device("gpu")
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="not available"):
+        with pytest.raises(ValueError, match="^device 'cuda' is not available here: no CUDA device$"):
             select_device("cuda")
+    else:
+        last = torch.cuda.device_count() - 1
+        with pytest.raises(ValueError, match=f"the CUDA devices are cuda:0 to cuda:{last}$"):
+            select_device(f"cuda:{last + 1}")
 
 
 def test_continue_from_weights_keeps_step_and_epoch(sample, tmp_path):
