@@ -114,6 +114,18 @@ def overlapping_tick_labels(axis: pg.AxisItem) -> list[tuple[str, str]]:
     return [(a, b) for (ra, a), (rb, b) in itertools.combinations(rects, 2) if ra.intersects(rb)]
 
 
+def clipped_tick_labels(view: pg.GraphicsView) -> list[str]:
+    """Tick labels of the axes of ``view`` (colour scales' too) not wholly inside the view."""
+    frame = QRectF(view.mapToScene(view.viewport().rect()).boundingRect()).adjusted(-0.5, -0.5, 0.5, 0.5)
+    bad = []
+    for item in view.scene().items():
+        if isinstance(item, pg.AxisItem) and item.isVisible():
+            for rect, text in tick_label_rects(item):
+                if not frame.contains(item.mapRectToScene(rect)):
+                    bad.append(f"{text!r} of the {item.orientation} axis")
+    return bad
+
+
 def rect_in(widget, ancestor) -> QRect:
     return QRect(widget.mapTo(ancestor, widget.rect().topLeft()), widget.size())
 
@@ -197,6 +209,7 @@ def test_no_plot_text_is_cut_off(window, qtbot, size, language):
         assert len(views) >= 8
         for view in views:
             assert clipped_texts(view) == [], type(view.parentWidget()).__name__
+            assert clipped_tick_labels(view) == [], type(view.parentWidget()).__name__
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
@@ -215,6 +228,7 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
         assert len(views) >= 8
         for view in views:
             assert clipped_texts(view) == [], type(view.parentWidget()).__name__
+            assert clipped_tick_labels(view) == [], type(view.parentWidget()).__name__
             for item in view.scene().items():
                 if isinstance(item, pg.AxisItem) and item.isVisible():
                     assert overlapping_tick_labels(item) == [], (type(view.parentWidget()).__name__, item.orientation)

@@ -641,3 +641,19 @@ def test_an_mnist_cnn_opened_in_the_pair_mode_returns_to_the_digit_and_model_lef
     np.testing.assert_array_equal(inf.input, shown)  # the digit left, read again: sample 0, a 7
     assert inf.prediction == 7 and inf.baseline is not None
     assert window.input_panel.prediction.text().startswith("7")  # not "no digit"
+
+
+def test_the_names_of_the_two_top_routed_masses_stand_apart(qtbot, window):
+    from capsviz.gui.widgets.routing import NAME_PX
+
+    window.actions["pairs"].trigger()
+    wait_for_pairs(qtbot, window)
+    view = window.routing_view
+    for pair in ((0, 12), (49, 34), (28, 34)):  # the two top lines end 0.4 to 4 pixels apart
+        window.pair_panel.set_pair(*pair, (0, 0), (1, -2))
+        wait_for_pairs(qtbot, window)
+        settle(qtbot, window)
+        names = view.mass_names.data
+        box = view.mass_plot.getViewBox()
+        centres = [box.mapViewToScene(pg.Point(x, y)).y() for x, y in zip(names["x"], names["y"])]
+        assert abs(centres[0] - centres[1]) >= NAME_PX, (pair, centres)  # neither drawn over the other

@@ -177,6 +177,11 @@ def plot(
         widget.setYRange(*y_range, padding=0.02)
     if title is not None:
         widget.setTitle(title, **({} if size is None else {"size": size}))
+    else:  # no title row above: room for half a tick label, so the top one is not cut in half
+        axis = widget.getAxis("left")
+        half = math.ceil(QFontMetricsF(axis.style["tickFont"] or axis.font()).height() / 2)
+        left_m, _, right_m, bottom_m = widget.getPlotItem().layout.getContentsMargins()
+        widget.getPlotItem().layout.setContentsMargins(left_m, half, right_m, bottom_m)
     for axis, text in (("bottom", bottom), ("left", left)):
         if text:
             widget.setLabel(axis, text)
@@ -275,6 +280,7 @@ def colour_bar(layout: pg.GraphicsLayoutWidget, image: pg.ImageItem, row: int, c
     """The colour scale of ``image`` (VIRIDIS from 0 to 1 until set), at (``row``, ``col``) of ``layout``."""
     bar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10)
     bar.setImageItem(image)
+    bar.axis.setWidth(None)  # as wide as its labels (pyqtgraph fixes 45 px): the map beside it gets the rest
     sparse_ticks(bar.axis)
     layout.addItem(bar, row=row, col=col)
     return bar

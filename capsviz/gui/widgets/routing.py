@@ -90,6 +90,7 @@ SMALL_PLOT_HEIGHT = 90  # pixels: title, x axis and a plot area with room for tw
 # the mosaic's least height in pixels per capsule: its 4 rows of G x G tiles stay readable
 # beside the curves in a dock a 700-pixel-high window leaves (a tile 20 pixels high for G = 6)
 MOSAIC_CELL = 3.3
+NAME_PX = 13  # the routed-mass plot's digit names at its two top lines' ends, in pixels
 SPACING = 3  # pixels between the panels
 PANEL_MARGIN = 6  # pixels around the small panels' titles, so none touches a neighbour or the dock's edge
 
@@ -166,7 +167,8 @@ class RoutingView(QWidget, InferenceView):
         self._departure_colours = False  # the class maps' and the mosaic's colour map is VIRIDIS
 
         # narrow margins: in a low dock the mosaic gets the height
-        self.detail, self.mosaic_title = graphics_panel(tr("c_ij by capsule type"), (4, 2, 4, 2), size="8pt")
+        # the title over the mosaic and its colour scale: in a narrow dock it would push the scale out
+        self.detail, self.mosaic_title = graphics_panel(tr("c_ij by capsule type"), (4, 2, 4, 2), colspan=2, size="8pt")
         self.detail.ci.layout.setVerticalSpacing(1)
         self.mosaic_title.item.document().setDocumentMargin(1)
         self.detail.setToolTip(tr(explanations.ROUTING_MOSAIC))
@@ -196,7 +198,7 @@ class RoutingView(QWidget, InferenceView):
         self.mass_points = pg.ScatterPlotItem(size=6, pen=None)  # R = 1: a point per digit, no line to draw
         # the two digits that receive the most, named at the ends of their lines (glyphs as
         # symbols of one scatter item: a TextItem asks for another paint after each update)
-        self.mass_names = pg.ScatterPlotItem(size=13, pen=None)
+        self.mass_names = pg.ScatterPlotItem(size=NAME_PX, pen=None)
         self._glyphs = [glyph(str(k)) for k in range(10)]
         # each digit's colour: its line, its point (R = 1) and its name at the line's end; the
         # small plots: a smaller title fits
@@ -465,10 +467,13 @@ class RoutingView(QWidget, InferenceView):
                 self.mass_plot.enableAutoRange(axis="y")  # the lines' range again
             top = np.argsort(-last, kind="stable")[:2]
             rise = 0.07 * max(float(np.ptp(self.mass)), 1e-9)  # the names sit over the lines' ends
+            y = last[top] + rise
+            view = self.mass_plot.getViewBox()
+            apart = (NAME_PX + 1) * view.viewPixelSize()[1] if view.height() > 0 else 0.0  # a name's height
+            if y[0] - y[1] < apart:  # ends this close: the second name under its line, clear of the first
+                y[1] = min(last[top[1]] - rise, y[0] - apart)
             glyphs, colours = [self._glyphs[k] for k in top], [DIGIT_COLOURS[int(k)] for k in top]
-            self.mass_names.setData(
-                x=np.full(2, inf.iterations - 0.1), y=last[top] + rise, symbol=glyphs, brush=colours
-            )
+            self.mass_names.setData(x=np.full(2, inf.iterations - 0.1), y=y, symbol=glyphs, brush=colours)
         self.mass_marker.setValue(r + 1)
         # never above ln 10 but for float32 rounding, which a flat curve's scale would show
         self.entropy_curve.setData(rr, np.minimum(self.entropy.astype(np.float64), UNIFORM_ENTROPY))

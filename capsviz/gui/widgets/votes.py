@@ -76,6 +76,7 @@ class VotePanel(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=VIRIDIS, interactive=False, width=10, label="c_ij")
         self.colorbar.setImageItem(pg.ImageItem())  # a scale for the dots' colours, no image of its own
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
+        self.colorbar.axis.setWidth(None)  # as wide as its labels and its name (c_ij): beside the dots, not over them
         sparse_ticks(self.colorbar.axis)
         self.width_for_texts = WideEnoughForTexts(self.plot, [self.plot])  # its key and colour bar whole
         # two lines: the count and where, so the title fits the narrow panel
