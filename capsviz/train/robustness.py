@@ -223,7 +223,11 @@ def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int]
                 bar = (area[2] - area[0]) / (len(curves) + 1)
                 bx = area[0] + bar * (m + 0.5)
                 draw.rectangle((bx, points[0][1], bx + bar * 0.8, area[3]), fill=colour)
-                draw.text((bx, points[0][1] - 14), f"{100 * curve.accuracy[0]:.1f}%", fill=colour, font=font)
+                label, y = f"{100 * curve.accuracy[0]:.1f}%", points[0][1] - 14
+                if y < top + 2:  # a tall bar: its figure inside its top, clear of the panel's title
+                    draw.text((bx + 3, points[0][1] + 3), label, fill="white", font=font)
+                else:
+                    draw.text((bx, y), label, fill=colour, font=font)
             else:
                 draw.line(points, fill=colour, width=2)
                 for x, y in points:
