@@ -171,6 +171,13 @@ def check_destination(path: str | os.PathLike) -> Path:
     """
     path = Path(path)
     _refuse_non_file(path)
+    folder = next((p for p in path.parents if p.exists()), None)  # the nearest that is there
+    if folder is not None and not folder.is_dir():
+        raise OSError(
+            errno.ENOTDIR,
+            _("cannot write a checkpoint there ({folder} is a file, not a folder)", folder=folder),
+            str(path),
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)

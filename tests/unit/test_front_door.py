@@ -80,13 +80,17 @@ def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoi
 
 # -- 2. the destination is checked before any step ------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["folder", "device", "missing root"])
+@pytest.mark.parametrize("kind", ["folder", "device", "missing root", "file as folder"])
 def test_a_bad_destination_is_refused_at_once_naming_the_users_path(tmp_path, kind):
     if kind == "folder":
         out, reason = tmp_path / "adir", "is a folder"
         out.mkdir()
     elif kind == "device":
         out, reason = Path("/dev/null"), "is not a regular file"
+    elif kind == "file as folder":
+        (tmp_path / "notes.txt").write_text("mine")
+        out = tmp_path / "notes.txt" / "run" / "x.safetensors"
+        reason = f"cannot write a checkpoint there ({tmp_path / 'notes.txt'} is a file, not a folder)"
     else:
         out, reason = Path("/proc/capsviz-test/x.safetensors"), "cannot write a checkpoint there"
     with pytest.raises(OSError) as err:
