@@ -151,6 +151,16 @@ def _destination(args: argparse.Namespace) -> Path:
     return check_destination(out)
 
 
+def _as_flags(cfg) -> str:
+    """The run's recipe as the flags that give it (``--epochs 10 --batch-size 128 …``), less the
+    device (named before it) and the pairs per epoch of a run on single digits."""
+    return " ".join(
+        f"--{name.replace('_', '-')} {value}"
+        for name, value in dataclasses.asdict(cfg).items()
+        if name != "device" and (name != "pairs_per_epoch" or cfg.dataset == "multimnist")
+    )
+
+
 def _nothing_to_train(trainer, source: Path) -> str | None:
     """The message when ``trainer`` already has ``--epochs`` completed epochs, else None."""
     if trainer.epoch < trainer.config.epochs:
@@ -272,7 +282,7 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
             device=trainer.device,
             ranks=ranks,
             precision=precision,
-            config=dataclasses.asdict(cfg),
+            config=_as_flags(cfg),
         )
     )
     say(_("checkpoint: {path}", path=trainer.checkpoint_path))

@@ -188,7 +188,7 @@ class MainWindow(QMainWindow):
         self.settings_notice = ""
         if self.restored.problems:
             problems = "; ".join(self.restored.problems)
-            self.settings_notice = tr("settings: {problems} — using the defaults for these", problems=problems)
+            self.settings_notice = tr("settings: {problems}; the app uses its defaults there", problems=problems)
             logging.getLogger("capsviz").warning(self.settings_notice)
         self.sources.show_sample(0)  # a new input clears the status bar's message: the notice comes after it
         if self.settings_notice:

@@ -121,6 +121,12 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     slower = f"in fp32 (auto: this CPU's bfloat16 units ({units}) multiply at "
     expected = (faster, slower) if units else ("in fp32 (auto: this CPU has no",)
     assert stdout.startswith(tuple(f"training on cpu {e}" for e in expected)), stdout[:300]
+    from capsviz.cli import build_parser
+
+    first = stdout.splitlines()[0]  # then the recipe, as the flags that give it
+    recipe = build_parser().parse_args(["train", *first[first.index(": --epochs ") + 2 :].split()])
+    assert (recipe.batch_size, recipe.train_subset, recipe.test_subset, recipe.dataset) == (32, 1280, 100, "mnist")
+    assert "--pairs-per-epoch" not in first and "--device" not in first  # not a pair run; the device is named
     assert f"\ncontinue with: capsviz train --resume {out}\n" in stdout  # how to go on, ready to paste
     step = load_checkpoint(out)[1].step
     assert 3 <= step < 40

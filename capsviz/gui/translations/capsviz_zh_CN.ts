@@ -12,7 +12,7 @@
         <translation>重叠数字（MultiMNIST）</translation>
     </message>
     <message>
-        <source>settings: {problems} — using the defaults for these</source>
+        <source>settings: {problems}; the app uses its defaults there</source>
         <translation>设置：{problems}——这些项改用默认值</translation>
     </message>
     <message>
