@@ -30,10 +30,33 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help with its section headings ended as the language writes it ("options:",
+    "选项："): argparse puts an ASCII colon after each heading."""
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        for heading in getattr(self, "_headings", ()):
+            text = text.replace(f"\n{heading}:\n", "\n" + _("{heading}:", heading=heading) + "\n")
+        return text
+
+    def start_section(self, heading) -> None:
+        self._headings = [*getattr(self, "_headings", ()), heading]
+        super().start_section(heading)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help is :class:`_HelpFormatter`'s; its subparsers are of this class too."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """``capsviz``'s parser: the app's options and one subparser per command of
     :data:`COMMANDS`, each with ``func``, its run function (none: the app)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="capsviz", description=_("A visual explorer for Capsule Networks. Without a command, opens the app.")
     )
     parser.add_argument(

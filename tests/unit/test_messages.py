@@ -84,6 +84,10 @@ def test_help_follows_the_locale():
     # a command's own help, with its ranges from the training settings
     train = capsviz("train", "--help", language="zh_CN.UTF-8")
     assert "要达到的总轮数（恢复的训练计入已完成的轮数）；大于等于 1 的整数（默认：10）" in train.stdout
+    # argparse's headings end in the language's own colon, a subcommand's too
+    classify = capsviz("classify", "--help", language="zh_CN.UTF-8")
+    assert "\n位置参数：\n" in classify.stdout and "\n选项：\n" in classify.stdout and "选项:" not in classify.stdout
+    assert "\npositional arguments:\n" in capsviz("classify", "--help", language="C.UTF-8").stdout
 
 
 def test_errors_follow_the_locale(tmp_path):
