@@ -47,6 +47,9 @@ class ErrorRelay(QObject):
         if self.error_box is not None:
             self.error_box.close()
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self._window)
+        # Esc and close() close it (with a button of its own added, QMessageBox finds no escape
+        # button and ignores both, so boxes with details piled up)
+        box.setEscapeButton(QMessageBox.StandardButton.Ok)
         if details:
             box.setDetailedText(details)
             copy = box.addButton(tr("Copy details"), QMessageBox.ButtonRole.ActionRole)

@@ -7,7 +7,7 @@ import sys
 import pytest
 import torch
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from ..conftest import mnist_root
 
@@ -190,3 +190,19 @@ def test_a_cnn_given_at_start_stands_beside_the_shipped_capsnet(qtbot, tmp_path,
     assert w.core.info is not None and w.core.info.path == shipped_checkpoint
     assert w.core.baseline_info is not None and w.core.baseline_info.path == cnn
     assert w.core.inference.prediction == 7
+
+
+def test_an_error_with_details_closes_with_esc_and_gives_way_to_the_next(window, qtbot):
+    errors = window.errors
+    errors.show_error("Unexpected error", "first", "Traceback (most recent call last): …")
+    first = errors.error_box
+    assert first.isVisible() and first.copy_button is not None
+    qtbot.keyClick(first, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: errors.error_box is None, timeout=3000)  # closed and forgotten
+    errors.show_error("Unexpected error", "second", "details")
+    second = errors.error_box
+    errors.show_error("Unexpected error", "third", "details")  # the second gives way
+    qtbot.waitUntil(lambda: errors.error_box is not second, timeout=2000)
+    shown = {b.text() for b in window.findChildren(QMessageBox) if b.isVisible()}
+    assert shown == {"third"}
+    errors.error_box.close()

@@ -104,3 +104,28 @@ def test_the_rectangle_shows_the_receptive_fields_of_its_votes(qtbot, window):
     expected = receptive_overlay(np.where(inside, inf.u_lengths, 0).reshape(32, 6, 6).sum(axis=0))
     np.testing.assert_allclose(view.fields_map(panel), expected, rtol=1e-6)
     assert panel.fields.title.text.startswith(f"{int(inside.sum())} votes")
+
+
+def test_the_iteration_steps_after_the_pair_mode_while_the_votes_are_behind_a_tab(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    from .test_pairs import wait_for_pairs
+
+    show_votes(qtbot, window)
+    window.actions["pairs"].trigger()
+    wait_for_pairs(qtbot, window)
+    settle(qtbot, window)
+    assert len(window.votes_view.panels[0].points) == 3200  # the pair's votes drawn
+    window.docks["pose"].raise_()  # the votes behind the Pose tab
+    settle(qtbot, window)
+    window.actions["digits"].trigger()
+    qtbot.waitUntil(lambda: window.core.dataset == "mnist" and window.core.inference is not None, timeout=10000)
+    settle(qtbot, window)
+    routing = window.routing_view
+    qtbot.mouseClick(routing.prev_button, Qt.MouseButton.LeftButton)  # r = 2 on the shared slider
+    settle(qtbot, window)
+    assert window.errors.error_box is None and window.votes_view.iteration.value() == 2
+    view = show_votes(qtbot, window)  # the digit's votes at the r chosen meanwhile
+    panel = view.panels[0]
+    assert len(panel.points) == 1152 and panel.drawn is window.core.inference
+    assert view.iteration_label.text() == "r = 2 of 3"

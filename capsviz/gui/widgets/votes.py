@@ -94,6 +94,7 @@ class VotePanel(QWidget):
         self.j: int | None = None
         self.points: np.ndarray | None = None  # (I, 2) the votes projected
         self.centres: np.ndarray | None = None  # (R, 2) v_j's path projected
+        self.drawn = None  # the Inference these votes are of
         self.selected = np.zeros(0, bool)  # (I,) votes inside the rectangle
 
 
@@ -214,7 +215,7 @@ class VotesView(QWidget, InferenceView):
             panel.fields.set_image(None)
             return
         _, _, points, centres = self.projection(j)
-        panel.j, panel.points, panel.centres = j, points, centres
+        panel.j, panel.points, panel.centres, panel.drawn = j, points, centres, inf
         size = np.searchsorted(np.linspace(0, 1, len(SIZES) + 1)[1:-1], inf.u_lengths)
         r = self.iteration.value() - 1
         panel.scatter.setData(
@@ -233,9 +234,12 @@ class VotesView(QWidget, InferenceView):
         self._show_fields(panel)
 
     def show_iteration(self) -> None:
-        """Restyle every panel for the iteration on the slider (colours and the v_j marker only)."""
+        """Restyle every panel for the iteration on the slider (colours and the v_j marker only).
+        A panel that holds another input's votes (a pair's 3,200 after the pair mode, while the
+        view was off screen) is left to the redraw of the new input, at this r."""
         for panel in self.panels:
-            self._style(panel)
+            if panel.drawn is self.inference:
+                self._style(panel)
 
     def colour_scale(self, j: int) -> tuple[float, float]:
         """The dots' colour scale for digit j: one for all iterations of this input
