@@ -40,6 +40,15 @@ def test_drawing_a_vertical_stroke_reads_as_one(window, qtbot):
     # undo with the keyboard brings the empty canvas back
     qtbot.keyClick(window.input_panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.core.inference is None, timeout=3000)
+    # and redo with either of the platform's keys (the tooltip names Ctrl+Shift+Z), then undo again
+    shift_ctrl = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    for key, modifiers in ((Qt.Key.Key_Z, shift_ctrl), (Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)):
+        qtbot.keyClick(window.input_panel, key, modifiers)
+        qtbot.waitUntil(
+            lambda: window.core.inference is not None and window.core.inference.prediction == 1, timeout=3000
+        )
+        qtbot.keyClick(window.input_panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+        qtbot.waitUntil(lambda: window.core.inference is None, timeout=3000)
 
 
 def test_drawing_changes_the_prediction_while_drawing(window, qtbot):

@@ -224,7 +224,8 @@ class InputPanel(QWidget, InferenceView):
             (QKeySequence.StandardKey.Redo, self.canvas.redo),
             (QKeySequence.StandardKey.Delete, self.canvas.clear),
         ):
-            QShortcut(QKeySequence(keys), self, activated=slot)
+            for sequence in QKeySequence.keyBindings(keys):  # each of the platform's (Redo: Ctrl+Y and Ctrl+Shift+Z)
+                QShortcut(sequence, self, activated=slot)
 
         tools = row(self.clear_button, self.undo_button, self.redo_button, tr("brush"), self.brush, 1)
         sources = row(self.sample_button, self.open_button, self.polarity, 1)
