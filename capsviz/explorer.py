@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -713,7 +714,7 @@ def prediction_line(digit: int | None, length: float | None = None, recognised: 
         "<span style='font-size: 10pt; font-weight: normal;'>longest: {digit} "
         "({length:.2f} &lt; {threshold:.1f})</span>",
         digit=digit,
-        length=length,
+        length=math.floor(length * 100) / 100,  # rounded down: 0.4987 is not "0.50 < 0.5"
         threshold=RECOGNITION_THRESHOLD,
     )
 

@@ -165,6 +165,7 @@ def test_the_prediction_line_names_the_digit_or_says_that_nothing_reaches_the_th
     assert prediction_line(7, 0.934) == "7   (0.93)"
     line = prediction_line(7, 0.3125, recognised=False)
     assert "nothing recognised" in line and line.endswith("longest: 7 (0.31 &lt; 0.5)</span>")
+    assert prediction_line(9, 0.4987, recognised=False).endswith("longest: 9 (0.49 &lt; 0.5)</span>")
 
 
 def test_the_confusion_matrix_shows_counts_blanks_empty_mistakes_and_shades_by_the_log_count():
