@@ -142,11 +142,23 @@ def retranslated(text: str) -> str:
 
 def text_slots(root) -> Iterator[tuple[object, str, Callable[[], str], Callable[[str], None]]]:
     """Every text ``root`` (a QWidget) and its children show: (object, what, get, set) for labels, buttons,
-    tooltips, window and dock titles, group boxes, combo-box items, tabs, menus and actions,
+    tooltips, window and dock titles, group boxes, spin boxes' prefixes, suffixes and special-value
+    texts, combo-box items, tabs, menus and actions,
     and the titles, labels and axis labels of the pyqtgraph plots among them."""
     import pyqtgraph as pg
     from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QAbstractButton, QComboBox, QDockWidget, QGroupBox, QLabel, QMenu, QTabBar, QWidget
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QComboBox,
+        QDockWidget,
+        QDoubleSpinBox,
+        QGroupBox,
+        QLabel,
+        QMenu,
+        QSpinBox,
+        QTabBar,
+        QWidget,
+    )
 
     for w in (root, *root.findChildren(QWidget)):
         yield w, "tooltip", w.toolTip, w.setToolTip
@@ -156,6 +168,10 @@ def text_slots(root) -> Iterator[tuple[object, str, Callable[[], str], Callable[
             yield w, "title", w.windowTitle, w.setWindowTitle
         if isinstance(w, (QGroupBox, QMenu)):
             yield w, "title", w.title, w.setTitle
+        if isinstance(w, (QSpinBox, QDoubleSpinBox)):
+            yield w, "prefix", w.prefix, w.setPrefix
+            yield w, "suffix", w.suffix, w.setSuffix
+            yield w, "special value", w.specialValueText, w.setSpecialValueText
         if isinstance(w, QComboBox):
             for i in range(w.count()):
                 yield w, f"item {i}", lambda w=w, i=i: w.itemText(i), lambda t, w=w, i=i: w.setItemText(i, t)
