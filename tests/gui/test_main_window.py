@@ -185,6 +185,23 @@ def test_pause_shows_the_paused_weights_and_resume_ends_as_an_unpaused_run(windo
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_stopping_a_paused_run_says_where_it_stopped(window, qtbot):
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(96)
+    panel.test_subset.setValue(100)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=lambda ev: type(ev).__name__ == "PausedEvent"):
+        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(window.core.trainingFinished, timeout=60000):
+        qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    settle(qtbot, window)
+    assert panel.status.text().startswith("stopped at step") and "saved" in panel.status.text()
+    assert panel.pause_button.text() == "Pause" and not panel.pause_button.isChecked()
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, monkeypatch):
     from PySide6.QtWidgets import QMessageBox
 

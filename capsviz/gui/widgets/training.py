@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -201,7 +201,9 @@ class TrainingPanel(QWidget):
         self.stop_button.setEnabled(running)
         self.pause_button.setEnabled(running)
         if not running:
-            self.pause_button.setChecked(False)
+            with QSignalBlocker(self.pause_button):  # the run is over: no "going on…" over its last status
+                self.pause_button.setChecked(False)
+            self.pause_button.setText(tr("Pause"))
         self.progress.setVisible(running)  # idle, it would be an empty box
         if running:
             self.progress.setRange(0, 0)  # busy until the first batch gives the number of steps
