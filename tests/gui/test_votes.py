@@ -129,3 +129,20 @@ def test_the_iteration_steps_after_the_pair_mode_while_the_votes_are_behind_a_ta
     panel = view.panels[0]
     assert len(panel.points) == 1152 and panel.drawn is window.core.inference
     assert view.iteration_label.text() == "r = 2 of 3"
+
+
+def test_the_votes_take_the_routing_views_r_after_r_changed_behind_a_tab(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    routing = window.routing_view
+    window.docks["pose"].raise_()  # the votes behind the Pose tab
+    settle(qtbot, window)
+    qtbot.mouseClick(routing.prev_button, Qt.MouseButton.LeftButton)  # r = 2 of 3, shared
+    settle(qtbot, window)
+    for iterations in (4, 3):  # R = 4 moves the routing view to r = 4, R = 3 to r = 3
+        routing.iterations.setValue(iterations)
+        qtbot.waitUntil(lambda r=iterations: window.core.inference.iterations == r, timeout=5000)
+        settle(qtbot, window)
+    assert routing.iteration.value() == 3
+    view = show_votes(qtbot, window)
+    assert view.iteration.value() == 3 and view.iteration_label.text() == "r = 3 of 3"

@@ -314,11 +314,17 @@ def iteration_slider(tip: str) -> QSlider:
 
 def fit_iterations(slider: QSlider, iterations: int) -> None:
     """Range ``slider`` over 1..``iterations`` without emitting: it keeps its iteration when R
-    is the same as before, else moves to the last."""
+    is the same as before, else moves to the last. The sliders it shares r with
+    (:func:`share_iteration`) take that r too, as far as their range goes, also without
+    emitting: a view behind a tab fits its own slider only when shown, and R may have changed
+    and come back meanwhile."""
     keep = slider.value() if slider.maximum() == iterations else iterations
     with QSignalBlocker(slider):
         slider.setRange(1, iterations)
         slider.setValue(min(keep, iterations))
+    for other in getattr(slider, "shares_r_with", ()):
+        with QSignalBlocker(other):
+            other.setValue(min(slider.value(), other.maximum()))
 
 
 def share_iteration(*sliders: QSlider) -> None:
@@ -327,6 +333,7 @@ def share_iteration(*sliders: QSlider) -> None:
     give every layer one position)."""
     for slider in sliders:
         others = [other for other in sliders if other is not slider]
+        slider.shares_r_with = others
         slider.valueChanged.connect(lambda r, others=others: [other.setValue(r) for other in others])
 
 
