@@ -51,6 +51,21 @@ def test_drawing_a_vertical_stroke_reads_as_one(window, qtbot):
         qtbot.waitUntil(lambda: window.core.inference is None, timeout=3000)
 
 
+def test_a_cleared_canvas_leaves_blank_views_with_no_digit_named(window, qtbot):
+    routing, pose = window.routing_view, window.pose_view
+    assert routing.departure()  # the default colour scale: departure from uniform, white at 0
+    qtbot.mouseClick(window.input_panel.clear_button, Qt.MouseButton.LeftButton)
+    settle(qtbot, window)
+    assert window.core.inference is None
+    for image in (routing.class_image, routing.mosaic):
+        low, high = image.levels
+        assert (
+            np.nanmax(np.abs(image.image)) == 0 and low == -high
+        )  # 0 maps to the scale's white centre, not its blue end
+    assert routing.mosaic_title.text == "c_ij by capsule type" and routing.overlay_title.text == "map over the input"
+    assert pose.recon_panel.title.text == "reconstruction"
+
+
 def test_drawing_changes_the_prediction_while_drawing(window, qtbot):
     before = window.core.inference.lengths[-1].copy()
     drag(window.input_panel.canvas, [(60, 60), (200, 60), (200, 90)])

@@ -224,6 +224,7 @@ class PoseView(QWidget, InferenceView):
         if pose is None or self.decode is None:
             self.reconstruction = None
             self.recon_panel.set_image(None)
+            self.recon_panel.set_title(tr("reconstruction"))  # of no capsule
             self.diff_panel.set_image(None)
             self.status.setText("")
         else:

@@ -333,6 +333,11 @@ class RoutingView(QWidget, InferenceView):
         departure = self.departure()
         return colour_levels(every if departure or self.scale.currentIndex() == 1 else current, symmetric=departure)
 
+    def _blank_levels(self) -> tuple[float, float]:
+        """The colour levels of maps of zeros: 0 at the bottom of VIRIDIS, at the white centre of
+        DIVERGING (a departure of 0 from uniform is none)."""
+        return (-1.0, 1.0) if self.departure() else (0.0, 1.0)
+
     def _use_colours(self) -> None:
         """The class maps and the mosaic in VIRIDIS, or for departures in DIVERGING."""
         departure = self.departure()
@@ -355,9 +360,11 @@ class RoutingView(QWidget, InferenceView):
         inf = self.inference
         self._use_colours()
         set_label(self.maps_title, self.maps_caption(), size="8pt")
-        if inf is None:
+        if inf is None:  # no input: blank maps, in the colour of nothing (a departure of 0 is white)
             g = self.grid
-            self.class_image.setImage(class_grid(np.zeros((10, g, g), np.float32)), autoLevels=False, levels=(0, 1))
+            levels = self._blank_levels()
+            self.class_image.setImage(class_grid(np.zeros((10, g, g), np.float32)), autoLevels=False, levels=levels)
+            self.colorbar.setLevels(levels)
             self._set_titles()
             self.iteration_label.setText("r = –")
             return
@@ -425,7 +432,12 @@ class RoutingView(QWidget, InferenceView):
         self.field_marks.setData(pos=field)
         if inf is None:
             side = field_side(self.grid)
-            self.mosaic.setImage(np.zeros(mosaic_shape(self.grid), np.float32), autoLevels=False, levels=(0, 1))
+            self._use_colours()
+            levels = self._blank_levels()
+            self.mosaic.setImage(np.zeros(mosaic_shape(self.grid), np.float32), autoLevels=False, levels=levels)
+            self.mosaic_bar.setLevels(levels)
+            set_label(self.mosaic_title, tr("c_ij by capsule type"), size="8pt")
+            set_label(self.overlay_title, tr("map over the input"), size="8pt")
             self.overlay_input.setImage(np.zeros((side, side), np.float32), autoLevels=False, levels=(0, 1))
             self.overlay.setImage(np.zeros((side, side), np.float32), autoLevels=False, levels=(0, 1))
             return
