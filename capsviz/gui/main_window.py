@@ -163,7 +163,7 @@ class MainWindow(QMainWindow):
                 "digits": lambda: self.show_kind("mnist"),
                 "pairs": lambda: self.show_kind("multimnist"),
                 "language": self.set_language,
-                "tour": lambda: self.tour.start(),
+                "tour": lambda: self.start_tour(),
             },
             self.docks.values(),
         )
@@ -200,10 +200,17 @@ class MainWindow(QMainWindow):
             # a link, as high as the status bar's text: a button would make the bar taller
             self.tour_offer = QLabel(tr('<a href="tour">New to capsule networks? Take the tour</a>'))
             self.tour_offer.setToolTip(tr("A dozen steps on the live views (Help → Tour, any time; Esc leaves it)"))
-            self.tour_offer.linkActivated.connect(lambda _: (self.tour_offer.hide(), self.tour.start()))
+            self.tour_offer.linkActivated.connect(lambda _: self.start_tour())
             self.statusBar().addWidget(self.tour_offer)
         if (language := self.language or i18n.system_language()) != "en":
             self._apply_language(language)
+
+    def start_tour(self) -> None:
+        """Help → Tour (or the first start's link, which it takes off the status bar)."""
+        offer = getattr(self, "tour_offer", None)
+        if offer is not None:
+            offer.hide()
+        self.tour.start()
 
     @property
     def scan(self):

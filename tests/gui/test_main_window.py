@@ -672,3 +672,12 @@ def test_a_routing_control_change_while_views_are_pending_loses_none(qtbot, wind
     assert window.pose_view.prediction == inf.prediction
     np.testing.assert_allclose(window.pose_view.v, inf.v[-1])
     np.testing.assert_allclose(window.routing_view.shown, class_maps(inf.u_lengths, inf.c[0]), rtol=1e-6)
+
+
+def test_the_play_button_says_what_a_click_does(window, qtbot):
+    play = window.routing_view.play_button
+    assert play.text() == "Play"
+    qtbot.mouseClick(play, Qt.MouseButton.LeftButton)
+    assert play.isChecked() and play.text() == "Stop" and window.routing_view._timer.isActive()
+    qtbot.mouseClick(play, Qt.MouseButton.LeftButton)
+    assert not play.isChecked() and play.text() == "Play" and not window.routing_view._timer.isActive()

@@ -25,6 +25,8 @@ def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, languag
     qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton)  # the menus exist and answer
     window.actions["tour"].trigger()
     assert tour.index == 0 and tour.isVisible() and tour.frame.isVisible()
+    offer = getattr(window, "tour_offer", None)
+    assert offer is None or not offer.isVisible()  # the first start's link goes: the tour is taken
     seen = []
     for index, step in enumerate(lessons.STEPS):
         if index:

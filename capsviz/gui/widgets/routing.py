@@ -135,6 +135,7 @@ class RoutingView(QWidget, InferenceView):
         self.play_button = QPushButton(tr("Play"), checkable=True, toolTip=tip)
         self._timer = QTimer(self, interval=ITERATION_MS, timeout=self._advance)
         self.play_button.toggled.connect(lambda on: self._timer.start() if on else self._timer.stop())
+        self.play_button.toggled.connect(lambda on: self.play_button.setText(tr("Stop") if on else tr("Play")))
         tip = tr("Routing iterations R run at inference (the model was trained with 3)")
         self.iterations = QSpinBox(minimum=1, maximum=7, value=3, toolTip=tip)
         self.iterations.valueChanged.connect(self.iterationsChanged)
