@@ -90,6 +90,9 @@ def test_hovering_a_vote_reads_c_b_and_the_agreement(qtbot, window):
     assert f"c_ij = {inf.c[r, k, j]:.4f}" in text and f"b_ij = {inf.b[r, k, j]:.4f}" in text
     assert f"agreement û·v_j = {float(inf.u_hat[k, j] @ inf.v[r, j]):+.4f}" in text
     assert np.linalg.norm(panel.points[k] - panel.points[i]) < 0.05 * np.ptp(panel.points[:, 0])
+    panel.digit.setCurrentIndex(panel.digit.findData((j + 1) % 10))  # another capsule: that reading is gone
+    settle(qtbot, window)
+    assert panel.j == (j + 1) % 10 and view.readout.text() == "hover over a vote to read it"
 
 
 def test_the_rectangle_shows_the_receptive_fields_of_its_votes(qtbot, window):

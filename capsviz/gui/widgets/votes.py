@@ -208,6 +208,7 @@ class VotesView(QWidget, InferenceView):
 
     def _draw_panel(self, panel: VotePanel) -> None:
         inf = self.inference
+        self.readout.setText(tr("hover over a vote to read it"))  # a vote read was of the input or digit before
         j = self.digit_of(panel)
         if inf is None or inf.u_hat is None or j is None:
             panel.j, panel.points, panel.centres = None, None, None
