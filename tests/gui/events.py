@@ -62,3 +62,21 @@ def settle(qtbot, window, timeout: int = 5000) -> None:
         with qtbot.waitSignal(window.scheduler.idle, timeout=timeout):
             pass
     QApplication.processEvents()
+
+
+def start_training(qtbot, window, train_subset: int, test_subset: int = 100) -> None:
+    """Click the Training panel's Start for a run of batches of 16 on ``train_subset`` digits
+    (tested on ``test_subset``), and wait until it has taken two steps."""
+    panel = window.training_panel
+    panel.batch_size.setValue(16)
+    panel.train_subset.setValue(train_subset)
+    panel.test_subset.setValue(test_subset)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+
+
+def pause_training(qtbot, window) -> None:
+    """Click Pause and wait until the run says it has paused (its PausedEvent)."""
+    paused = lambda ev: type(ev).__name__ == "PausedEvent"  # noqa: E731
+    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=paused):
+        qtbot.mouseClick(window.training_panel.pause_button, Qt.MouseButton.LeftButton)

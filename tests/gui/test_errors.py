@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from ..conftest import mnist_root
+from .events import start_training
 
 
 def test_a_training_thread_error_reaches_a_dialog_with_copyable_details_and_the_log(window, qtbot, tmp_path):
@@ -95,12 +96,7 @@ def test_closing_while_training_asks_then_stops_and_saves(window, qtbot):
     from capsviz.train.checkpoint import load_checkpoint
 
     autosave = user_checkpoint_dir() / "gui-training.safetensors"
-    panel = window.training_panel
-    panel.batch_size.setValue(16)
-    panel.train_subset.setValue(3200)
-    panel.test_subset.setValue(100)
-    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+    start_training(qtbot, window, 3200)
     asked = []
     window.confirm_close = lambda: asked.append(1) or False  # the user says no
     window.close()

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 from capsviz.train.checkpoint import read_info
-from tests.gui.events import settle
+from tests.gui.events import settle, start_training
 
 from ..conftest import mnist_root
 
@@ -24,11 +24,7 @@ from ..conftest import mnist_root
 def _train_briefly(window, qtbot) -> str:
     """Start training in the panel, stop it after two steps; returns the panel's final status."""
     panel = window.training_panel
-    panel.batch_size.setValue(16)
-    panel.train_subset.setValue(64)
-    panel.test_subset.setValue(32)
-    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
+    start_training(qtbot, window, 64, test_subset=32)
     with qtbot.waitSignal(window.core.trainingFinished, timeout=30000):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
     return panel.status.text()

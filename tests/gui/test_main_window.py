@@ -16,7 +16,7 @@ from capsviz.model.analysis import class_maps, mosaic_capsule, routed_mass
 from tests.gui.events import settle
 
 from ..conftest import mnist_root
-from .events import drag, drag_slider
+from .events import drag, drag_slider, pause_training, start_training
 
 
 def test_opens_with_shipped_model(window):
@@ -159,8 +159,7 @@ def test_pause_shows_the_paused_weights_and_resume_ends_as_an_unpaused_run(windo
     assert not panel.pause_button.isEnabled()
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
-    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=lambda ev: type(ev).__name__ == "PausedEvent"):
-        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    pause_training(qtbot, window)
     trainer = window.core._holder["trainer"]
     paused_at = trainer.step
     assert 2 <= paused_at < 12 and panel.pause_button.text() == "Resume" and "paused at step" in panel.status.text()
@@ -202,13 +201,8 @@ def test_pause_shows_the_paused_weights_and_resume_ends_as_an_unpaused_run(windo
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_stopping_a_paused_run_says_where_it_stopped(window, qtbot):
     panel = window.training_panel
-    panel.batch_size.setValue(16)
-    panel.train_subset.setValue(96)
-    panel.test_subset.setValue(100)
-    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: len(panel.history["step"]) >= 2, timeout=60000)
-    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=lambda ev: type(ev).__name__ == "PausedEvent"):
-        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    start_training(qtbot, window, 96)
+    pause_training(qtbot, window)
     with qtbot.waitSignal(window.core.trainingFinished, timeout=60000):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
     settle(qtbot, window)
@@ -234,8 +228,7 @@ def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, 
     with qtbot.waitSignal(window.core.trainingStarted) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 1, timeout=60000)
-    with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=lambda ev: type(ev).__name__ == "PausedEvent"):
-        qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    pause_training(qtbot, window)
     paused_at = window.core._holder["trainer"].step
     window.close()
     assert asked == ["Training is paused"]
