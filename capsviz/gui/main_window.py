@@ -176,12 +176,9 @@ class MainWindow(QMainWindow):
         # the file given, else the one open when the app was closed, else (also where that file
         # cannot be loaded) the shipped model
         wanted = checkpoint if checkpoint is not None else self.restored.checkpoint
-        header = header_of(wanted)
-        if header is not None and header.kind == "baseline":  # a CNN: beside the shipped CapsNet
+        if getattr(header_of(wanted), "kind", None) == "baseline":  # a CNN: beside the shipped CapsNet
             core.load_model(None)
-            self.open_baseline(wanted, header.dataset)
-        else:
-            self.open_checkpoint(wanted, or_shipped=True)
+        self.open_checkpoint(wanted, or_shipped=True)
         if core.dataset == "mnist" and core.baseline is None:
             core.load_baseline(None)  # the shipped CNN beside the capsules, where it is installed
         self._restore_geometry()

@@ -82,6 +82,8 @@ SCALES = (
     QT_TR_NOOP("departure from uniform"),
 )
 DEPARTURE = 2  # SCALES: departure from uniform
+# the mosaic's and the overlay's titles while they show no digit
+MOSAIC_TITLE, OVERLAY_TITLE = QT_TR_NOOP("c_ij by capsule type"), QT_TR_NOOP("map over the input")
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
 TITLE_POINTS = 8  # the class-map titles' font size (title_texts shortens them over narrow maps)
 TITLE_GAP = 6  # pixels kept between neighbouring class-map titles
@@ -169,18 +171,18 @@ class RoutingView(QWidget, InferenceView):
 
         # narrow margins: in a low dock the mosaic gets the height
         # the title over the mosaic and its colour scale: in a narrow dock it would push the scale out
-        self.detail, self.mosaic_title = graphics_panel(tr("c_ij by capsule type"), (4, 2, 4, 2), colspan=2, size="8pt")
+        self.detail, self.mosaic_title = graphics_panel(tr(MOSAIC_TITLE), (4, 2, 4, 2), colspan=2, size="8pt")
         self.detail.ci.layout.setVerticalSpacing(1)
         self.mosaic_title.item.document().setDocumentMargin(1)
         self.detail.setToolTip(tr(explanations.ROUTING_MOSAIC))
         self.mosaic_view, self.mosaic = image_view(self.detail, 1, 0, mosaic_shape(6), VIRIDIS)
         self.mosaic_bar = colour_bar(self.detail, self.mosaic, 1, 1)
         margins = (PANEL_MARGIN, 2, PANEL_MARGIN, 2)
-        self.overlay_panel, self.overlay_title = graphics_panel(tr("map over the input"), margins, size="8pt")
+        self.overlay_panel, self.overlay_title = graphics_panel(tr(OVERLAY_TITLE), margins, size="8pt")
         # wide enough for its longest title and the margins
         self.overlay_title.setText(tr("map of {j} on the input", j=8), size="8pt")
         self.overlay_panel.setMinimumWidth(int(self.overlay_title.item.boundingRect().width()) + 2 * PANEL_MARGIN + 4)
-        self.overlay_title.setText(tr("map over the input"), size="8pt")
+        self.overlay_title.setText(tr(OVERLAY_TITLE), size="8pt")
         self.overlay_view, self.overlay_input = image_view(self.overlay_panel, 1, 0, (28, 28))
         self.overlay = pg.ImageItem(np.zeros((28, 28), dtype=np.float32))
         self.overlay.setColorMap(pg.colormap.get("inferno"))
@@ -437,8 +439,8 @@ class RoutingView(QWidget, InferenceView):
             levels = self._blank_levels()
             self.mosaic.setImage(np.zeros(mosaic_shape(self.grid), np.float32), autoLevels=False, levels=levels)
             self.mosaic_bar.setLevels(levels)
-            set_label(self.mosaic_title, tr("c_ij by capsule type"), size="8pt")
-            set_label(self.overlay_title, tr("map over the input"), size="8pt")
+            set_label(self.mosaic_title, tr(MOSAIC_TITLE), size="8pt")
+            set_label(self.overlay_title, tr(OVERLAY_TITLE), size="8pt")
             self.overlay_input.setImage(np.zeros((side, side), np.float32), autoLevels=False, levels=(0, 1))
             self.overlay.setImage(np.zeros((side, side), np.float32), autoLevels=False, levels=(0, 1))
             return

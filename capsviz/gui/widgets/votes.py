@@ -40,9 +40,11 @@ from capsviz.model.analysis import (
     vote_readout,
 )
 from capsviz.model.inference import longest
+from capsviz.texts import QT_TR_NOOP
 
 LEVELS = 64  # colour steps for c_ij: few distinct brushes keep the scatter quick to restyle
 SIZES = np.array([2.0, 3.0, 4.5, 6.0, 8.0])  # dot diameters in pixels, by the length of u_i
+HINT = QT_TR_NOOP("hover over a vote to read it")  # the readout while no vote is read
 PATH, CURRENT = (255, 90, 60), (255, 255, 255)
 
 
@@ -119,7 +121,7 @@ class VotesView(QWidget, InferenceView):
         # two panels, one over the other, for a model that gives two answers (set_answers)
         self.all_panels = [VotePanel(tr("predicted"), k) for k in range(2)]
         self.panels = self.all_panels[:1]  # the panels shown
-        self.readout = readout(tr("hover over a vote to read it"))
+        self.readout = readout(tr(HINT))
         stack = column(*((panel, 1) for panel in self.all_panels))
         column(controls, (stack, 1), self.readout, margins=(2, 2, 2, 2), parent=self)
         self._brushes = [pg.mkBrush(VIRIDIS.map(k / (LEVELS - 1), mode="qcolor")) for k in range(LEVELS)]
@@ -208,10 +210,10 @@ class VotesView(QWidget, InferenceView):
 
     def _draw_panel(self, panel: VotePanel) -> None:
         inf = self.inference
-        self.readout.setText(tr("hover over a vote to read it"))  # a vote read was of the input or digit before
+        self.readout.setText(tr(HINT))  # a vote read was of the input or digit before
         j = self.digit_of(panel)
         if inf is None or inf.u_hat is None or j is None:
-            panel.j, panel.points, panel.centres = None, None, None
+            panel.j, panel.points, panel.centres, panel.drawn = None, None, None, None
             clear_data(panel.scatter, panel.path, panel.current)
             panel.fields.set_image(None)
             return
