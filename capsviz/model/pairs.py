@@ -84,8 +84,7 @@ class PairReading:
         """One line on the segmentation's colours: the shares of the couplings to digit A drawn
         as full red and full green (0.5 -/+ ``contrast``); for a reading with ``segmented``."""
         return tr(
-            "segmentation colours stretched: full red at a share of {red:.4f} to {a}, "
-            "full green at {green:.4f} (0.5: an even split)",
+            "colours: full red at a share to {a} of {red:.4f}, full green at {green:.4f} (0.5: even)",
             red=0.5 + self.contrast,
             a=self.segmented[0],
             green=0.5 - self.contrast,

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QGraphicsTextItem,
     QLabel,
     QScrollArea,
+    QWidget,
 )
 
 from capsviz.gui.widgets.routing import PREDICTED, TITLE, TITLE_GAP
@@ -240,6 +241,31 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
         widths = [(panel.width(), panel.minimumWidth()) for panel in row_of_images]
         common = max((width for width, least in widths if width > least), default=0)
         assert all(width >= common - 2 for width, _ in widths), widths
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_drawing_both_digits_of_a_pair_keeps_the_window_on_a_1366_screen(window, qtbot, language):
+    """Each digit's source set to "drawing" with the keyboard shows its canvas, and the
+    window stays 1366 x 700 with every control on screen."""
+    window.set_language(language)
+    assert window.show_kind("multimnist")
+    qtbot.waitUntil(lambda: (inf := window.core.inference) is not None and inf.reading is not None, timeout=60000)
+    resize(qtbot, window, (1366, 700))
+    for control in window.pair_panel.controls:
+        control.source.setFocus()
+        qtbot.keyClick(control.source, Qt.Key.Key_Down)
+        settle(qtbot, window)
+        assert control.drawn and control.canvas.isVisible()
+        assert control.canvas.visibleRegion().boundingRect() == control.canvas.rect()
+        assert (window.width(), window.height()) == (1366, 700)
+        hint = window.minimumSizeHint()
+        assert hint.width() <= 1366 and hint.height() <= 700, hint
+        assert controls_cut_off(window) == []
+        for box in window.pair_panel.controls:  # every part of each digit's box whole and apart
+            parts = [w for w in box.findChildren(QWidget) if w.isVisible() and w.parentWidget() is box]
+            assert len(parts) == (9 if box.drawn else 10)
+            assert all(box.rect().contains(w.geometry()) for w in parts)
+            assert [(a, b) for a, b in itertools.combinations(parts, 2) if a.geometry().intersects(b.geometry())] == []
 
 
 def test_switching_kinds_moves_the_pose_buttons_and_keeps_the_window_size(window, qtbot):

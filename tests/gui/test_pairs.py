@@ -369,8 +369,8 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     a, b = panel.controls
     panel.set_pair(3, 40, (0, 0), (1, -2))
     b.source.setCurrentIndex(1)  # "drawing"
-    assert b.canvas.isVisible() and not b.index.isEnabled()
-    draw_stroke(qtbot, b.canvas, [(84, 20), (84, 60), (84, 100), (84, 148)])  # a vertical bar: a 1
+    assert b.canvas.isVisible() and not b.index.isVisible() and not b.random.isVisible()
+    draw_stroke(qtbot, b.canvas, [(58, 14), (58, 40), (58, 68), (58, 100)])  # a vertical bar: a 1
     qtbot.waitUntil(lambda: not b.canvas.is_empty(), timeout=2000)
     wait_for_pairs(qtbot, pairs)
     drawn = b.digit_image(panel.digits)
@@ -384,6 +384,13 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     assert panel.verdict.text().startswith(f"longest capsules: {reading.top2[0]} and {reading.top2[1]}")
     qtbot.mouseClick(b.clear, Qt.MouseButton.LeftButton)
     np.testing.assert_array_equal(panel.pair_image, place(panel.digits.images[3], (0, 0)) / np.float32(255))
+    # a test pair shown is the test pair: both digits from the test set again, as its label says
+    draw_stroke(qtbot, b.canvas, [(58, 14), (58, 40), (58, 68), (58, 100)])
+    qtbot.mouseClick(panel.show_test_pair, Qt.MouseButton.LeftButton)
+    block, j = panel.test_block.pair(panel.test_pair.value())
+    assert not b.drawn and b.index.isVisible() and not b.canvas.isVisible()
+    np.testing.assert_array_equal(panel.pair_image, block.images[j].astype(np.float32) / 255)
+    assert panel.browse_status.text().startswith(f"test pair {panel.test_pair.value()}:")
 
 
 def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):

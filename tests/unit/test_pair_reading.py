@@ -70,9 +70,7 @@ def test_the_segmentation_colours_stretch_to_the_largest_departure():
     np.testing.assert_allclose(rgb[0, 2], [0.1, 0.5, 0.15], atol=1e-6)  # to B: green at half the ink
     assert share_contrast(image, np.full_like(share, 0.5)) == 0.0  # iteration 1: uniform couplings
     reading = PairReading((4, 6), [4, 6], [4, 6], np.zeros((10, 1, 4)), (4, 6), share[None], contrast, [4, 6], 1)
-    assert reading.colour_scale() == (
-        "segmentation colours stretched: full red at a share of 0.5200 to 4, full green at 0.4800 (0.5: an even split)"
-    )
+    assert reading.colour_scale() == ("colours: full red at a share to 4 of 0.5200, full green at 0.4800 (0.5: even)")
 
 
 def test_a_pose_edit_keeps_the_other_capsule_as_inferred():

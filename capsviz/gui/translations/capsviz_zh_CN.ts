@@ -732,10 +732,6 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>数字移动的行数 / 列数，−{k}…{k} px</translation>
     </message>
     <message>
-        <source>from</source>
-        <translation>来源</translation>
-    </message>
-    <message>
         <source>digit A (red)</source>
         <translation>数字 A（红）</translation>
     </message>
@@ -848,8 +844,8 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>(*) {k} 不在图中</translation>
     </message>
     <message>
-        <source>segmentation colours stretched: full red at a share of {red:.4f} to {a}, full green at {green:.4f} (0.5: an even split)</source>
-        <translation>分割颜色已拉伸：送给 {a} 的份额为 {red:.4f} 时全红，为 {green:.4f} 时全绿（0.5：平均分配）</translation>
+        <source>colours: full red at a share to {a} of {red:.4f}, full green at {green:.4f} (0.5: even)</source>
+        <translation>颜色：送给 {a} 的份额为 {red:.4f} 时全红，为 {green:.4f} 时全绿（0.5：平分）</translation>
     </message>
     <message>
         <source>class maps</source>

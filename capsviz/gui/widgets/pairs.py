@@ -16,7 +16,7 @@ with the pass on the inference thread). Nothing here runs the model on the GUI t
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -43,7 +43,7 @@ SCANS = {  # scan_test_pairs' finds: the text and tooltip of the button that ask
     "wrong": (QT_TR_NOOP("Next wrong pair"), explanations.NEXT_WRONG),
     "routing": (QT_TR_NOOP("Next routing change"), explanations.NEXT_ROUTING_CHANGE),
 }
-DRAW_SIZE = 140  # px of each digit's drawing canvas (5x the 28 x 28 digit)
+DRAW_SIZE = 92  # px of each digit's drawing canvas (3.3x the 28 x 28 digit): the height of the shift rows beside it
 
 
 class DigitControls(QGroupBox):
@@ -64,38 +64,80 @@ class DigitControls(QGroupBox):
         self.index = QSpinBox(minimum=0, maximum=count - 1, toolTip=tr("index of the digit in the MNIST test digits"))
         self.random = QPushButton(tr("Random"), toolTip=tr("a random test digit of another class than the other digit"))
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
-        self.shift_labels: list[QLabel] = []
-        layout = QGridLayout(self)
-        layout.addWidget(QLabel(tr("digit")), 0, 0)
-        layout.addWidget(self.index, 0, 1)
-        layout.addWidget(self.random, 0, 2, 1, 2)
-        for k, (name, slider) in enumerate(((tr("shift ↓"), self.dy), (tr("shift →"), self.dx)), start=1):
+        self.index_label = QLabel(tr("digit"))
+        self.shift_names = [QLabel(tr("shift ↓")), QLabel(tr("shift →"))]
+        self.shift_labels = [QLabel("+0 px") for _ in range(2)]
+        for slider in (self.dy, self.dx):
             slider.setRange(-MAX_SHIFT, MAX_SHIFT)
             slider.setPageStep(1)
             slider.setTickPosition(QSlider.TickPosition.TicksBelow)
             slider.setToolTip(tr("rows / columns to move the digit by, −{k}…{k} px", k=MAX_SHIFT))
-            value = QLabel("+0 px")
-            self.shift_labels.append(value)
-            layout.addWidget(QLabel(name), k, 0)
-            layout.addWidget(slider, k, 1, 1, 2)
-            layout.addWidget(value, k, 3)
             slider.valueChanged.connect(self.changed)
         self.index.valueChanged.connect(self.changed)
         self.changed.connect(self.show_shift)
-        layout.addWidget(QLabel(tr("from")), 3, 0)
-        layout.addWidget(self.source, 3, 1, 1, 2)
-        layout.addWidget(self.clear, 3, 3)
-        layout.addWidget(self.canvas, 0, 4, 4, 1, Qt.AlignmentFlag.AlignTop)  # shown for a drawing
+        QGridLayout(self)
+        self._arrange()
         self.source.currentIndexChanged.connect(self._source_changed)
         self.canvas.inkChanged.connect(self.changed)
 
+    def _arrange(self) -> None:
+        """Lay the controls out for the source: a test digit's index and Random above the
+        two shift rows; or the drawing canvas at the left, each shift's name and value above
+        its slider beside it, and Clear under it. Either fits half the pair panel's least
+        width, so a drawn digit does not widen the window."""
+        layout: QGridLayout = self.layout()
+        (name_y, name_x), (value_y, value_x) = self.shift_names, self.shift_labels
+        right = Qt.AlignmentFlag.AlignRight
+        if self.drawn:
+            cells = [
+                (self.canvas, 0, 0, 4, 1, Qt.AlignmentFlag.AlignTop),
+                (name_y, 0, 1, 1, 1),
+                (value_y, 0, 2, 1, 1, right),
+                (self.dy, 1, 1, 1, 2),
+                (name_x, 2, 1, 1, 1),
+                (value_x, 2, 2, 1, 1, right),
+                (self.dx, 3, 1, 1, 2),
+                (self.source, 4, 0, 1, 1),
+                (self.clear, 4, 1, 1, 2),
+            ]
+            hidden, shown = [self.index_label, self.index, self.random], [self.canvas, self.clear]
+        else:
+            cells = [
+                (self.index_label, 0, 0, 1, 1),
+                (self.index, 0, 1, 1, 1),
+                (self.random, 0, 2, 1, 2),
+                (name_y, 1, 0, 1, 1),
+                (self.dy, 1, 1, 1, 2),
+                (value_y, 1, 3, 1, 1),
+                (name_x, 2, 0, 1, 1),
+                (self.dx, 2, 1, 1, 2),
+                (value_x, 2, 3, 1, 1),
+                (self.source, 3, 0, 1, 4),
+            ]
+            hidden, shown = [self.canvas, self.clear], [self.index_label, self.index, self.random]
+        # hidden first, shown last: the box never needs room for both sets at once (a
+        # layout that asks for more than the window has widens the window)
+        for widget in hidden:
+            widget.setVisible(False)
+        for widget in (self.canvas, self.clear, self.index_label, self.index, self.random):
+            layout.removeWidget(widget)
+        for widget, *cell in cells:
+            layout.removeWidget(widget)
+            layout.addWidget(widget, *cell)
+        for widget in shown:
+            widget.setVisible(True)
+
     def _source_changed(self, _index: int) -> None:
-        drawn = self.drawn
-        self.canvas.setVisible(drawn)
-        self.clear.setVisible(drawn)
-        for widget in (self.index, self.random):
-            widget.setEnabled(not drawn)
+        self._arrange()
         self.changed.emit()
+
+    def take_test_digit(self) -> None:
+        """Set the source to the test digit of :attr:`index`, without ``changed`` (the caller
+        composes the pair); a drawing stays on its canvas for a later switch back."""
+        if self.drawn:
+            with QSignalBlocker(self.source):
+                self.source.setCurrentIndex(0)
+            self._arrange()
 
     @property
     def drawn(self) -> bool:
@@ -220,8 +262,10 @@ class PairPanel(QWidget, InferenceView):
         return tuple(None if c.drawn else int(self.digits.labels[c.index.value()]) for c in self.controls)
 
     def set_pair(self, a: int, b: int, shift_a=(0, 0), shift_b=(0, 0), emit: bool = True) -> None:
-        """Show digits ``a`` and ``b`` (indices into the digit set) with their shifts (rows, columns)."""
+        """Show test digits ``a`` and ``b`` (indices into the digit set; a drawn digit's source
+        goes back to the test digit) with their shifts (rows, columns)."""
         for control, index, shift in zip(self.controls, (a, b), (shift_a, shift_b)):
+            control.take_test_digit()
             for widget, value in ((control.index, index), (control.dy, shift[0]), (control.dx, shift[1])):
                 set_quietly(widget, int(value))
             control.show_shift()
