@@ -21,6 +21,8 @@ def _step(qtbot, window, index):
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, language):
     window.set_language(language)
+    window.resize(1366, 768)  # a small laptop's screen: no step widens the window past it
+    settle(qtbot, window)
     tour = window.tour
     qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton)  # the menus exist and answer
     window.actions["tour"].trigger()
@@ -41,6 +43,7 @@ def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, languag
         target = tour.target()
         assert tour.frame.geometry().size() == target.size()
         assert window.rect().contains(tour.geometry()), (step.key, tour.geometry())
+        assert (window.width(), window.height()) == (1366, 768), step.key
         inf = window.core.inference
         if step.key == "capsule":
             first = window.tour._test.images[0].astype(np.float32) / 255.0
