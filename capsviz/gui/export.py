@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from capsviz.gui.i18n import tr
 from capsviz.model.inference import Inference, save_trace
 
 
+@contextmanager
+def _drawn_for_export(widget: pg.GraphicsView):
+    """The items of ``widget``'s scene in pyqtgraph's export mode while the block runs: a
+    scatter draws each dot as a vector path, not as a fragment of its cached pixmap (which an
+    SVG would hold as one embedded image per dot: 10 MB for a digit's 1,152 votes)."""
+    items = [item for item in widget.scene().items() if hasattr(item, "setExportMode")]
+    for item in items:
+        item.setExportMode(True, {"antialias": True})
+    try:
+        yield
+    finally:
+        for item in items:
+            item.setExportMode(False)
+
+
 def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     """Write each of ``figures`` (file name -> a ``pg.PlotWidget`` or
     ``pg.GraphicsLayoutWidget``) as PNG (pyqtgraph exporters) and SVG into ``folder``;
-    returns the files."""
+    returns the files. Raises ``OSError`` when the folder cannot be made or written."""
     import pyqtgraph.exporters as exporters
     from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
@@ -35,18 +52,30 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
         generator.setViewBox(widget.rect())
         generator.setTitle(f"capsviz: {name}")
         painter = QPainter(generator)
-        widget.render(painter)
+        with _drawn_for_export(widget):
+            widget.render(painter)
         painter.end()
         written += [png, svg]
     return written
 
 
-def export_figures_dialog(window: QMainWindow, figures: dict[str, QWidget]) -> None:
-    """Ask for a folder and export ``figures`` into it; the status bar says how many files."""
+def export_figures_dialog(window: QMainWindow, figures: dict[str, QWidget], left_out: list[str] = ()) -> None:
+    """Ask for a folder and export ``figures`` into it (a wait cursor while it writes); the
+    status bar says how many files, and names the plots of ``left_out`` (texts: why each
+    was not exported). An unwritable folder gets a message box."""
     folder = QFileDialog.getExistingDirectory(window, tr("Export figures into folder"))
-    if folder:
+    if not folder:
+        return
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
         files = export_figures(figures, Path(folder))
-        window.statusBar().showMessage(tr("wrote {n} files to {folder}", n=len(files), folder=folder), 5000)
+    except OSError as exc:
+        QApplication.restoreOverrideCursor()
+        QMessageBox.warning(window, tr("Export figures"), tr("Could not write the figures: {error}", error=exc))
+        return
+    QApplication.restoreOverrideCursor()
+    said = tr("wrote {n} files to {folder}", n=len(files), folder=folder)
+    window.statusBar().showMessage(" · ".join([said, *left_out]), 10000)
 
 
 def export_trace_dialog(window: QMainWindow, inference: Inference | None) -> None:

@@ -155,7 +155,7 @@ class MainWindow(QMainWindow):
                 "open": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_checkpoint(path),
                 "open_baseline": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_baseline(path),
                 "save": self._save_checkpoint,
-                "export_figures": lambda: export_figures_dialog(self, self.figures()),
+                "export_figures": lambda: export_figures_dialog(self, self.figures(), self.figures_left_out()),
                 "export_trace": lambda: export_trace_dialog(self, core.inference),
                 "download": self.download_mnist,
                 "quit": self.close,
@@ -360,15 +360,26 @@ class MainWindow(QMainWindow):
         self.sources.drop(event)
 
     def figures(self) -> dict[str, QWidget]:
-        """Every plot of the window that the kind shown has, by file name."""
+        """Every plot of the window that the kind shown has and that shows what is current, by
+        file name: the votes are drawn now where their dock is behind a tab or closed (they
+        wait to be seen otherwise); the transforms sweep is left out while it is of an earlier
+        input (it is computed only while its dock is shown: :meth:`figures_left_out`)."""
         views = (self.input_panel, self.transform_view) if self.kind == "mnist" else (self.pair_panel,)
         views += (self.lengths_view, self.routing_view, self.votes_view, self.pose_view, self.training_panel)
         if self.kind == "mnist":
             views += (self.robustness_view,)
-        return {name: widget for view in views for name, widget in view.figures.items()}
+        self.votes_view.refresh()
+        left_out = (self.transform_view,) if self.transform_view.stale else ()
+        return {name: widget for view in views if view not in left_out for name, widget in view.figures.items()}
+
+    def figures_left_out(self) -> list[str]:
+        """Why a plot of the kind shown is not in :meth:`figures`, one text each."""
+        if self.kind == "mnist" and self.transform_view.stale:
+            return [tr("the transforms sweep is of an earlier input: show the Transforms dock to bring it up to date")]
+        return []
 
     def export_figures(self, folder: Path) -> list[Path]:
-        """Write every plot as PNG and SVG into ``folder``; returns the files."""
+        """Write every plot of :meth:`figures` as PNG and SVG into ``folder``; returns the files."""
         return export_figures(self.figures(), folder)
 
     # -- kinds --------------------------------------------------------------------
@@ -561,8 +572,12 @@ class MainWindow(QMainWindow):
 
     def update_sweep(self) -> None:
         """Ask for the transforms view's sweep for the current input, while the view is on screen."""
-        if self.kind == "mnist" and (self.core.input.image is None or self.dock_shown("transforms")):
+        if self.kind != "mnist":
+            return
+        if self.core.input.image is None or self.dock_shown("transforms"):
             self.core.request_sweep(*self.transform_view.sweep_transforms())
+        else:
+            self.transform_view.stale = True  # its sweep is of an earlier input (or none yet)
 
     def _show_sweep(self, request, v, baseline) -> None:
         inf = self.core.inference

@@ -357,9 +357,12 @@ def test_length_scale_and_difference(window, qtbot):
     assert pose.inferred_labels[2].text() == f"{window.core.inference.v[-1, window.core.inference.prediction, 2]:+.3f}"
 
 
-def test_every_figure_exports_as_png_and_svg(window, tmp_path):
+def test_every_figure_exports_as_png_and_svg(window, qtbot, tmp_path):
     from PIL import Image
 
+    window.docks["transforms"].show()
+    window.docks["transforms"].raise_()  # its sweep is computed while it is shown
+    qtbot.waitUntil(lambda: not window.transform_view.stale and window.transform_view.sweep is not None, timeout=30000)
     files = window.export_figures(tmp_path)
     # every plot a user sees in the single-digit explorer, by the file name it is exported to
     expected = {
@@ -378,6 +381,51 @@ def test_every_figure_exports_as_png_and_svg(window, tmp_path):
                 assert im.size[0] > 50 and im.size[1] > 50
         else:
             assert f.read_text(errors="ignore").lstrip().startswith(("<?xml", "<svg"))
+    # the votes' 1,152 dots as vector paths, not one embedded image each (10 MB)
+    votes = (tmp_path / "votes_0.svg").read_text()
+    assert (tmp_path / "votes_0.svg").stat().st_size < 1_000_000 and votes.count("<image") <= 2
+    assert votes.count("<path") >= 1000
+
+
+def test_an_export_holds_the_current_input_not_what_hidden_docks_drew_before(window, qtbot, tmp_path):
+    """Behind a tab the votes wait to be drawn and the transforms sweep is not computed: an
+    export draws the votes for the input of the moment, and leaves the sweep out, saying why."""
+    window.docks["pose"].raise_()  # the votes' tab goes behind
+    window.docks["transforms"].hide()
+    settle(qtbot, window)
+    assert not window.dock_shown("votes")
+    window.sources.show_random_sample()
+    qtbot.waitUntil(lambda: window.core.inference is not None and not window.core.inference_pending, timeout=10000)
+    settle(qtbot, window)
+    panel = window.votes_view.panels[0]
+    assert panel.drawn is not window.core.inference  # not drawn while hidden
+    files = window.export_figures(tmp_path)
+    assert panel.drawn is window.core.inference and panel.j == window.core.inference.prediction
+    assert "transform_sweep" not in {f.stem for f in files} and "votes_0" in {f.stem for f in files}
+    assert window.figures_left_out() == [
+        "the transforms sweep is of an earlier input: show the Transforms dock to bring it up to date"
+    ]
+    window.docks["transforms"].show()
+    window.docks["transforms"].raise_()
+    qtbot.waitUntil(lambda: not window.transform_view.stale, timeout=30000)
+    assert "transform_sweep" in window.figures() and window.figures_left_out() == []
+
+
+def test_file_export_figures_writes_the_folder_chosen_or_says_why_it_cannot(window, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    blocked = tmp_path / "a file"
+    blocked.write_text("not a folder")
+    warnings = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: warnings.append(text))
+    for folder in (blocked / "figures", tmp_path / "figures"):
+        monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args, folder=folder: str(folder))
+        window.actions["export_figures"].trigger()
+    assert len(warnings) == 1 and warnings[0].startswith("Could not write the figures: ") and "a file" in warnings[0]
+    assert QApplication.overrideCursor() is None  # the wait cursor is gone either way
+    written = sorted((tmp_path / "figures").iterdir())
+    assert len(written) >= 30 and {f.suffix for f in written} == {".png", ".svg"}
+    assert window.statusBar().currentMessage().startswith(f"wrote {len(written)} files to {tmp_path / 'figures'}")
 
 
 def test_predicted_entries_name_the_prediction(window, qtbot):

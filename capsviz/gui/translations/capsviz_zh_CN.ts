@@ -64,6 +64,10 @@
         <translation>MNIST 已经在它的文件夹里了</translation>
     </message>
     <message>
+        <source>the transforms sweep is of an earlier input: show the Transforms dock to bring it up to date</source>
+        <translation>变换扫描是之前输入的结果：显示“变换”停靠窗即可更新</translation>
+    </message>
+    <message>
         <source>, training into {name}</source>
         <translation>，正在训练并保存到 {name}</translation>
     </message>
@@ -90,6 +94,14 @@
     <message>
         <source>Export figures into folder</source>
         <translation>把图表导出到文件夹</translation>
+    </message>
+    <message>
+        <source>Export figures</source>
+        <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>Could not write the figures: {error}</source>
+        <translation>无法写入图表：{error}</translation>
     </message>
     <message>
         <source>wrote {n} files to {folder}</source>

@@ -88,6 +88,7 @@ class TransformView(QWidget):
         self.sweep: dict | None = None
         self._titles: tuple[str, str] | None = None
         self._pending: tuple | None = None  # the arguments of set_sweep the part draws
+        self.stale = True  # whether the sweep shown is of an earlier input or model, or none was computed
         self.redraws = Redraws("transforms", {"sweep": self._draw_sweep})
         self.figures = {"transform_sweep": self.plot}  # its plots, by the file name an export gives them
 
@@ -133,6 +134,7 @@ class TransformView(QWidget):
             middle = int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())  # the longest there
             digit = chosen_digit(self.capsule, middle if prediction is None else prediction)
             self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])
+        self.stale = False
         self.redraws.request()
 
     def _draw_sweep(self) -> None:
