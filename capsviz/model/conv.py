@@ -57,8 +57,10 @@ from __future__ import annotations
 import functools
 import math
 import threading
+import time
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from capsviz.model.routing import REDUCED
@@ -154,6 +156,47 @@ def _matrices(height: int, width: int, kernel: int, stride: int, like: Tensor):
     return dims, [m.to(dtype=like.dtype, device=like.device).contiguous() for m in mats]
 
 
+# oneDNN's 1-D convolution takes over a small-by-wide product where it runs at least this
+# many times as fast as MKL's (wide_product)
+CONV1D_MIN_SPEEDUP = 1.15
+
+
+@functools.lru_cache(maxsize=32)
+def conv1d_is_faster(m: int, k: int, n: int) -> bool:
+    """Whether oneDNN's 1-D convolution computes a float32 (m, k) @ (k, n) product at least
+    ``CONV1D_MIN_SPEEDUP`` times as fast as ``torch.mm`` (MKL) on this CPU, on the calling
+    thread's intra-op threads: the best of three timings of each, taking turns, on random
+    data, once per shape and process (the inverse DFT of a training batch: about 0.15 s)."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    ways = {"mm": lambda: torch.mm(a, b), "conv1d": lambda: F.conv1d(b.view(1, k, n), a.view(m, k, 1))}
+    best = dict.fromkeys(ways, math.inf)
+    for way in ways.values():
+        way()  # warm-up
+    for _ in range(3):
+        for name, way in ways.items():
+            start = time.perf_counter()
+            way()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best["conv1d"] * CONV1D_MIN_SPEEDUP < best["mm"]
+
+
+def wide_product(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` for a small matrix ``a`` (M, K) and a wide one ``b`` (K, N): in float32 on
+    the CPU through oneDNN's 1-D convolution (kernel 1, ``b`` as K channels of N points)
+    where :func:`conv1d_is_faster` for this shape, else ``torch.mm``. Returns (M, N),
+    contiguous; the two agree to float rounding.
+
+    Why: the spectral path's inverse DFT, (36 x 570) @ (570 x 32,768) for a batch of 128, and
+    its transpose in the backward pass are such products. On a 2-core AMD EPYC (Zen 2) MKL
+    runs them at 45 GFLOP/s (28 ms each), the convolution at 85 (15 ms): 3-4 % of a training
+    step. On other CPUs MKL may be the faster, so each shape is measured once.
+    """
+    (m, k), n = a.shape, b.shape[1]
+    if a.device.type == "cpu" and a.dtype == torch.float32 and conv1d_is_faster(m, k, n):
+        return F.conv1d(b.reshape(1, k, n), a.reshape(m, k, 1)).view(m, n)
+    return torch.mm(a, b)
+
+
 class _SpectralConv2d(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, stride: int) -> Tensor:
@@ -176,7 +219,7 @@ class _SpectralConv2d(torch.autograd.Function):
         w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_out * c_in)).view(n_freq, c_out, c_in)
         p = torch.bmm(x3t, w3.transpose(1, 2))  # (3F, B, C_out): the three real products per frequency
         # to the strided outputs in one product over all B * C_out columns, then (B, oh*ow, C_out)
-        y = torch.mm(t_inv, p.view(n_freq, batch * c_out)).view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
+        y = wide_product(t_inv, p.view(n_freq, batch * c_out)).view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
         if bias is not None:
             y = y + bias
         ctx.save_for_backward(x3t, w3)
@@ -193,7 +236,7 @@ class _SpectralConv2d(torch.autograd.Function):
         n_freq = 3 * nh * kw
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
         grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
-        grad_p = torch.mm(t_inv.t(), grad_yt).view(n_freq, batch, c_out)  # (3F, B, C_out)
+        grad_p = wide_product(t_inv.t(), grad_yt).view(n_freq, batch, c_out)  # (3F, B, C_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_x3 = torch.bmm(grad_p, w3)  # (3F, B, C_in)

@@ -297,6 +297,38 @@ def test_spectral_conv_matches_conv2d():
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("conv1d", [False, True])
+def test_the_inverse_dft_either_way_gives_conv2d(monkeypatch, conv1d):
+    """The spectral path's small-by-wide products, through MKL's product or oneDNN's 1-D
+    convolution (whichever this CPU runs faster), give float64's values and conv2d's."""
+    from capsviz.model import conv
+
+    monkeypatch.setattr(conv, "conv1d_is_faster", lambda m, k, n: conv1d)
+    torch.manual_seed(5)
+    a, b = torch.randn(36, 570), torch.randn(570, 4096)
+    for left in (a, torch.randn(570, 36).t()):  # the backward's transposed view too
+        out = conv.wide_product(left, b)
+        assert out.shape == (36, 4096) and out.is_contiguous() and out.dtype == torch.float32
+        torch.testing.assert_close(out.double(), left.double() @ b.double(), rtol=1e-5, atol=1e-4)
+    x = torch.randn(16, 32, 20, 20, requires_grad=True)
+    w = torch.randn(24, 32, 9, 9, requires_grad=True)
+    out = conv.spectral_conv2d(x, w, None, 2).permute(0, 3, 1, 2)
+    ref = torch.nn.functional.conv2d(x, w, stride=2)
+    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-4)
+    g = torch.randn_like(out)
+    for got, want in zip(torch.autograd.grad(out, (x, w), g), torch.autograd.grad(ref, (x, w), g)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=2e-3)
+
+
+def test_the_faster_way_of_a_wide_product_is_measured_once_per_shape():
+    from capsviz.model.conv import conv1d_is_faster
+
+    conv1d_is_faster.cache_clear()
+    first = conv1d_is_faster(36, 570, 2048)
+    assert isinstance(first, bool) and conv1d_is_faster(36, 570, 2048) is first
+    assert conv1d_is_faster.cache_info().misses == 1 and conv1d_is_faster.cache_info().hits == 1
+
+
 def test_spectral_conv_gradcheck():
     from capsviz.model.conv import spectral_conv2d
 
