@@ -31,6 +31,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         metavar="FILE",
         help=_("the .npz file to write (.npz is added to a name without it)"),
     )
+    tr.add_argument("--overwrite", action="store_true", help=_("allow --out to replace an existing file"))
     add_routing(tr)
     add_common(tr, checkpoint_help=_("checkpoint to use (default: the shipped model)"), data=False)
     tr.set_defaults(func=run)
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
                     example=given / "trace.npz",
                 )
             )
+    if out.is_file() and not args.overwrite:
+        raise CliError(_("{path} exists; pass --overwrite to replace it, or give another --out", path=out))
     model, info = load_model(args, kind=None)
     refuse_routing_for_a_cnn(args, info)
     image, _source = load_input(args.image, size=model.cfg.image_size)

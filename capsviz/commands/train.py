@@ -90,7 +90,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help=_(
             "checkpoint to write, autosaved every epoch and on stop (default: the file given to "
             "--resume, else a new file <user data folder>/checkpoints/capsnet[-N].safetensors, for a CNN "
-            "baseline[-N].safetensors); an existing file is refused unless --overwrite is given"
+            "baseline[-N].safetensors; .safetensors is added to a name without a suffix); an existing file is "
+            "refused unless --overwrite is given"
         ),
     )
     t.add_argument(
@@ -138,7 +139,9 @@ def _destination(args: argparse.Namespace) -> Path:
         )
         out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / name)
     else:
-        out = args.out
+        out = Path(args.out)
+        if not out.suffix and not out.exists():
+            out = out.with_name(out.name + ".safetensors")
         same_run = args.resume is not None and Path(args.resume).resolve() == Path(out).resolve()
         taken = [p for p in (Path(out), best_path(out)) if p.is_file()]
         if taken and not same_run and not args.overwrite:

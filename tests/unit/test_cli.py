@@ -153,9 +153,19 @@ def test_trace_export(tmp_path, shipped_checkpoint):
         np.testing.assert_allclose(t["c"].sum(-1), 1.0, atol=1e-5)
         assert int(t["prediction"]) == 7 and t["prediction"].shape == ()
         np.testing.assert_allclose(t["lengths"], np.linalg.norm(t["v"], axis=-1), atol=1e-4)
+    saved = out.read_bytes()
+    r = capsviz("trace", str(img), "--out", str(out))  # an existing file stays unless --overwrite
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"error: {out} exists; pass --overwrite to replace it, or give another --out"
+    )
+    assert out.read_bytes() == saved
+    r = capsviz("trace", str(img), "--out", str(out), "--overwrite")
+    assert r.returncode == 0, r.stderr
+    with np.load(out) as t:
+        assert t["c"].shape == (3, 1152, 10)  # the model's 3 iterations now
     bad = tmp_path / "notes.png"
     bad.write_text("not an image")
-    r = capsviz("trace", str(bad), "--out", str(out))
+    r = capsviz("trace", str(bad), "--out", str(tmp_path / "other.npz"))
     assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}: not an image file")
 
 

@@ -78,6 +78,15 @@ def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoi
     assert r.returncode == 2 and str(best_path(best_only)) in r.stderr and "--overwrite" in r.stderr
 
 
+def test_an_out_without_a_suffix_gets_safetensors(tmp_path):
+    from capsviz.cli import build_parser
+    from capsviz.commands.train import _destination
+
+    parse = build_parser().parse_args
+    assert _destination(parse(["train", "--out", str(tmp_path / "run")])) == tmp_path / "run.safetensors"
+    assert _destination(parse(["train", "--out", str(tmp_path / "run.ckpt")])) == tmp_path / "run.ckpt"
+
+
 # -- 2. the destination is checked before any step ------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder", "device", "missing root", "file as folder"])
