@@ -722,3 +722,43 @@ def test_the_play_button_says_what_a_click_does(window, qtbot):
     assert play.isChecked() and play.text() == "Stop" and window.routing_view._timer.isActive()
     qtbot.mouseClick(play, Qt.MouseButton.LeftButton)
     assert not play.isChecked() and play.text() == "Play" and not window.routing_view._timer.isActive()
+
+
+def test_the_margin_lines_names_stand_in_front_of_the_bars(window, qtbot):
+    """m⁺ and m⁻ at the plot's right end: bar 9 (and the CNN's beside it) reaching past the
+    lines does not hide their names."""
+    import pyqtgraph as pg
+
+    view = window.lengths_view
+    lengths = np.full((3, 10), 0.05, np.float32)
+    lengths[:, 9] = 0.95  # bar 9 through both lines
+    view.set_lengths(lengths)
+    view.set_baseline(np.full(10, 0.95, np.float32))
+    settle(qtbot, window)
+    lines = [item for item in view.bars_plot.plotItem.items if isinstance(item, pg.InfiniteLine)]
+    assert sorted(line.label.toPlainText() for line in lines) == ["m⁺", "m⁻"]
+    scene = view.bars_plot.scene()
+    for line in lines:
+        centre = line.label.mapToScene(line.label.boundingRect().center())
+        under = [item for item in scene.items(centre) if item in (view.bars, view.cnn_bars)]
+        assert under, line.label.toPlainText()  # the name lies over a bar ...
+        drawn = [item for item in scene.items(centre) if item in (view.bars, view.cnn_bars, line.label)]
+        assert drawn[0] is line.label, line.label.toPlainText()  # ... in front of it (items: top first)
+        # ... on a dark ground of its own, its text in contrast with that ground (WCAG's 4.5:1)
+        # whatever the bar's colour under it
+        ground = line.label.fill
+        assert ground.style() != Qt.BrushStyle.NoBrush and ground.color().alpha() >= 190
+        assert ground.color().lightness() < 30
+        assert contrast(line.label.color, pg.mkColor(0, 0, 0)) >= 4.5, line.label.color.getRgb()
+
+
+def contrast(a, b) -> float:
+    """WCAG 2 contrast ratio of two QColors (1 to 21)."""
+
+    def luminance(c) -> float:
+        channels = [x / 255 for x in c.getRgb()[:3]]
+        r, g, b = (x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)

@@ -200,17 +200,28 @@ def marker(angle: int = 90) -> pg.InfiniteLine:
     return pg.InfiniteLine(angle=angle, pen=pg.mkPen((200, 200, 200), style=Qt.PenStyle.DotLine))
 
 
+LEVEL_LINE_Z = 20  # level lines and their names in front of bars and curves (z 0)
+
+
 def level_line(y: float, text: str, colour, anchor: tuple[float, float] = (1, 1)) -> pg.InfiniteLine:
     """A dashed horizontal line at ``y`` in ``colour``, named ``text`` at its right end; the
     name's ``anchor`` (1, 1) puts it over the line, (1, 0) under it, never clipped by the
-    plot's right edge."""
-    return pg.InfiniteLine(
+    plot's right edge. Line and name stand in front of the plot's other items, the name in a
+    lighter shade on a dark ground of its own (legible over a bar that reaches the line)."""
+    line = pg.InfiniteLine(
         pos=y,
         angle=0,
         label=text,
         pen=pg.mkPen(colour, style=Qt.PenStyle.DashLine),
-        labelOpts={"position": 1.0, "color": colour, "anchors": [anchor, anchor]},
+        labelOpts={
+            "position": 1.0,
+            "color": pg.mkColor(colour).lighter(150),
+            "anchors": [anchor, anchor],
+            "fill": (0, 0, 0, 200),
+        },
     )
+    line.setZValue(LEVEL_LINE_Z)
+    return line
 
 
 def clear_data(*items) -> None:
