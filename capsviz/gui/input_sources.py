@@ -41,6 +41,7 @@ class InputSources(QObject):
         self.sample: MnistSplit = load_sample()
         self._rng = np.random.default_rng()
         self._image_source: tuple | None = None  # (path or bytes, name) of the image on the canvas
+        self.mnist_shown: tuple[MnistSplit, int] | None = None  # (split, index) of the MNIST digit put on the canvas
 
     def show_sample(self, index: int) -> None:
         """Use MNIST test-sample image ``index`` as the input, exactly as stored."""
@@ -52,6 +53,7 @@ class InputSources(QObject):
     def show_mnist(self, split: MnistSplit, index: int) -> None:
         """Use image ``index`` of ``split`` as the input, exactly as stored."""
         self._image_source = None
+        self.mnist_shown = (split, index)
         source = tr("MNIST test image {index} (label {label})", index=index, label=split.labels[index])
         self.panel.set_input(split.image(index), source=source)
 
@@ -67,9 +69,15 @@ class InputSources(QObject):
             self._show_error(tr("Cannot open image"), str(exc))
             return False
         self._image_source = (source, name)
+        self.mnist_shown = None
         shown = tr("pasted image") if name == PASTED else Path(name).name
         self.panel.set_input(image, ink=ink, source=tr("image: {name}", name=shown))
         return True
+
+    def input_digit(self) -> tuple[MnistSplit, int] | None:
+        """(split, index) of the MNIST digit that is the input now (a transform may be applied
+        to it), or None: a drawing (drawn over it included), an image file or none."""
+        return self.mnist_shown if self.panel.source.text() else None
 
     def reload_image(self) -> None:
         """Read the image on the canvas again (its ink polarity choice changed)."""

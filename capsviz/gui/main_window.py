@@ -528,6 +528,7 @@ class MainWindow(QMainWindow):
         """Apply ``change(value)`` to the core's input; the preview shows what the model reads."""
         self.statusBar().clearMessage()
         change(value)
+        self.browser.set_input_digit(self.sources.input_digit())
         if self.kind == "mnist":
             self.input_panel.preview.set_image(self.core.input.model_image)
             self.update_sweep()

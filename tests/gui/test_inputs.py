@@ -181,6 +181,25 @@ def test_browser_goto_and_previous(window, qtbot):
     assert f"label {browser.data.labels[41]}" in browser.current_label.text()
 
 
+def test_the_browsers_line_is_bold_only_while_its_digit_is_the_input(window, qtbot):
+    from .events import drag
+
+    browser = open_browser(window, qtbot, n=40)
+    qtbot.mouseClick(browser.next_button, Qt.MouseButton.LeftButton)
+    assert browser.is_input and browser.current_label.font().bold()
+    assert "not the input" not in browser.current_label.text()
+    canvas = window.input_panel.canvas
+    drag(canvas, [(140, 60), (140, 140), (140, 220)])  # a stroke over it: a drawing now
+    qtbot.waitUntil(lambda: not browser.is_input, timeout=3000)
+    assert not browser.current_label.font().bold()
+    assert browser.current_label.text().startswith(f"test image {browser.index}: label ")
+    assert browser.current_label.text().endswith(" (not the input)")
+    window.sources.show_sample(3)  # a digit of the sample, not the browser's current one
+    assert not browser.is_input
+    qtbot.mouseClick(browser.next_button, Qt.MouseButton.LeftButton)
+    assert browser.is_input and browser.current_label.font().bold()
+
+
 def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qtbot, monkeypatch):
     import threading
 

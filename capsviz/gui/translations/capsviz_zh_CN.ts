@@ -656,6 +656,10 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>序号 </translation>
     </message>
     <message>
+        <source>{line} (not the input)</source>
+        <translation>{line}（不是当前输入）</translation>
+    </message>
+    <message>
         <source>Go to a test image by its index</source>
         <translation>按序号跳到一张测试图像</translation>
     </message>

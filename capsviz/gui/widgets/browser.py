@@ -44,6 +44,7 @@ class MnistBrowser(QWidget):
         self.baseline_predictions: np.ndarray | None = None  # the compared CNN's, (N,) int64, or None
         self.cell: tuple[int, int] | None = None  # (true, predicted) filter from the matrix
         self.index = 0
+        self.input_digit: tuple[MnistSplit, int] | None = None  # the MNIST digit that is the input, if any
         self._rng = np.random.default_rng()
 
         self.description = ""  # what the test digits are (an English source), once loaded
@@ -60,7 +61,7 @@ class MnistBrowser(QWidget):
         self.filter_label = QLabel("")
         self.show_all = QPushButton(tr("Show all"), visible=False, clicked=self.clear_cell)
         self.status = QLabel("", wordWrap=True)
-        self.current_label = QLabel("", styleSheet="font-weight: bold;")
+        self.current_label = QLabel("")  # bold while the digit it names is the input
 
         tip = tr("Rows: true digit; columns: predicted digit. Click a cell to browse its digits.")
         self.matrix = QTableWidget(10, 10, toolTip=tip, cellClicked=self.select_cell)
@@ -185,11 +186,26 @@ class MnistBrowser(QWidget):
         self.filter_label.setText(browser_filter(len(self.indices()), *filters, tr))
         self.show_all.setVisible(self.cell is not None)
 
+    def set_input_digit(self, digit: tuple[MnistSplit, int] | None) -> None:
+        """The input is MNIST digit ``digit`` (split, index), or None (a drawing, an image
+        file): the line on the browser's digit is bold only while that digit is the input."""
+        self.input_digit = digit
+        self._describe()
+
+    @property
+    def is_input(self) -> bool:
+        """Whether the browser's current digit is the input."""
+        return self.input_digit is not None and self.input_digit[0] is self.data and self.input_digit[1] == self.index
+
     def _describe(self) -> None:
         if self.data is not None:
             answers = (self.predictions, self.baseline_predictions)
             answers = [None if a is None else int(a[self.index]) for a in answers]
-            self.current_label.setText(browser_digit(self.index, int(self.data.labels[self.index]), *answers, tr))
+            line = browser_digit(self.index, int(self.data.labels[self.index]), *answers, tr)
+            font = self.current_label.font()
+            font.setBold(self.is_input)
+            self.current_label.setFont(font)
+            self.current_label.setText(line if self.is_input else tr("{line} (not the input)", line=line))
 
     def _fill_matrix(self, cm: np.ndarray | None) -> None:
         for (r, c), (text, shade) in confusion_cells(cm).items():
