@@ -283,6 +283,7 @@ class MainWindow(QMainWindow):
         self._add_dock("robustness", tr("Robustness"), self.robustness_view, None)
         self._tabs_placed = False
         self.hidden_by_kind: set[str] = set()  # docks hidden because the kind shown has none such
+        self.left_layouts: dict[str, tuple] = {}  # kind -> (its docks shown, the window's state) when left
         self.docks_ready = False  # True once the tabbed docks are placed, after the first show
 
     def _add_dock(self, name: str, title: str, widget: QWidget, area) -> None:
@@ -394,6 +395,7 @@ class MainWindow(QMainWindow):
             self.actions["pairs" if self.kind == "multimnist" else "digits"].setChecked(True)
             return False
         if dataset != self.kind:
+            self.left_layouts[self.kind] = (self._docks_shown(), self.saveState(STATE_VERSION))
             self.kind = dataset
             self._show_kind_widgets()
         if dataset == "multimnist":
@@ -448,6 +450,15 @@ class MainWindow(QMainWindow):
                 self.docks[name].hide()
         if len(wrong) > 1 and not all_at_once:
             self.redraws.request("docks")
+        elif wrong and self.kind in self.left_layouts:
+            # all in place: the splits between the docks as when the window left this kind (the
+            # other kind's central panel moved them), where the same docks are shown
+            shown, state = self.left_layouts.pop(self.kind)
+            if shown == self._docks_shown():
+                self.restoreState(state, STATE_VERSION)
+
+    def _docks_shown(self) -> set[str]:
+        return {name for name, dock in self.docks.items() if not dock.isHidden()}
 
     def _title(self, *_, training: Path | None = None) -> None:
         kind = KINDS[self.kind]

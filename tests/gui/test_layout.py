@@ -268,6 +268,28 @@ def test_drawing_both_digits_of_a_pair_keeps_the_window_on_a_1366_screen(window,
             assert [(a, b) for a, b in itertools.combinations(parts, 2) if a.geometry().intersects(b.geometry())] == []
 
 
+def test_the_docks_come_back_as_they_were_after_the_pair_mode(window, qtbot):
+    """The pair panel is taller and wider than the single-digit input, and moves the splits
+    between the docks; back on single digits they are where the user left them."""
+    resize(qtbot, window, (1366, 768))
+    window.docks["transforms"].show()  # a layout of the user's own: a dock shown, a split moved
+    window.resizeDocks([window.docks["routing"]], [330], Qt.Orientation.Vertical)
+    settle(qtbot, window)
+
+    def layout():
+        shown = [name for name in window.docks if window.dock_shown(name)]  # on screen, not behind a tab
+        return {name: rect_in(window.docks[name], window) for name in shown}, rect_in(window.central, window)
+
+    before = layout()
+    for action, kind in (("pairs", "multimnist"), ("digits", "mnist")):
+        window.actions[action].trigger()
+        qtbot.waitUntil(lambda kind=kind: window.core.dataset == kind, timeout=60000)
+        settle(qtbot, window, 30000)
+        for _ in range(5):
+            QApplication.processEvents()
+    assert layout() == before
+
+
 def test_switching_kinds_moves_the_pose_buttons_and_keeps_the_window_size(window, qtbot):
     """Beside the pair panel the pose buttons go under its choices; the window never needs
     the wide panel and the one-row controls at once, so it keeps 1366 x 700."""
