@@ -66,7 +66,7 @@ def test_the_language_of_a_locale(names, language):
 def test_messages_in_the_language_set():
     texts.set_language("zh_CN")
     assert texts._("error: {message}", message="x") == "错误：x"
-    assert texts._("{noun} >= {low}", noun=texts._("an integer"), low=1) == "大于等于 1 的整数"
+    assert texts._("{noun} >= {low}", noun=texts._("an integer"), low=1) == "≥ 1 的整数"
     texts.set_language("en")
     assert texts._("error: {message}", message="x") == "error: x"
     with pytest.raises(ValueError, match="language must be one of en, zh_CN"):
@@ -83,7 +83,7 @@ def test_help_follows_the_locale():
     assert en.stdout.startswith("usage: capsviz") and "show this help message and exit" in en.stdout
     # a command's own help, with its ranges from the training settings
     train = capsviz("train", "--help", language="zh_CN.UTF-8")
-    assert "要达到的总轮数（恢复的训练计入已完成的轮数）；大于等于 1 的整数（默认：10）" in train.stdout
+    assert "要达到的总轮数（恢复的训练计入已完成的轮数）；≥ 1 的整数（默认：10）" in train.stdout
     # argparse's headings end in the language's own colon, a subcommand's too
     classify = capsviz("classify", "--help", language="zh_CN.UTF-8")
     assert "\n位置参数：\n" in classify.stdout and "\n选项：\n" in classify.stdout and "选项:" not in classify.stdout
@@ -103,6 +103,9 @@ def test_errors_follow_the_locale(tmp_path):
         bad.stderr.splitlines()[-1]
         == "capsviz eval：错误：参数 --routing-iterations：必须是 [1, 100] 内的整数（得到 0）"
     )
+    # a space between the Chinese and a range's first sign, as before a bracket
+    low = capsviz("train", "--epochs", "0", language="zh_CN.UTF-8")
+    assert low.stderr.splitlines()[-1] == "capsviz train：错误：参数 --epochs：必须是 ≥ 1 的整数（得到 0）"
     both = capsviz("train", "--resume", "a", "--init", "b", language="zh_CN.UTF-8")
     assert both.stderr.strip() == "错误：--resume（训练检查点）和 --init（仅权重）只能用其一，不能同时使用"
 
