@@ -268,6 +268,24 @@ def test_drawing_both_digits_of_a_pair_keeps_the_window_on_a_1366_screen(window,
             assert [(a, b) for a, b in itertools.combinations(parts, 2) if a.geometry().intersects(b.geometry())] == []
 
 
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_a_test_digit_after_a_drawing_keeps_the_window_on_a_1366_screen(window, qtbot, language):
+    """The input's source line takes the drawing hint's place: never both at once."""
+    from tests.gui.events import drag
+
+    window.set_language(language)
+    resize(qtbot, window, (1366, 768))
+    panel = window.input_panel
+    for _ in range(2):
+        drag(panel.canvas, [(140, 60), (140, 140), (140, 220)])
+        settle(qtbot, window)
+        assert panel.hint.isVisible() and not panel.source.isVisible()
+        qtbot.mouseClick(panel.sample_button, Qt.MouseButton.LeftButton)
+        settle(qtbot, window)
+        assert panel.source.isVisible() and not panel.hint.isVisible()
+        assert (window.width(), window.height()) == (1366, 768)
+
+
 def test_the_docks_come_back_as_they_were_after_the_pair_mode(window, qtbot):
     """The pair panel is taller and wider than the single-digit input, and moves the splits
     between the docks; back on single digits they are where the user left them."""

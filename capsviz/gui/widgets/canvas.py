@@ -270,8 +270,11 @@ class InputPanel(QWidget, InferenceView):
     def _show_source(self, source: str) -> None:
         """Say where the input came from; with no source (a drawing), the hint in its place."""
         self.source.setText(source)
-        self.source.setVisible(bool(source))
-        self.hint.setVisible(not source)
+        # the one going first: with both shown at once the panel would need both widths, and
+        # a window at its screen's width would grow past it
+        going, coming = (self.hint, self.source) if source else (self.source, self.hint)
+        going.setVisible(False)
+        coming.setVisible(True)
 
     def _on_ink(self) -> None:
         self._show_source("")
