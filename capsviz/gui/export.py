@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,13 +33,19 @@ def _drawn_for_export(widget: pg.GraphicsView):
 def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     """Write each of ``figures`` (file name -> a ``pg.PlotWidget`` or
     ``pg.GraphicsLayoutWidget``) as PNG (pyqtgraph exporters) and SVG into ``folder``;
-    returns the files. Raises ``OSError`` when the folder cannot be made or written."""
+    returns the files. Raises ``OSError`` (naming the folder or the file) when the folder
+    cannot be made or written into, or a file did not come out (Qt's writers only warn)."""
     import pyqtgraph.exporters as exporters
     from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".capsviz-"):
+            pass
+    except OSError as exc:
+        raise OSError(exc.errno, tr("cannot write files there"), str(folder)) from exc
     written = []
     for name, widget in figures.items():
         item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
@@ -55,6 +63,9 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
         with _drawn_for_export(widget):
             widget.render(painter)
         painter.end()
+        for path in (png, svg):
+            if not path.is_file() or path.stat().st_size == 0:
+                raise OSError(errno.EIO, tr("the file was not written"), str(path))
         written += [png, svg]
     return written
 

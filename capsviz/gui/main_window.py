@@ -369,15 +369,27 @@ class MainWindow(QMainWindow):
         views += (self.lengths_view, self.routing_view, self.votes_view, self.pose_view, self.training_panel)
         if self.kind == "mnist":
             views += (self.robustness_view,)
+        self.scheduler.wait_idle(10000)  # the pass of the input of the moment, and its redraws
         self.votes_view.refresh()
-        left_out = (self.transform_view,) if self.transform_view.stale else ()
+        left_out = self._left_out()
         return {name: widget for view in views if view not in left_out for name, widget in view.figures.items()}
+
+    def _left_out(self) -> dict[QWidget, str]:
+        """The views of the kind shown whose plots an export leaves out, with why."""
+        if self.kind != "mnist":
+            return {}
+        left_out = {}
+        if self.transform_view.stale:
+            left_out[self.transform_view] = tr(
+                "the transforms sweep is of an earlier input: show the Transforms dock to bring it up to date"
+            )
+        if not (self.robustness_view.results or self.robustness_view.baseline_results):
+            left_out[self.robustness_view] = tr("the robustness curves are not measured: Measure in their dock")
+        return left_out
 
     def figures_left_out(self) -> list[str]:
         """Why a plot of the kind shown is not in :meth:`figures`, one text each."""
-        if self.kind == "mnist" and self.transform_view.stale:
-            return [tr("the transforms sweep is of an earlier input: show the Transforms dock to bring it up to date")]
-        return []
+        return list(self._left_out().values())
 
     def export_figures(self, folder: Path) -> list[Path]:
         """Write every plot of :meth:`figures` as PNG and SVG into ``folder``; returns the files."""

@@ -68,6 +68,10 @@
         <translation>变换扫描是之前输入的结果：显示“变换”停靠窗即可更新</translation>
     </message>
     <message>
+        <source>the robustness curves are not measured: Measure in their dock</source>
+        <translation>鲁棒性曲线尚未测量：请在其停靠窗中点击“测量”</translation>
+    </message>
+    <message>
         <source>, training into {name}</source>
         <translation>，正在训练并保存到 {name}</translation>
     </message>
@@ -90,6 +94,14 @@
     <message>
         <source>CNN: {name} — {accuracy:.2f} %</source>
         <translation>CNN：{name}——{accuracy:.2f} %</translation>
+    </message>
+    <message>
+        <source>cannot write files there</source>
+        <translation>无法在此写入文件</translation>
+    </message>
+    <message>
+        <source>the file was not written</source>
+        <translation>文件未能写入</translation>
     </message>
     <message>
         <source>Export figures into folder</source>
