@@ -442,7 +442,10 @@ class MainWindow(QMainWindow):
             self.pose_view.set_two_rows(False)
 
     def _show_training(self) -> None:
+        """The kind's training panel, and its tooltip on the dock (which names the data set)."""
         self.training_stack.setCurrentWidget(self.training_panel)
+        for widget in (self.training_stack, self.docks["training"]):
+            widget.setToolTip(self.training_panel.toolTip())
 
     def _show_kind_docks(self, all_at_once: bool = False) -> None:
         """Hide the docks the kind shown has not (:attr:`hidden_by_kind`), and show again the

@@ -393,6 +393,24 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     assert panel.browse_status.text().startswith(f"test pair {panel.test_pair.value()}:")
 
 
+def test_in_chinese_the_composer_and_the_training_dock_read_in_chinese(qtbot, window):
+    """The language set before the pair mode opens: each digit's box and its canvas's Clear
+    button (a child of the box in either source, never a window of its own), and the Training
+    dock's tooltip, which names the pairs' data set."""
+    window.set_language("zh_CN")
+    window.actions["pairs"].trigger()
+    wait_for_pairs(qtbot, window)
+    settle(qtbot, window)
+    for control in window.pair_panel.controls:
+        for widget in (control.canvas, control.clear):
+            assert widget.parentWidget() is control and not widget.isWindow()
+        control.source.setCurrentIndex(1)  # drawing: no test digit's class in the title
+        settle(qtbot, window)
+        assert control.title() in ("数字 A（红）", "数字 B（绿）") and control.clear.text() == "清除"
+    tip = window.docks["training"].toolTip()
+    assert "MultiMNIST" in tip and tip == window.training_panel.toolTip() and tip.startswith("在后台")
+
+
 def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
     from capsviz.paths import shipped_multimnist_checkpoint
 

@@ -53,14 +53,14 @@ class DigitControls(QGroupBox):
     changed = Signal()
 
     def __init__(self, title: str, count: int, parent=None) -> None:
-        super().__init__(title, parent)
-        self.name = title
+        super().__init__(tr(title), parent)
+        self.title_source = title  # the English source of the box's title
         self.source = QComboBox(toolTip=tr("take this digit from the MNIST test digits, or draw it"))
         self.source.addItems([tr("test digit"), tr("drawing")])
-        self.canvas = DrawingCanvas(size=DRAW_SIZE)
+        self.canvas = DrawingCanvas(size=DRAW_SIZE, parent=self)  # its own, in or out of the layout
         self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
         self.canvas.setVisible(False)
-        self.clear = QPushButton(tr("Clear"), visible=False, clicked=self.canvas.clear)
+        self.clear = QPushButton(tr("Clear"), self, visible=False, clicked=self.canvas.clear)
         self.index = QSpinBox(minimum=0, maximum=count - 1, toolTip=tr("index of the digit in the MNIST test digits"))
         self.random = QPushButton(tr("Random"), toolTip=tr("a random test digit of another class than the other digit"))
         self.dy, self.dx = (QSlider(Qt.Orientation.Horizontal) for _ in range(2))
@@ -203,8 +203,8 @@ class PairPanel(QWidget, InferenceView):
         self.iteration = iteration
         self.rng = np.random.default_rng(seed)
         self.controls = [
-            DigitControls(tr("digit A (red)"), len(digits)),
-            DigitControls(tr("digit B (green)"), len(digits)),
+            DigitControls(QT_TR_NOOP("digit A (red)"), len(digits)),
+            DigitControls(QT_TR_NOOP("digit B (green)"), len(digits)),
         ]
         # the segmentation's colour scale
         self.scale_label = QLabel("", wordWrap=True, toolTip=tr(explanations.SEGMENTATION_SCALE))
@@ -301,9 +301,8 @@ class PairPanel(QWidget, InferenceView):
             self._browsed = None  # no longer the test pair the label names
             self.browse_status.setText("")
         for control, label in zip(self.controls, self.setup.labels):
-            control.setTitle(
-                control.name if label is None else tr("{name}: {digit}", name=control.name, digit=a_digit(label, tr))
-            )
+            name = tr(control.title_source)
+            control.setTitle(name if label is None else tr("{name}: {digit}", name=name, digit=a_digit(label, tr)))
         self.composed_panel.set_image(red_green(parts[0] / 255.0, parts[1] / 255.0))
         self.input_panel.set_image(self.pair_image)
         if emit:
