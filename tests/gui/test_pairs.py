@@ -382,6 +382,17 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     reading = pairs.core.inference.reading
     assert reading.labels == (int(panel.digits.labels[3]), None) and reading.segmented == tuple(reading.shown)
     assert panel.verdict.text().startswith(f"longest capsules: {reading.top2[0]} and {reading.top2[1]}")
+    # the keys its tooltip names, on the canvas a stroke gave the focus
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    qtbot.keyClick(b.canvas, Qt.Key.Key_Z, ctrl)
+    assert b.canvas.is_empty()
+    qtbot.keyClick(b.canvas, Qt.Key.Key_Z, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    assert not b.canvas.is_empty()
+    np.testing.assert_array_equal(b.digit_image(panel.digits), drawn)
+    qtbot.keyClick(b.canvas, Qt.Key.Key_Delete)
+    assert b.canvas.is_empty()
+    qtbot.keyClick(b.canvas, Qt.Key.Key_Z, ctrl)  # the clear undone
+    assert not b.canvas.is_empty()
     qtbot.mouseClick(b.clear, Qt.MouseButton.LeftButton)
     np.testing.assert_array_equal(panel.pair_image, place(panel.digits.images[3], (0, 0)) / np.float32(255))
     # a test pair shown is the test pair: both digits from the test set again, as its label says

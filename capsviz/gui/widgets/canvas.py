@@ -173,6 +173,18 @@ class DrawingCanvas(QWidget):
         p.end()
 
 
+def canvas_keys(canvas: DrawingCanvas, owner: QWidget, context=Qt.ShortcutContext.WindowShortcut) -> None:
+    """The keys ``canvas``'s tooltip names, as shortcuts of ``owner`` in ``context``: undo
+    (Ctrl+Z), redo (each of the platform's: Ctrl+Y and Ctrl+Shift+Z) and clear (Del)."""
+    for keys, slot in (
+        (QKeySequence.StandardKey.Undo, canvas.undo),
+        (QKeySequence.StandardKey.Redo, canvas.redo),
+        (QKeySequence.StandardKey.Delete, canvas.clear),
+    ):
+        for sequence in QKeySequence.keyBindings(keys):
+            QShortcut(sequence, owner, activated=slot, context=context)
+
+
 class InputPanel(QWidget, InferenceView):
     """Canvas, drawing tools, and the exact 28x28 tensor the model sees.
 
@@ -219,13 +231,7 @@ class InputPanel(QWidget, InferenceView):
         self.polarity.currentIndexChanged.connect(self.inkPolarityChanged)
         grey = "color: #505050;"
         self.source = QLabel("", styleSheet=grey)
-        for keys, slot in (
-            (QKeySequence.StandardKey.Undo, self.canvas.undo),
-            (QKeySequence.StandardKey.Redo, self.canvas.redo),
-            (QKeySequence.StandardKey.Delete, self.canvas.clear),
-        ):
-            for sequence in QKeySequence.keyBindings(keys):  # each of the platform's (Redo: Ctrl+Y and Ctrl+Shift+Z)
-                QShortcut(sequence, self, activated=slot)
+        canvas_keys(self.canvas, self)
 
         tools = row(self.clear_button, self.undo_button, self.redo_button, tr("brush"), self.brush, 1)
         sources = row(self.sample_button, self.open_button, self.polarity, 1)

@@ -34,7 +34,7 @@ from capsviz.data.mnist import MnistSplit
 from capsviz.data.multimnist import FIELD, MAX_SHIFT, TEST_PAIRS, FixedTestBlocks, compose, place, random_partner
 from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas
+from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas, canvas_keys
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, set_quietly
 from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green
 from capsviz.texts import QT_TR_NOOP
@@ -60,6 +60,9 @@ class DigitControls(QGroupBox):
         self.canvas = DrawingCanvas(size=DRAW_SIZE, parent=self)  # its own, in or out of the layout
         self.canvas.brush_width = round(DEFAULT_BRUSH * DRAW_SIZE / CANVAS_SIZE)  # the same stroke at 28 x 28
         self.canvas.setVisible(False)
+        # its keys while it (or the box) has the focus, which a stroke gives it
+        self.canvas.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        canvas_keys(self.canvas, self, Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.clear = QPushButton(tr("Clear"), self, visible=False, clicked=self.canvas.clear)
         self.index = QSpinBox(minimum=0, maximum=count - 1, toolTip=tr("index of the digit in the MNIST test digits"))
         self.random = QPushButton(tr("Random"), toolTip=tr("a random test digit of another class than the other digit"))
