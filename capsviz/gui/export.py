@@ -14,6 +14,8 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBo
 from capsviz.gui.i18n import tr
 from capsviz.model.inference import Inference, save_trace
 
+EXPORT_MIN_WIDTH = 640  # px: a PNG narrower on screen is rendered this wide, its texts scaled with it
+
 
 @contextmanager
 def _drawn_for_export(widget: pg.GraphicsView):
@@ -32,7 +34,8 @@ def _drawn_for_export(widget: pg.GraphicsView):
 
 def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     """Write each of ``figures`` (file name -> a ``pg.PlotWidget`` or
-    ``pg.GraphicsLayoutWidget``) as PNG (pyqtgraph exporters) and SVG into ``folder``;
+    ``pg.GraphicsLayoutWidget``) as PNG (pyqtgraph exporters, at least
+    ``EXPORT_MIN_WIDTH`` px wide) and SVG into ``folder``;
     returns the files. Raises ``OSError`` (naming the folder or the file) when the folder
     cannot be made or written into, or a file did not come out (Qt's writers only warn)."""
     import pyqtgraph.exporters as exporters
@@ -50,7 +53,10 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     for name, widget in figures.items():
         item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
         png = folder / f"{name}.png"
-        exporters.ImageExporter(item).export(str(png))
+        exporter = exporters.ImageExporter(item)
+        if exporter.parameters()["width"] < EXPORT_MIN_WIDTH:  # a panel small on screen, a dock behind a tab
+            exporter.parameters()["width"] = EXPORT_MIN_WIDTH  # the height follows, the aspect kept
+        exporter.export(str(png))
         # pyqtgraph 0.14's SVGExporter cannot parse the paths newer Qt versions write
         # (pyqtgraph issue #3485), so SVG comes from Qt's own generator.
         svg = folder / f"{name}.svg"

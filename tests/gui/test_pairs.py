@@ -543,6 +543,11 @@ def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path):
     }  # fmt: skip
     assert {f.stem for f in files} == expected  # no plot of the single-digit docks (transforms, robustness)
     assert {f.suffix for f in files} == {".png", ".svg"} and all(f.stat().st_size > 0 for f in files)
+    from PIL import Image
+
+    panel = pairs.pair_panel.fig5_panel
+    with Image.open(tmp_path / "figures" / "pair_reconstructions.png") as im:  # small on screen, 640 px in a file
+        assert im.size[0] >= 640 and abs(im.size[1] / im.size[0] - panel.height() / panel.width()) < 0.02
     from capsviz.model.inference import save_trace
 
     save_trace(pairs.core.inference, tmp_path / "trace.npz")
