@@ -23,7 +23,16 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the explorer's window; the exit code of its event loop."""
+    """Open the explorer's window; the exit code of its event loop. A device that is not one,
+    or not here, is refused before Qt starts (in the command line's language, and where no
+    display could be opened)."""
+    from capsviz.commands.common import CliError
+    from capsviz.runtime import select_device
+
+    try:
+        select_device(args.device or "auto")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     from capsviz.gui.app import run_app
 
     return run_app(checkpoint=args.checkpoint, data_root=args.data_root, device=args.device or "auto")

@@ -106,6 +106,10 @@ def test_errors_follow_the_locale(tmp_path):
     # a space between the Chinese and a range's first sign, as before a bracket
     low = capsviz("train", "--epochs", "0", language="zh_CN.UTF-8")
     assert low.stderr.splitlines()[-1] == "capsviz train：错误：参数 --epochs：必须是 ≥ 1 的整数（得到 0）"
+    # the app's own options: a device refused before Qt starts (no display is needed to say so)
+    device = capsviz("--device", "quantum", language="zh_CN.UTF-8")
+    assert device.returncode == 2
+    assert device.stderr.strip() == "错误：未知设备 'quantum'；请用 auto、cpu、cuda、cuda:N 或 mps"
     both = capsviz("train", "--resume", "a", "--init", "b", language="zh_CN.UTF-8")
     assert both.stderr.strip() == "错误：--resume（训练检查点）和 --init（仅权重）只能用其一，不能同时使用"
 
