@@ -65,10 +65,12 @@ def test_the_browser_composes_its_lines_again_in_the_next_language(qtbot, switch
     browser.select(1)
     assert browser.source.text() == "MNIST test set: 4 digits"
     assert browser.filter_label.text() == "browsing 1 digits (mistakes only)"
-    assert browser.current_label.text() == "test image 1: label 5, predicted 3  ✗"
+    assert browser.current_label.text() == "test image 1: label 5, predicted 3  ✗ (not the input)"
     switch("zh_CN")
     assert browser.source.text() == "MNIST 测试集：4 个数字" and browser.goto.prefix() == "序号 "
     assert browser.filter_label.text() == "正在浏览 1 个数字（只看错误）"
+    assert browser.current_label.text() == "测试图像 1：标签 5，预测 3  ✗（不是当前输入）"
+    browser.set_input_digit((browser.data, 1))  # now the input
     assert browser.current_label.text() == "测试图像 1：标签 5，预测 3  ✗"
     switch("en")
     assert browser.source.text() == "MNIST test set: 4 digits" and browser.goto.prefix() == "index "
