@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -76,23 +77,26 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     return written
 
 
-def export_figures_dialog(window: QMainWindow, figures: dict[str, QWidget], left_out: list[str] = ()) -> None:
-    """Ask for a folder and export ``figures`` into it (a wait cursor while it writes); the
-    status bar says how many files, and names the plots of ``left_out`` (texts: why each
-    was not exported). An unwritable folder gets a message box."""
+def export_figures_dialog(
+    window: QMainWindow, write: Callable[[Path], list[Path]], left_out: Callable[[], list[str]] = list
+) -> None:
+    """Ask for a folder and ``write(folder)`` the figures into it once it is chosen (a wait
+    cursor while it writes, so they are the views of that moment); the status bar says how
+    many files, and names the plots ``left_out()`` gives (texts: why each was not
+    exported). An unwritable folder gets a message box."""
     folder = QFileDialog.getExistingDirectory(window, tr("Export figures into folder"))
     if not folder:
         return
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
-        files = export_figures(figures, Path(folder))
+        files = write(Path(folder))
     except OSError as exc:
         QApplication.restoreOverrideCursor()
         QMessageBox.warning(window, tr("Export figures"), tr("Could not write the figures: {error}", error=exc))
         return
     QApplication.restoreOverrideCursor()
     said = tr("wrote {n} files to {folder}", n=len(files), folder=folder)
-    window.statusBar().showMessage(" · ".join([said, *left_out]), 10000)
+    window.statusBar().showMessage(" · ".join([said, *left_out()]), 10000)
 
 
 def export_trace_dialog(window: QMainWindow, inference: Inference | None) -> None:

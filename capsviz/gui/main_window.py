@@ -155,7 +155,7 @@ class MainWindow(QMainWindow):
                 "open": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_checkpoint(path),
                 "open_baseline": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_baseline(path),
                 "save": self._save_checkpoint,
-                "export_figures": lambda: export_figures_dialog(self, self.figures(), self.figures_left_out()),
+                "export_figures": lambda: export_figures_dialog(self, self.export_figures, self.figures_left_out),
                 "export_trace": lambda: export_trace_dialog(self, core.inference),
                 "download": self.download_mnist,
                 "quit": self.close,

@@ -122,10 +122,9 @@ class DigitControls(QGroupBox):
         # layout that asks for more than the window has widens the window)
         for widget in hidden:
             widget.setVisible(False)
-        for widget in (self.canvas, self.clear, self.index_label, self.index, self.random):
+        for widget in hidden + [widget for widget, *_ in cells]:  # every control of the box
             layout.removeWidget(widget)
         for widget, *cell in cells:
-            layout.removeWidget(widget)
             layout.addWidget(widget, *cell)
         for widget in shown:
             widget.setVisible(True)
