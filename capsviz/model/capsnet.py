@@ -59,6 +59,27 @@ def _fast_inference(x: Tensor) -> bool:
     return x.device.type == "cpu" and x.shape[0] <= IM2COL_MAX_BATCH and not torch.is_grad_enabled()
 
 
+def _primary_weight_to_file(module, state_dict, prefix, local_metadata) -> None:
+    """PrimaryCaps' state_dict hook: ``conv.weight`` as (C_out, C_in, k, k), a view."""
+    state_dict[prefix + "conv.weight"] = state_dict[prefix + "conv.weight"].permute(PrimaryCaps.FILE_ORDER)
+
+
+def _primary_weight_from_file(module, state_dict, prefix, *args) -> None:
+    """PrimaryCaps' load_state_dict pre-hook: ``conv.weight`` (C_out, C_in, k, k) as the
+    parameter's (k, k, C_out, C_in); a tensor of another rank is left for load_state_dict
+    to refuse."""
+    weight = state_dict.get(prefix + "conv.weight")
+    if isinstance(weight, Tensor) and weight.dim() == 4:
+        state_dict[prefix + "conv.weight"] = weight.permute(PrimaryCaps.FILE_ORDER)
+
+
+def file_orders(model: nn.Module) -> dict[int, tuple[int, ...]]:
+    """id(parameter) -> the permutation of its dims that gives its checkpoint tensor, for
+    the parameters of ``model`` held in another layout than their files' (PrimaryCaps'
+    kernels). Optimizer state saved with a checkpoint follows its parameter's file layout."""
+    return {id(m.conv.weight): PrimaryCaps.FILE_ORDER for m in model.modules() if isinstance(m, PrimaryCaps)}
+
+
 class PrimaryCaps(nn.Module):
     """Convolutional capsules: 32 types of 8-D capsules on a G x G grid (6 x 6 for MNIST,
     10 x 10 for MultiMNIST; ``cfg.grid_size``).
@@ -67,24 +88,43 @@ class PrimaryCaps(nn.Module):
     index ``i = type*G*G + y*G + x``.
     """
 
+    # conv.weight's checkpoint tensor, (C_out, C_in, k, k), is the parameter permuted so;
+    # the permutation is its own inverse
+    FILE_ORDER = (2, 3, 0, 1)
+
     def __init__(self, cfg: CapsNetConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.conv = nn.Conv2d(
+        conv = nn.Conv2d(
             cfg.conv1_channels,
             cfg.primary_types * cfg.primary_dim,
             kernel_size=cfg.kernel_size,
             stride=cfg.primary_stride,
-        )
+        )  # torch's initialisation of a convolution
+        # conv.weight is the kernels as a (k, k, C_out, C_in) parameter: the layout in which
+        # the spectral path reads them and writes their gradient without re-laying the
+        # 21 MB, and in which the optimizer walks them without a copy (torch's fused Adam
+        # copies a non-contiguous parameter at every step). state_dict() gives and
+        # load_state_dict() takes it as (C_out, C_in, k, k), nn.Conv2d's layout.
+        self.conv = nn.Module()
+        self.conv.weight = nn.Parameter(conv.weight.detach().permute(self.FILE_ORDER).contiguous())
+        self.conv.bias = nn.Parameter(conv.bias.detach())
+        self._register_state_dict_hook(_primary_weight_to_file)
+        self.register_load_state_dict_pre_hook(_primary_weight_from_file)
         self._patch_weight = _InferenceLayout(patch_weight)
         self._patch_weight_bf16 = _InferenceLayout(patch_weight_bf16)
         self._winograd_weight = _InferenceLayout(lambda w: winograd_weight(w, cfg.primary_stride))
+
+    @property
+    def kernel(self) -> Tensor:
+        """The convolution's weight, (C_out, C_in, k, k): a view of ``conv.weight``."""
+        return self.conv.weight.permute(self.FILE_ORDER)
 
     def forward(self, x: Tensor) -> Tensor:
         """x : (B, 256, F, F) Conv1 features -> u : (B, I, 8), squashed (I = 32 G^2)."""
         cfg = self.cfg
         g = cfg.grid_size
-        w, bias, k, stride = self.conv.weight, self.conv.bias, cfg.kernel_size, cfg.primary_stride
+        w, bias, k, stride = self.kernel, self.conv.bias, cfg.kernel_size, cfg.primary_stride
         if _fast_inference(x) and bf16_inference():  # a CPU with bfloat16 units
             out = im2col_conv2d_bf16(x, self._patch_weight_bf16(w), bias, k, stride)  # (B, G, G, 256)
         elif _fast_inference(x) and use_winograd(x, k, stride):

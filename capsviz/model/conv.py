@@ -14,17 +14,20 @@ per axis holds the whole valid correlation without wrap-around, and
     Y(k) = X(k) * conj(W(k))          (correlation theorem, per frequency k)
     y[2m, 2n] = inverse DFT of Y at the strided positions only.
 
-The input and the kernels are real, so 19 x 10 frequencies suffice (the others are
-complex conjugates). Per frequency the channel contraction is one complex matrix
-product (B, 256) @ (256, 256); with Gauss's three-multiplication form of the complex
-product it costs 3 real products, 3 x 190 x 256 x 256 = 37.4 M multiply-adds per image
-against 191.1 M for the direct convolution (5.1x fewer). The DFTs themselves are
-separable real matrices (a 20-point row transform, then a 19-point column transform),
-applied to data laid out (H, W, B, C) in memory, so that each transform is one
-product over all B x C columns, and folded together with the three Gauss
-combinations; the inverse goes straight to the 36 strided outputs. The
-backward pass applies the transposed matrices in reverse order (written out, so the
-saved spectra are reused and nothing else is kept).
+The input and the kernels are real, so half the spectrum suffices: 10 frequencies along
+the rows times 19 along the columns, of which the first row frequency's column is
+Hermitian in turn, so it needs only 10. Per frequency the channel contraction is one
+complex matrix product (B, 256) @ (256, 256); with Gauss's three-multiplication form of
+the complex product it costs 3 real products (1 for the two purely real frequencies):
+541 x 256 x 256 = 35.5 M multiply-adds per image against 191.1 M for the direct
+convolution (5.4x fewer). The DFTs are separable real matrices applied to data laid out
+(H, W, B, C) in memory: a real DFT along the rows, one product over all W x B x C
+columns, then a complex DFT along the columns, one product per row frequency over all
+B x C columns, folded together with the three Gauss combinations; the inverse takes
+the two axes in turn too, straight to the 36 strided outputs. The kernels take the same path from PrimaryCaps'
+weight, which is laid out (k, k, C_out, C_in) in memory so that its transform and its
+gradient need no re-layout. The backward pass applies the transposed matrices in reverse
+order (written out, so the saved spectra are reused and nothing else is kept).
 
 The result equals ``torch.nn.functional.conv2d`` up to float rounding (relative error
 about 1e-6 in float32; a unit test compares values and gradients, and gradcheck passes
@@ -57,13 +60,10 @@ from __future__ import annotations
 import functools
 import math
 import threading
-import time
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from capsviz.model.routing import REDUCED
 from capsviz.runtime import avx512_products
 
 IM2COL_MAX_BATCH = 8  # no-grad batches up to this size take the im2col path
@@ -85,69 +85,100 @@ def use_spectral(x: Tensor) -> bool:
 def _dft_matrices(height: int, width: int, kernel: int, stride: int):
     """The real matrices of the spectral convolution, in float64.
 
-    Frequencies k1 in [0, nh) (columns, full complex DFT) and k2 in [0, kw) (rows, the
-    half spectrum of a real signal), with nh, nw the spans the strided outputs read.
-    Returns ((oh, ow, nh, kw), t_row, t_col_x, t_row_w, t_col_w, t_inv):
+    With nh, nw = (oh - 1) * stride + kernel, (ow - 1) * stride + kernel the spans the
+    strided outputs read (the DFT lengths) and kh = nh // 2 + 1 half-spectrum frequencies,
+    the spectrum is computed in two stages: a real DFT along the first axis (the input's
+    rows, the kernel's ky), then a full complex DFT along the second axis, one frequency
+    kh of the first stage at a time. At kh = 0 the first stage gives real values, whose
+    spectrum along the second axis is Hermitian: only its frequencies k <= nw // 2 are
+    kept, the real ones (k = 0, and k = nw / 2 for even nw) as one Gauss factor instead
+    of three. The frequencies are ordered: the kh = 0 block (m0 rows), then (kh, t, k)
+    for kh >= 1 (3 nw rows each), t indexing the three Gauss factors. That makes
+    F = m0 + 3 nw (kh - 1) rows: 541 for MNIST (19-point spans), 1,093 for 36x36 pairs
+    (27-point spans).
 
-    - t_row (2*kw, width): row DFT, output rows (re/im, k2); columns >= nw are zero;
-    - t_col_x (3*nh, 2*height): column DFT of the input spectrum, input (r, re/im),
-      output (t, k1) with t = (Xr + Xi, Xr, Xi), the Gauss factors of the input;
-    - t_row_w (2*kw, kernel), t_col_w (3*nh, 2*kernel): the same for a kernel, with
-      t = (Wr, -Wi - Wr, Wr - Wi);
-    - t_inv (oh*ow, 3*nh*kw): from the three Gauss products P_t to the strided outputs:
-      y = sum_k c_k / (nh*nw) * Re(Y e^{+i phi}), Yr = P0 - P2, Yi = P0 + P1.
+    Returns ((oh, ow, nw, kh, m0), half_x, full_x0, full_x, half_w, full_w0, full_w,
+    inv_a0, inv_a, inv_b):
+
+    - half_x (2kh - 1, height): the first stage; rows: kh = 0 (its real part only), then
+      (kh, re/im) for kh >= 1; columns >= nh are zero;
+    - full_x0 (m0, width): the second stage at kh = 0, from the real rows (k, t) with
+      t = (Xr + Xi, Xr, Xi), the Gauss factors of the input (one row, Xr, for a real k);
+    - full_x (3 nw, 2 * width): the second stage at each kh >= 1, input (re/im, column),
+      output (t, k);
+    - half_w (2kh - 1, kernel), full_w0 (m0, kernel), full_w (3 nw, 2 * kernel): the same
+      for a kernel, with t = (Wr, -Wi - Wr, Wr - Wi);
+    - inv_a0 (ow, m0), inv_a (2 ow, 3 nw): the inverse along the second axis, from the
+      three Gauss products P_t of one kh to Z at the strided columns q, rows (re/im, q)
+      (real at kh = 0): Z = sum_k Y e^{+i alpha}, Yr = P0 - P2, Yi = P0 + P1, each k at
+      kh = 0 counted twice where it stands for its conjugate too;
+    - inv_b (oh, 2kh - 1): the inverse along the first axis, from the Z of one column q,
+      rows (kh = 0), then (kh, re/im), to its strided rows p: y = (Z(0) + sum_kh
+      c_kh Re(Z e^{+i beta})) / (nh nw), c_kh = 2 but for the Nyquist row of an even nh.
     """
     oh = (height - kernel) // stride + 1
     ow = (width - kernel) // stride + 1
     nh = (oh - 1) * stride + kernel
     nw = (ow - 1) * stride + kernel
-    kw = nw // 2 + 1
+    kh = nh // 2 + 1
     f64 = torch.float64
-    k1 = torch.arange(nh, dtype=f64)
-    k2 = torch.arange(kw, dtype=f64)
+    distinct = range(nw // 2 + 1)  # k at kh = 0: the others are their conjugates
 
-    def row_dft(size: int) -> Tensor:  # A = sum_s a[s] e^{-2 pi i k2 s / nw}
+    def gauss_ts(k: int) -> tuple[int, ...]:  # the Gauss factors kept at (0, k): one for a real value
+        return (0,) if k == 0 or 2 * k == nw else (0, 1, 2)
+
+    def half(size: int) -> Tensor:  # A[kh] = sum_s a[s] e^{-2 pi i kh s / nh}
         s = torch.arange(size, dtype=f64)
-        ang = 2 * math.pi * k2[:, None] * s[None, :] / nw
-        keep = (s < nw).to(f64)
-        return torch.cat([torch.cos(ang) * keep, -torch.sin(ang) * keep], 0)
+        ang = 2 * math.pi * torch.arange(1, kh, dtype=f64)[:, None] * s[None, :] / nh
+        rows = torch.stack([torch.cos(ang), -torch.sin(ang)], 1).reshape(-1, size)  # (kh, re/im)
+        return torch.cat([torch.ones(1, size, dtype=f64), rows], 0) * (s < nh).to(f64)
 
-    def col_dft(size: int) -> tuple[Tensor, Tensor]:  # X = sum_r A[r] e^{-2 pi i k1 r / nh}, as (Re, Im) rows
+    def full(size: int, gauss) -> tuple[Tensor, Tensor]:  # X[k] = sum_r A[r] e^{-2 pi i k r / nw}
         r = torch.arange(size, dtype=f64)
-        ang = 2 * math.pi * k1[:, None] * r[None, :] / nh
-        keep = (r < nh).to(f64)
+        ang = 2 * math.pi * torch.arange(nw, dtype=f64)[:, None] * r[None, :] / nw
+        keep = (r < nw).to(f64)
         cos, sin = torch.cos(ang) * keep, torch.sin(ang) * keep
-        re = torch.stack([cos, sin], -1).reshape(nh, 2 * size)  # Re X = sum Ar cos + Ai sin
-        im = torch.stack([-sin, cos], -1).reshape(nh, 2 * size)  # Im X = sum Ai cos - Ar sin
-        return re, im
+        re = torch.cat([cos, sin], 1)  # Re X = sum Ar cos + Ai sin
+        im = torch.cat([-sin, cos], 1)  # Im X = sum Ai cos - Ar sin
+        factors = gauss(re, im)  # three (nw, 2 * size)
+        rows0 = [factors[t][k, :size] for k in distinct for t in gauss_ts(k)]
+        return torch.stack(rows0), torch.cat(factors, 0)
 
-    xr, xi = col_dft(height)
-    wr, wi = col_dft(kernel)
-    p = torch.arange(oh, dtype=f64) * stride
-    q = torch.arange(ow, dtype=f64) * stride
-    phi = (
-        2
-        * math.pi
-        * (
-            k1[:, None, None, None] * p[None, None, :, None] / nh
-            + k2[None, :, None, None] * q[None, None, None, :] / nw
-        )
-    )  # (nh, kw, oh, ow)
-    weight = torch.full((kw,), 2.0, dtype=f64)  # k2 and nw - k2 both stand for ...
-    weight[0] = 1.0  # ... except the real DC column
-    if nw % 2 == 0:
-        weight[-1] = 1.0  # and the Nyquist column
-    scale = (weight / (nh * nw))[None, :, None, None]
-    cos = (scale * torch.cos(phi)).reshape(nh * kw, oh * ow)
-    sin = (scale * torch.sin(phi)).reshape(nh * kw, oh * ow)
-    t_inv = torch.cat([cos - sin, -sin, -cos], 0).t()
+    full_x0, full_x = full(width, lambda re, im: (re + im, re, im))
+    full_w0, full_w = full(kernel, lambda re, im: (re, -im - re, re - im))
+    # the inverse, in two stages: along the second axis to the strided columns q, one
+    # product per kh (Z, rows (re/im, q)), then along the first axis to the strided rows p
+    q = torch.arange(ow, dtype=f64)[:, None] * stride
+    k = torch.arange(nw, dtype=f64)[None, :]
+    alpha = 2 * math.pi * k * q / nw  # (ow, nw)
+    cos, sin = torch.cos(alpha), torch.sin(alpha)
+    # Zr = sum_k Yr cos - Yi sin, Zi = sum_k Yr sin + Yi cos, with Yr = P0 - P2, Yi = P0 + P1
+    inv_re = torch.cat([cos - sin, -sin, -cos], 1)  # (ow, 3 nw): columns (t, k)
+    inv_im = torch.cat([sin + cos, cos, -sin], 1)
+    inv_a = torch.cat([inv_re, inv_im], 0)  # (2 ow, 3 nw): rows (re/im, q)
+    # kh = 0: Z is real, each k standing for its conjugate partner too (c_k = 2) unless real
+    inv_a0 = torch.stack(
+        [inv_re[:, t * nw + kk] * (1.0 if len(gauss_ts(kk)) == 1 else 2.0) for kk in distinct for t in gauss_ts(kk)], 1
+    )  # (ow, m0)
+    pp = torch.arange(oh, dtype=f64)[:, None] * stride
+    beta = 2 * math.pi * torch.arange(1, kh, dtype=f64)[None, :] * pp / nh  # (oh, kh - 1)
+    c = torch.where(2 * torch.arange(1, kh) == nh, 1.0, 2.0).to(f64)  # the Nyquist row of an even nh: 1
+    # y = (Zr(0) + sum_kh c_kh (Zr cos beta - Zi sin beta)) / (nh nw)
+    inv_b = torch.cat(
+        [torch.ones(oh, 1, dtype=f64), torch.stack([c * torch.cos(beta), -c * torch.sin(beta)], 2).reshape(oh, -1)], 1
+    )
+    inv_b = inv_b / (nh * nw)  # (oh, 2kh - 1): columns (kh = 0), then (kh, re/im)
     return (
-        (oh, ow, nh, kw),
-        row_dft(width),
-        torch.cat([xr + xi, xr, xi], 0),
-        row_dft(kernel),
-        torch.cat([wr, -wi - wr, wr - wi], 0),
-        t_inv,
+        (oh, ow, nw, kh, full_x0.shape[0]),
+        half(height),
+        full_x0,
+        full_x,
+        half(kernel),
+        full_w0,
+        full_w,
+        inv_a0,
+        inv_a,
+        inv_b,
     )
 
 
@@ -156,45 +187,57 @@ def _matrices(height: int, width: int, kernel: int, stride: int, like: Tensor):
     return dims, [m.to(dtype=like.dtype, device=like.device).contiguous() for m in mats]
 
 
-# oneDNN's 1-D convolution takes over a small-by-wide product where it runs at least this
-# many times as fast as MKL's (wide_product)
-CONV1D_MIN_SPEEDUP = 1.15
+# A batched product of the second DFT stage computes each product's output in row blocks of
+# at most this many bytes (_stage_products)
+STAGE_BLOCK_BYTES = 16 << 20
 
 
-@functools.lru_cache(maxsize=32)
-def conv1d_is_faster(m: int, k: int, n: int) -> bool:
-    """Whether oneDNN's 1-D convolution computes a float32 (m, k) @ (k, n) product at least
-    ``CONV1D_MIN_SPEEDUP`` times as fast as ``torch.mm`` (MKL) on this CPU, on the calling
-    thread's intra-op threads: the best of three timings of each, taking turns, on random
-    data, once per shape and process (the inverse DFT of a training batch: about 0.15 s)."""
-    a, b = torch.randn(m, k), torch.randn(k, n)
-    ways = {"mm": lambda: torch.mm(a, b), "conv1d": lambda: F.conv1d(b.view(1, k, n), a.view(m, k, 1))}
-    best = dict.fromkeys(ways, math.inf)
-    for way in ways.values():
-        way()  # warm-up
-    for _ in range(3):
-        for name, way in ways.items():
-            start = time.perf_counter()
-            way()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best["conv1d"] * CONV1D_MIN_SPEEDUP < best["mm"]
+def _stage_products(mat: Tensor, b: Tensor, out: Tensor) -> None:
+    """``out[g] = mat @ b[g]`` for every g: mat (M, K), b (G, K, N), out (G, M, N) contiguous,
+    as one batched product, or as batched products of row blocks where an output matrix
+    exceeds ``STAGE_BLOCK_BYTES``.
 
-
-def wide_product(a: Tensor, b: Tensor) -> Tensor:
-    """``a @ b`` for a small matrix ``a`` (M, K) and a wide one ``b`` (K, N): in float32 on
-    the CPU through oneDNN's 1-D convolution (kernel 1, ``b`` as K channels of N points)
-    where :func:`conv1d_is_faster` for this shape, else ``torch.mm``. Returns (M, N),
-    contiguous; the two agree to float rounding.
-
-    Why: the spectral path's inverse DFT, (36 x 570) @ (570 x 32,768) for a batch of 128, and
-    its transpose in the backward pass are such products. On a 2-core AMD EPYC (Zen 2) MKL
-    runs them at 45 GFLOP/s (28 ms each), the convolution at 85 (15 ms): 3-4 % of a training
-    step. On other CPUs MKL may be the faster, so each shape is measured once.
+    Why: on a 2-core AMD EPYC (Zen 2, L3 16 MiB) MKL takes 96-103 ms for a 36x36 pair's
+    kernel spectra, 13 products (81 x 18) @ (18 x 65,536) whose outputs are 21 MB each,
+    and 43 ms for them in two row blocks; the digits' (57 x 18) @ (18 x 65,536) products,
+    15 MB each, take 18 ms whole and 20-22 ms split.
     """
-    (m, k), n = a.shape, b.shape[1]
-    if a.device.type == "cpu" and a.dtype == torch.float32 and conv1d_is_faster(m, k, n):
-        return F.conv1d(b.reshape(1, k, n), a.reshape(m, k, 1)).view(m, n)
-    return torch.mm(a, b)
+    m, n = mat.shape[0], b.shape[2]
+    blocks = -(-m * n * out.element_size() // STAGE_BLOCK_BYTES)
+    step = -(-m // blocks)
+    for start in range(0, m, step):
+        rows = mat[start : start + step]
+        torch.bmm(rows.expand(b.shape[0], -1, -1), b, out=out[:, start : start + step])
+
+
+def _inverse(p: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Tensor) -> Tensor:
+    """The spectral path's inverse DFT: the Gauss products p (F, N), frequencies ordered as
+    in :func:`_dft_matrices`, to the strided outputs (oh, ow, N). Along the second axis
+    first, one product per row frequency kh, to Z (2kh - 1, ow, N), rows (kh = 0), then
+    (kh, re/im); then along the first axis, one product per output column q over Z's
+    2kh - 1 rows of that column: 6,324 + 684 multiply-adds per column for MNIST, against
+    36 x 541 = 19,476 in one dense product."""
+    (ow, m0), (oh, rows) = inv_a0.shape, inv_b.shape
+    n = p.shape[1]
+    z = p.new_empty(rows, ow, n)
+    torch.mm(inv_a0, p[:m0], out=z[0])
+    groups = (rows - 1) // 2
+    torch.bmm(inv_a.expand(groups, -1, -1), p[m0:].view(groups, -1, n), out=z[1:].view(groups, 2 * ow, n))
+    y = p.new_empty(oh, ow, n)
+    torch.bmm(inv_b.expand(ow, -1, -1), z.transpose(0, 1), out=y.transpose(0, 1))
+    return y
+
+
+def _inverse_transposed(grad_y: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Tensor) -> Tensor:
+    """The transpose of :func:`_inverse`: grad_y (oh, ow, N) -> (F, N)."""
+    (_, ow, n), (_, m0), rows = grad_y.shape, inv_a0.shape, inv_b.shape[1]
+    grad_z = grad_y.new_empty(rows, ow, n)
+    torch.bmm(inv_b.t().expand(ow, -1, -1), grad_y.transpose(0, 1), out=grad_z.transpose(0, 1))
+    groups = (rows - 1) // 2
+    grad_p = grad_y.new_empty(m0 + groups * inv_a.shape[1], n)
+    torch.mm(inv_a0.t(), grad_z[0], out=grad_p[:m0])
+    torch.bmm(inv_a.t().expand(groups, -1, -1), grad_z[1:].view(groups, 2 * ow, n), out=grad_p[m0:].view(groups, -1, n))
+    return grad_p
 
 
 class _SpectralConv2d(torch.autograd.Function):
@@ -202,53 +245,73 @@ class _SpectralConv2d(torch.autograd.Function):
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, stride: int) -> Tensor:
         batch, c_in, height, width = x.shape
         c_out, _, k, _ = weight.shape
-        (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, x)
-        n_freq = 3 * nh * kw  # three Gauss factors per frequency
-        # input spectrum, Gauss factors: (3F, B, C_in), each transform one product over all
-        # B * C_in columns
-        xl = x.permute(2, 3, 0, 1).contiguous()  # (H, W, B, C_in); free when x is laid out so
-        a = torch.bmm(t_row.expand(height, 2 * kw, width), xl.view(height, width, batch * c_in))  # (H, 2*kw, B*C_in)
-        x3t = torch.mm(t_col_x, a.view(2 * height, kw * batch * c_in)).view(n_freq, batch, c_in)
-        # kernel spectra, Gauss factors: (3F, C_out, C_in). MKL's float32 row transform reads
-        # the weight as stored, through a (k, k, C_out*C_in) view; oneDNN would copy that view
-        # on every call, so the reduced types lay it out once, after halving it (a 2-D transpose)
-        wk = weight.to(x.dtype).reshape(c_out * c_in, k * k).t()  # (k*k, C_out*C_in)
-        if wk.dtype in REDUCED:
-            wk = wk.contiguous()
-        aw = torch.bmm(t_row_w.expand(k, 2 * kw, k), wk.view(k, k, c_out * c_in))  # (k, 2*kw, C_out*C_in)
-        w3 = torch.mm(t_col_w, aw.view(2 * k, kw * c_out * c_in)).view(n_freq, c_out, c_in)
-        p = torch.bmm(x3t, w3.transpose(1, 2))  # (3F, B, C_out): the three real products per frequency
-        # to the strided outputs in one product over all B * C_out columns, then (B, oh*ow, C_out)
-        y = wide_product(t_inv, p.view(n_freq, batch * c_out)).view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
+        (oh, ow, nw, kh, m0), mats = _matrices(height, width, k, stride, x)
+        half_x = mats[0]
+        n_freq = m0 + 3 * nw * (kh - 1)
+        bc, oi = batch * c_in, c_out * c_in
+        # input spectrum, Gauss factors: (F, B*C_in). The first stage is one product over
+        # all W * B * C_in columns, the second one per kh over all B * C_in columns
+        xl = x.permute(2, 3, 0, 1).reshape(height, width * bc)  # (H, W*B*C_in): free when x is laid out so
+        a = torch.mm(half_x, xl)  # (2kh - 1, W*B*C_in), in x's type or autocast's
+        full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = (m.to(a.dtype) for m in mats[1:])
+        x3 = a.new_empty(n_freq, bc)
+        torch.mm(full_x0, a[0].view(width, bc), out=x3[:m0])
+        _stage_products(full_x, a[1:].view(kh - 1, 2 * width, bc), x3[m0:].view(kh - 1, 3 * nw, bc))
+        # kernel spectra, Gauss factors: (F, C_out*C_in), the same way from the weight laid
+        # out (k, k, C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
+        wl = weight.to(a.dtype).permute(2, 3, 0, 1).reshape(k, k * oi)
+        aw = torch.mm(half_w, wl)  # (2kh - 1, k*C_out*C_in)
+        w3 = a.new_empty(n_freq, oi)
+        torch.mm(full_w0, aw[0].view(k, oi), out=w3[:m0])
+        _stage_products(full_w, aw[1:].view(kh - 1, 2 * k, oi), w3[m0:].view(kh - 1, 3 * nw, oi))
+        # the three real products per frequency: (F, B, C_out)
+        p = torch.bmm(x3.view(n_freq, batch, c_in), w3.view(n_freq, c_out, c_in).transpose(1, 2))
+        # to the strided outputs, (oh, ow, B*C_out), then (B, oh*ow, C_out)
+        y = _inverse(p.view(n_freq, batch * c_out), inv_a0, inv_a, inv_b)
+        y = y.view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
         if bias is not None:
             y = y + bias
-        ctx.save_for_backward(x3t, w3)
+        ctx.save_for_backward(x3, w3)
         ctx.shape = (batch, c_in, height, width, c_out, k, stride)
         ctx.has_bias = bias is not None
         return y.view(batch, oh, ow, c_out)
 
     @staticmethod
     def backward(ctx, grad_y: Tensor):
-        x3t, w3 = ctx.saved_tensors
+        x3, w3 = ctx.saved_tensors
         batch, c_in, height, width, c_out, k, stride = ctx.shape
-        grad_y = grad_y.to(x3t.dtype)  # the spectra's type: float32, or autocast's bfloat16
-        (oh, ow, nh, kw), (t_row, t_col_x, t_row_w, t_col_w, t_inv) = _matrices(height, width, k, stride, x3t)
-        n_freq = 3 * nh * kw
+        grad_y = grad_y.to(x3.dtype)  # the spectra's type: float32, or autocast's bfloat16
+        (oh, ow, nw, kh, m0), mats = _matrices(height, width, k, stride, x3)
+        half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
+        n_freq = x3.shape[0]
+        bc, oi = batch * c_in, c_out * c_in
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
         grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
-        grad_p = wide_product(t_inv.t(), grad_yt).view(n_freq, batch, c_out)  # (3F, B, C_out)
+        grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), inv_a0, inv_a, inv_b).view(n_freq, batch, c_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_x3 = torch.bmm(grad_p, w3)  # (3F, B, C_in)
-            grad_a = torch.mm(t_col_x.t(), grad_x3.view(3 * nh, kw * batch * c_in))  # (2H, kw*B*C_in)
-            grad_xl = torch.bmm(t_row.t().expand(height, width, 2 * kw), grad_a.view(height, 2 * kw, batch * c_in))
+            grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, bc)  # (F, B*C_in)
+            grad_a = x3.new_empty(2 * kh - 1, width * bc)
+            torch.mm(full_x0.t(), grad_x3[:m0], out=grad_a[0].view(width, bc))
+            torch.bmm(
+                full_x.t().expand(kh - 1, -1, -1),
+                grad_x3[m0:].view(kh - 1, 3 * nw, bc),
+                out=grad_a[1:].view(kh - 1, 2 * width, bc),
+            )
+            grad_xl = torch.mm(half_x.t(), grad_a)  # (H, W*B*C_in)
             grad_x = grad_xl.view(height, width, batch, c_in).permute(2, 3, 0, 1)  # (H, W, B, C_in) in memory
         if ctx.needs_input_grad[1]:
-            # (3F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
-            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3t)
-            grad_aw = torch.mm(t_col_w.t(), grad_w3.view(n_freq // kw, kw * c_out * c_in))  # (2k, kw*C_out*C_in)
-            grad_wl = torch.matmul(t_row_w.t(), grad_aw.view(k, 2 * kw, c_out * c_in))  # (k, k, C_out*C_in)
-            grad_w = grad_wl.view(k, k, c_out, c_in).permute(2, 3, 0, 1).contiguous()
+            # (F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
+            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.view(n_freq, batch, c_in)).view(n_freq, oi)
+            grad_aw = x3.new_empty(2 * kh - 1, k * oi)
+            torch.mm(full_w0.t(), grad_w3[:m0], out=grad_aw[0].view(k, oi))
+            torch.bmm(
+                full_w.t().expand(kh - 1, -1, -1),
+                grad_w3[m0:].view(kh - 1, 3 * nw, oi),
+                out=grad_aw[1:].view(kh - 1, 2 * k, oi),
+            )
+            grad_wl = torch.mm(half_w.t(), grad_aw)  # (ky, kx*C_out*C_in)
+            grad_w = grad_wl.view(k, k, c_out, c_in).permute(2, 3, 0, 1)  # (k, k, C_out, C_in) in memory
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_b = grad_y.sum(dim=(0, 1))
         return grad_x, grad_w, grad_b, None
@@ -262,7 +325,9 @@ def spectral_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: int)
     ----------
     x : Tensor, float32 or float64, (B, C_in, H, W), any strides; laid out (H, W, B, C_in)
         in memory (``CapsNet``'s Conv1 output in training) it is read without a copy
-    weight : Tensor, (C_out, C_in, k, k); bias : Tensor (C_out,) or None
+    weight : Tensor, (C_out, C_in, k, k), any strides; laid out (k, k, C_out, C_in) in
+        memory (PrimaryCaps' weight) it is read without a copy, and its gradient comes
+        out laid so; bias : Tensor (C_out,) or None
     stride : int >= 1
 
     Returns

@@ -38,6 +38,7 @@ from capsviz import __version__
 from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
+from capsviz.model.capsnet import file_orders
 from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
@@ -251,9 +252,14 @@ def save_checkpoint(
         metadata["test_images"] = str(int(test_images))
     if optimizer is not None:
         sd = optimizer.state_dict()
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        orders = file_orders(model)
         for idx, state in sd["state"].items():
+            order = orders.get(id(params[idx]))
             for key, value in state.items():
                 t = value if torch.is_tensor(value) else torch.tensor(float(value))
+                if order is not None and key != "step":  # laid out as its parameter's file tensor
+                    t = t.permute(order)
                 tensors[f"optimizer.{idx}.{key}"] = t.detach().to("cpu").contiguous()
         metadata["optimizer_param_groups"] = json.dumps(sd["param_groups"])
     if rng_state is not None:
@@ -576,9 +582,13 @@ def load_model(
 
 
 def restore_optimizer(
-    optimizer: torch.optim.Optimizer, info: CheckpointInfo, training_state: dict[str, torch.Tensor]
+    optimizer: torch.optim.Optimizer,
+    info: CheckpointInfo,
+    training_state: dict[str, torch.Tensor],
+    model: torch.nn.Module,
 ) -> None:
-    """Load the optimizer state saved by :func:`save_checkpoint` into ``optimizer``.
+    """Load the optimizer state saved by :func:`save_checkpoint` into ``optimizer``, which
+    steps the parameters of ``model``.
 
     Raises
     ------
@@ -589,6 +599,7 @@ def restore_optimizer(
     if not groups_json:
         raise CheckpointError(_("{path}: holds no optimizer state, so training cannot resume from it", path=info.path))
     params = [p for group in optimizer.param_groups for p in group["params"]]
+    orders = file_orders(model)
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in training_state.items():
         if not key.startswith("optimizer."):
@@ -597,6 +608,9 @@ def restore_optimizer(
         if len(parts) != 3 or not parts[1].isdigit() or int(parts[1]) >= len(params):
             raise CheckpointError(_("{path}: unexpected optimizer tensor {key!r}", path=info.path, key=key))
         idx, name = int(parts[1]), parts[2]
+        order = orders.get(id(params[idx]))
+        if order is not None and name != "step" and value.dim() == len(order):  # the file's layout to the parameter's
+            value = value.permute(order).contiguous()
         if name != "step" and tuple(value.shape) != tuple(params[idx].shape):
             raise CheckpointError(
                 _(

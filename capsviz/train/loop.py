@@ -216,7 +216,7 @@ class Trainer:
             checkpoint_path=checkpoint_path or Path(path),
             model_config=info.model_config,
         )
-        restore_optimizer(trainer.optimizer, info, state)
+        restore_optimizer(trainer.optimizer, info, state, trainer.model)
         trainer.step = info.step
         trainer.epoch = epoch
         trainer.batch_in_epoch = batch_in_epoch

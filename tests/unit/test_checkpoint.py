@@ -418,7 +418,7 @@ def test_optimizer_state_of_a_per_tensor_adam_resumes_in_the_fused_one(tmp_path)
     loaded, info, state = load_checkpoint(path)
     fused = adam(loaded.parameters(), lr=1e-3)
     assert fused.param_groups[0]["fused"] is True
-    restore_optimizer(fused, info, state)
+    restore_optimizer(fused, info, state, loaded)
     assert fused.param_groups[0]["fused"] is True and fused.param_groups[0]["lr"] == 1e-3
     saved_state, restored = per_tensor.state_dict()["state"], fused.state_dict()["state"]
     assert restored.keys() == saved_state.keys()

@@ -112,7 +112,7 @@ def test_primary_capsule_index_layout():
     cfg = CapsNetConfig()
     m = CapsNet(cfg).eval()
     h = torch.randn(1, 256, 20, 20)
-    conv = m.primary_caps.conv(h)  # (1, 256, 6, 6)
+    conv = torch.nn.functional.conv2d(h, m.primary_caps.kernel, m.primary_caps.conv.bias, stride=2)  # (1, 256, 6, 6)
     u = m.primary_caps(h)  # (1, 1152, 8)
     for t, y, x in [(0, 0, 0), (3, 2, 5), (31, 5, 5), (17, 4, 1)]:
         i = t * 36 + y * 6 + x
@@ -297,36 +297,37 @@ def test_spectral_conv_matches_conv2d():
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("conv1d", [False, True])
-def test_the_inverse_dft_either_way_gives_conv2d(monkeypatch, conv1d):
-    """The spectral path's small-by-wide products, through MKL's product or oneDNN's 1-D
-    convolution (whichever this CPU runs faster), give float64's values and conv2d's."""
+def test_the_spectral_stages_in_row_blocks_give_conv2d(monkeypatch):
+    """The second DFT stage's batched products, whole or in row blocks (where an output
+    matrix is larger than STAGE_BLOCK_BYTES), give conv2d's values and gradients, with
+    PrimaryCaps' kernel layout (fewer channels, the same DFTs)."""
     from capsviz.model import conv
 
-    monkeypatch.setattr(conv, "conv1d_is_faster", lambda m, k, n: conv1d)
     torch.manual_seed(5)
-    a, b = torch.randn(36, 570), torch.randn(570, 4096)
-    for left in (a, torch.randn(570, 36).t()):  # the backward's transposed view too
-        out = conv.wide_product(left, b)
-        assert out.shape == (36, 4096) and out.is_contiguous() and out.dtype == torch.float32
-        torch.testing.assert_close(out.double(), left.double() @ b.double(), rtol=1e-5, atol=1e-4)
-    x = torch.randn(16, 32, 20, 20, requires_grad=True)
-    w = torch.randn(24, 32, 9, 9, requires_grad=True)
-    out = conv.spectral_conv2d(x, w, None, 2).permute(0, 3, 1, 2)
+    x = torch.randn(4, 24, 20, 20, requires_grad=True)
+    w = torch.randn(9, 9, 16, 24).permute(2, 3, 0, 1).requires_grad_()  # (C_out, C_in, k, k), laid out (k, k, ...)
     ref = torch.nn.functional.conv2d(x, w, stride=2)
-    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-4)
-    g = torch.randn_like(out)
-    for got, want in zip(torch.autograd.grad(out, (x, w), g), torch.autograd.grad(ref, (x, w), g)):
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=2e-3)
+    g = torch.randn_like(ref)
+    ref_grads = torch.autograd.grad(ref, (x, w), g)
+    real_bmm, calls = torch.bmm, []
 
+    def counted(a, b, **kwargs):
+        calls.append(tuple(a.shape))
+        return real_bmm(a, b, **kwargs)
 
-def test_the_faster_way_of_a_wide_product_is_measured_once_per_shape():
-    from capsviz.model.conv import conv1d_is_faster
-
-    conv1d_is_faster.cache_clear()
-    first = conv1d_is_faster(36, 570, 2048)
-    assert isinstance(first, bool) and conv1d_is_faster(36, 570, 2048) is first
-    assert conv1d_is_faster.cache_info().misses == 1 and conv1d_is_faster.cache_info().hits == 1
+    monkeypatch.setattr(torch, "bmm", counted)
+    # the kernels' second stage: (57 x 18) @ (18 x 16*24) per row frequency; its output
+    # matrices, 57 x 384 float32, whole and in two blocks of 29 and 28 rows
+    for block_bytes, blocks in ((conv.STAGE_BLOCK_BYTES, [(9, 57, 18)]), (57 * 384 * 2, [(9, 29, 18), (9, 28, 18)])):
+        monkeypatch.setattr(conv, "STAGE_BLOCK_BYTES", block_bytes)
+        calls.clear()
+        out = conv.spectral_conv2d(x, w, None, 2).permute(0, 3, 1, 2)
+        assert [c for c in calls if c[2] == 18] == blocks
+        torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-4)
+        grads = torch.autograd.grad(out, (x, w), g)
+        assert grads[1].permute(2, 3, 0, 1).is_contiguous()  # laid out as the kernels
+        for got, want in zip(grads, ref_grads):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=2e-3)
 
 
 def test_spectral_conv_gradcheck():
@@ -350,7 +351,7 @@ def test_primary_caps_paths_agree():
     torch.manual_seed(8)
     caps = PrimaryCaps(CapsNetConfig())
     x = torch.relu(torch.randn(24, 256, 20, 20))
-    conv = torch.nn.functional.conv2d(x, caps.conv.weight, caps.conv.bias, stride=2)
+    conv = torch.nn.functional.conv2d(x, caps.kernel, caps.conv.bias, stride=2)
     ref = squash(conv.reshape(24, 32, 8, 6, 6).permute(0, 1, 3, 4, 2).reshape(24, 1152, 8))
     assert use_spectral(x)
     torch.testing.assert_close(caps(x), ref, rtol=1e-4, atol=1e-5)
