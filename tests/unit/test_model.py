@@ -436,11 +436,18 @@ def test_the_winograd_pass_predicts_every_mnist_test_digit_as_the_batch_evaluati
     assert np.array_equal(few.argmax(1), batch.argmax(1))
 
 
-def test_routing_gradients_match_plain_autograd():
-    """The hand-written backward of dynamic routing equals autograd through Procedure 1."""
+@pytest.mark.parametrize("group_bytes", [None, 2 * 11 * 4 * 5 * 4])
+def test_routing_gradients_match_plain_autograd(monkeypatch, group_bytes):
+    """The hand-written backward of dynamic routing equals autograd through Procedure 1,
+    with the examples routed at once or in groups (2, 2 and 1 of 5 examples)."""
+    from capsviz.model import routing
+
+    if group_bytes is not None:
+        monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", group_bytes)
+    assert routing._groups(5, 11 * 4 * 5 * 4) == ([(0, 5)] if group_bytes is None else [(0, 2), (2, 4), (4, 5)])
     torch.manual_seed(5)
     for iterations in (1, 2, 3, 5):
-        u_hat = (0.3 * torch.randn(3, 11, 4, 5)).requires_grad_()
+        u_hat = (0.3 * torch.randn(5, 11, 4, 5)).requires_grad_()
         v = dynamic_routing(u_hat, iterations)[0]
         g = torch.randn_like(v)
         (grad,) = torch.autograd.grad(v, u_hat, g)
