@@ -199,9 +199,16 @@ class _RoutingFunction(torch.autograd.Function):
         # u_hat_j : (B*J, I, D) contiguous
         n, n_in, dim = u_hat_j.shape
         n_out = n // batch
-        groups = _groups(batch, n_out * n_in * dim * u_hat_j.element_size())
-        runs = [_iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations) for start, stop in groups]
-        cs, ss, vs = (torch.cat([torch.stack(run[key]) for run in runs], 1) for key in ("c", "s", "v"))  # (R, B, ...)
+        kept: dict[str, Tensor] = {}  # c, s, v of every iteration: (R, B, J, I), (R, B, J, D) twice
+        for start, stop in _groups(batch, n_out * n_in * dim * u_hat_j.element_size()):
+            run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
+            for key in ("c", "s", "v"):
+                first = run[key][0]
+                if key not in kept:
+                    kept[key] = first.new_empty((iterations, batch, *first.shape[1:]))
+                for r, value in enumerate(run[key]):
+                    kept[key][r, start:stop] = value
+        cs, ss, vs = kept["c"], kept["s"], kept["v"]
         ctx.save_for_backward(u_hat_j, cs, ss, vs)
         return vs[-1]
 
