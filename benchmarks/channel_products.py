@@ -5,7 +5,7 @@ Usage: python benchmarks/channel_products.py [--image-size 28] [--batch-size 128
 [--repeats 10] [--precision fp32,bf16]
 
 The spectral path (``capsviz.model.conv``) contracts the channels once per frequency and
-Gauss factor: G = 3 x 19 x 10 = 570 products for MNIST (1,134 for 36x36 pairs). In a
+Gauss factor: G = 541 products for MNIST (1,093 for 36x36 pairs). In a
 training step that is three batched products, as ``_SpectralConv2d`` runs them:
 
 - forward P = X W^T: (G, B, C_in) @ (G, C_in, C_out);
@@ -79,8 +79,8 @@ def main() -> None:
     cfg = CapsNetConfig(image_size=args.image_size)
     batch = args.batch_size or (128 if args.image_size == 28 else 64)
     side = cfg.conv1_size  # PrimaryCaps' input: 20 x 20, or 28 x 28 for pairs
-    (_, _, nh, kw), *_ = _dft_matrices(side, side, cfg.kernel_size, cfg.primary_stride)
-    groups, c_in, c_out = 3 * nh * kw, cfg.conv1_channels, cfg.primary_types * cfg.primary_dim
+    (_, _, nw, kh, m0), *_ = _dft_matrices(side, side, cfg.kernel_size, cfg.primary_stride)
+    groups, c_in, c_out = m0 + 3 * nw * (kh - 1), cfg.conv1_channels, cfg.primary_types * cfg.primary_dim
     flop = 2 * groups * batch * c_in * c_out  # each of the three products
     machine = machine_summary()
     print(machine_line(machine))
