@@ -57,6 +57,7 @@ import torch
 from torch import nn
 
 from capsviz.model import CapsNet, CapsNetConfig, total_loss
+from capsviz.model.conv import _dft_matrices
 from capsviz.model.losses import two_digit_loss
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory, select_device
 from capsviz.train.loop import adam
@@ -68,17 +69,19 @@ GFLOP_PER_TRAIN_IMAGE = 1.214
 def executed_gflop_per_train_image(batch: int) -> float:
     """What capsviz's CPU path actually computes per training image, counted as
     ``GFLOP_PER_TRAIN_IMAGE`` is (3 x forward multiply-adds x 2, routing left out), with
-    PrimaryCaps done by ``capsviz.model.conv.spectral_conv2d`` (19-point DFTs, 19 x 10
-    frequencies, Gauss's three real products per frequency); the kernel spectra are
+    PrimaryCaps done by ``capsviz.model.conv.spectral_conv2d`` (19-point DFTs, 541 real
+    channel products, its DFT matrices' multiply-adds per column); the kernel spectra are
     shared by the batch."""
-    c, k, h, nh, kw, n_freq3, outs = 256, 9, 20, 19, 10, 3 * 19 * 10, 36
+    c, k, h = 256, 9, 20
+    (_, ow, _, kh, _), *mats = _dft_matrices(h, h, k, 2)
+    half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
+    n_freq = full_x0.shape[0] + full_x.shape[0] * (kh - 1)
     conv1 = c * k * k * h * h
     spectral = (
-        n_freq3 * c * c  # the channel contraction, three real products per frequency
-        + h * 2 * kw * h * c
-        + 3 * nh * 2 * h * kw * c  # input row and column DFTs
-        + outs * n_freq3 * c  # inverse DFT at the 36 strided outputs
-        + (k * 2 * kw * k + 3 * nh * 2 * k * kw) * c * c / batch
+        n_freq * c * c  # the channel contraction
+        + (half_x.numel() * h + full_x0.numel() + full_x.numel() * (kh - 1)) * c  # the input's two DFT stages
+        + (inv_a0.numel() + inv_a.numel() * (kh - 1) + inv_b.numel() * ow) * c  # the inverse's two stages
+        + (half_w.numel() * k + full_w0.numel() + full_w.numel() * (kh - 1)) * c * c / batch
     )  # kernel spectra
     u_hat = 1152 * 10 * 16 * 8
     decoder = 160 * 512 + 512 * 1024 + 1024 * 784
