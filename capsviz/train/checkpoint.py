@@ -3,7 +3,9 @@
 Layout of one ``.safetensors`` file:
 
 - model tensors under their ``state_dict`` names (``conv1.weight``, ``digit_caps.W``, ...);
-- optional training state under the reserved prefixes ``optimizer.`` and ``rng.``;
+- optional training state under the reserved prefixes ``optimizer.`` and ``rng.``; the
+  optimizer state of a parameter has the shape of its model tensor (PrimaryCaps'
+  kernels: (C_out, C_in, k, k), as ``primary_caps.conv.weight``);
 - header metadata (strings): ``format`` = ``capsviz-checkpoint-1``, ``model`` (``capsnet``,
   or ``baseline`` for the CNN of :mod:`capsviz.model.baseline`; a file without it holds a
   CapsNet), ``dataset`` (``mnist`` or ``multimnist``), ``model_config`` and

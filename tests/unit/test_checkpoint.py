@@ -432,3 +432,38 @@ def test_optimizer_state_of_a_per_tensor_adam_resumes_in_the_fused_one(tmp_path)
         opt.step()
     for a, b in zip(m.parameters(), loaded.parameters()):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_primarycaps_kernels_train_as_a_contiguous_parameter_and_save_in_conv2d_layout(tmp_path):
+    """PrimaryCaps' kernels are a contiguous (k, k, C_out, C_in) parameter (the layout the
+    spectral path and the fused optimizer walk without copies); the state dict and the
+    checkpoint's weights and optimizer state hold them as nn.Conv2d's (C_out, C_in, k, k),
+    and a resumed optimizer gets its moments back in the parameter's layout."""
+    torch.manual_seed(1)
+    cfg = CapsNetConfig(conv1_channels=16, primary_types=4, decoder_hidden=(32, 64))
+    m = CapsNet(cfg)
+    param = m.primary_caps.conv.weight
+    assert param.shape == (9, 9, 32, 16) and param.is_contiguous()
+    assert m.state_dict()["primary_caps.conv.weight"].shape == (32, 16, 9, 9)
+    opt = adam(m.parameters())
+    x, y = torch.rand(2, 1, 28, 28), torch.tensor([3, 7])
+    m(x, target=y).lengths.sum().backward()
+    assert param.grad.is_contiguous()
+    opt.step()
+    path = tmp_path / "run.safetensors"
+    save_checkpoint(path, m, optimizer=opt, epoch=0, step=1)
+    loaded, info, state = load_checkpoint(path)
+    index = [p is param for p in m.parameters()].index(True)
+    saved = state[f"optimizer.{index}.exp_avg"]
+    assert saved.shape == (32, 16, 9, 9)
+    torch.testing.assert_close(saved, opt.state[param]["exp_avg"].permute(2, 3, 0, 1), rtol=0, atol=0)
+    torch.testing.assert_close(loaded.primary_caps.conv.weight, param.detach(), rtol=0, atol=0)
+    resumed = adam(loaded.parameters())
+    restore_optimizer(resumed, info, state, loaded)
+    moment = resumed.state[loaded.primary_caps.conv.weight]["exp_avg"]
+    assert moment.shape == (9, 9, 32, 16) and moment.is_contiguous()
+    torch.testing.assert_close(moment, opt.state[param]["exp_avg"], rtol=0, atol=0)
+    # a state dict in nn.Conv2d's layout loads into the parameter's
+    plain = CapsNet(cfg)
+    plain.load_state_dict(m.state_dict())
+    torch.testing.assert_close(plain.primary_caps.kernel, m.primary_caps.kernel, rtol=0, atol=0)
