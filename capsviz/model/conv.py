@@ -240,30 +240,46 @@ def _inverse_transposed(grad_y: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Te
     return grad_p
 
 
+def _spectrum(data: Tensor, half: Tensor, full0: Tensor, full: Tensor) -> Tensor:
+    """The Gauss factors of the spectra of ``data`` (rows, columns * N), laid out (rows,
+    columns, N) in memory: (F, N), frequencies ordered as in :func:`_dft_matrices`. The
+    first stage is one product over all columns * N, the second one per kh over all N (in
+    row blocks, :func:`_stage_products`). In ``data``'s type, or autocast's."""
+    a = torch.mm(half, data)  # (2kh - 1, columns * N)
+    full0, full = full0.to(a.dtype), full.to(a.dtype)
+    (m0, columns), (per_kh, kh) = full0.shape, (full.shape[0], (a.shape[0] + 1) // 2)
+    n = a.shape[1] // columns
+    out = a.new_empty(m0 + per_kh * (kh - 1), n)
+    torch.mm(full0, a[0].view(columns, n), out=out[:m0])
+    _stage_products(full, a[1:].view(kh - 1, 2 * columns, n), out[m0:].view(kh - 1, per_kh, n))
+    return out
+
+
+def _spectrum_transposed(grad: Tensor, half: Tensor, full0: Tensor, full: Tensor) -> Tensor:
+    """The transpose of :func:`_spectrum`: grad (F, N) -> (rows, columns * N)."""
+    (m0, columns), (per_kh, kh) = full0.shape, (full.shape[0], (half.shape[0] + 1) // 2)
+    n = grad.shape[1]
+    grad_a = grad.new_empty(2 * kh - 1, columns * n)
+    torch.mm(full0.t(), grad[:m0], out=grad_a[0].view(columns, n))
+    torch.bmm(full.t().expand(kh - 1, -1, -1), grad[m0:].view(kh - 1, per_kh, n), out=grad_a[1:].view(kh - 1, -1, n))
+    return torch.mm(half.t(), grad_a)
+
+
 class _SpectralConv2d(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, stride: int) -> Tensor:
         batch, c_in, height, width = x.shape
         c_out, _, k, _ = weight.shape
-        (oh, ow, nw, kh, m0), mats = _matrices(height, width, k, stride, x)
-        half_x = mats[0]
-        n_freq = m0 + 3 * nw * (kh - 1)
-        bc, oi = batch * c_in, c_out * c_in
-        # input spectrum, Gauss factors: (F, B*C_in). The first stage is one product over
-        # all W * B * C_in columns, the second one per kh over all B * C_in columns
-        xl = x.permute(2, 3, 0, 1).reshape(height, width * bc)  # (H, W*B*C_in): free when x is laid out so
-        a = torch.mm(half_x, xl)  # (2kh - 1, W*B*C_in), in x's type or autocast's
-        full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = (m.to(a.dtype) for m in mats[1:])
-        x3 = a.new_empty(n_freq, bc)
-        torch.mm(full_x0, a[0].view(width, bc), out=x3[:m0])
-        _stage_products(full_x, a[1:].view(kh - 1, 2 * width, bc), x3[m0:].view(kh - 1, 3 * nw, bc))
-        # kernel spectra, Gauss factors: (F, C_out*C_in), the same way from the weight laid
-        # out (k, k, C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
-        wl = weight.to(a.dtype).permute(2, 3, 0, 1).reshape(k, k * oi)
-        aw = torch.mm(half_w, wl)  # (2kh - 1, k*C_out*C_in)
-        w3 = a.new_empty(n_freq, oi)
-        torch.mm(full_w0, aw[0].view(k, oi), out=w3[:m0])
-        _stage_products(full_w, aw[1:].view(kh - 1, 2 * k, oi), w3[m0:].view(kh - 1, 3 * nw, oi))
+        (oh, ow, _, _, _), mats = _matrices(height, width, k, stride, x)
+        half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
+        # input spectra, Gauss factors: (F, B*C_in)
+        xl = x.permute(2, 3, 0, 1).reshape(height, width * batch * c_in)  # free when x is laid out (H, W, B, C_in)
+        x3 = _spectrum(xl, half_x, full_x0, full_x)
+        n_freq = x3.shape[0]
+        # kernel spectra, Gauss factors: (F, C_out*C_in), from the weight laid out (k, k,
+        # C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
+        w3 = _spectrum(weight.to(x3.dtype).permute(2, 3, 0, 1).reshape(k, k * c_out * c_in), half_w, full_w0, full_w)
+        inv_a0, inv_a, inv_b = (m.to(x3.dtype) for m in (inv_a0, inv_a, inv_b))
         # the three real products per frequency: (F, B, C_out)
         p = torch.bmm(x3.view(n_freq, batch, c_in), w3.view(n_freq, c_out, c_in).transpose(1, 2))
         # to the strided outputs, (oh, ow, B*C_out), then (B, oh*ow, C_out)
@@ -281,36 +297,21 @@ class _SpectralConv2d(torch.autograd.Function):
         x3, w3 = ctx.saved_tensors
         batch, c_in, height, width, c_out, k, stride = ctx.shape
         grad_y = grad_y.to(x3.dtype)  # the spectra's type: float32, or autocast's bfloat16
-        (oh, ow, nw, kh, m0), mats = _matrices(height, width, k, stride, x3)
+        (oh, ow, _, _, _), mats = _matrices(height, width, k, stride, x3)
         half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
         n_freq = x3.shape[0]
-        bc, oi = batch * c_in, c_out * c_in
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
         grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
         grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), inv_a0, inv_a, inv_b).view(n_freq, batch, c_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, bc)  # (F, B*C_in)
-            grad_a = x3.new_empty(2 * kh - 1, width * bc)
-            torch.mm(full_x0.t(), grad_x3[:m0], out=grad_a[0].view(width, bc))
-            torch.bmm(
-                full_x.t().expand(kh - 1, -1, -1),
-                grad_x3[m0:].view(kh - 1, 3 * nw, bc),
-                out=grad_a[1:].view(kh - 1, 2 * width, bc),
-            )
-            grad_xl = torch.mm(half_x.t(), grad_a)  # (H, W*B*C_in)
+            grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, batch * c_in)  # (F, B*C_in)
+            grad_xl = _spectrum_transposed(grad_x3, half_x, full_x0, full_x)  # (H, W*B*C_in)
             grad_x = grad_xl.view(height, width, batch, c_in).permute(2, 3, 0, 1)  # (H, W, B, C_in) in memory
         if ctx.needs_input_grad[1]:
             # (F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
-            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.view(n_freq, batch, c_in)).view(n_freq, oi)
-            grad_aw = x3.new_empty(2 * kh - 1, k * oi)
-            torch.mm(full_w0.t(), grad_w3[:m0], out=grad_aw[0].view(k, oi))
-            torch.bmm(
-                full_w.t().expand(kh - 1, -1, -1),
-                grad_w3[m0:].view(kh - 1, 3 * nw, oi),
-                out=grad_aw[1:].view(kh - 1, 2 * k, oi),
-            )
-            grad_wl = torch.mm(half_w.t(), grad_aw)  # (ky, kx*C_out*C_in)
+            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.view(n_freq, batch, c_in)).view(n_freq, c_out * c_in)
+            grad_wl = _spectrum_transposed(grad_w3, half_w, full_w0, full_w)  # (ky, kx*C_out*C_in)
             grad_w = grad_wl.view(k, k, c_out, c_in).permute(2, 3, 0, 1)  # (k, k, C_out, C_in) in memory
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_b = grad_y.sum(dim=(0, 1))
