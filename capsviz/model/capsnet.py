@@ -110,7 +110,7 @@ class PrimaryCaps(nn.Module):
         self.conv.weight = nn.Parameter(conv.weight.detach().permute(self.FILE_ORDER).contiguous())
         self.conv.bias = nn.Parameter(conv.bias.detach())
         self._register_state_dict_hook(_primary_weight_to_file)
-        self.register_load_state_dict_pre_hook(_primary_weight_from_file)
+        self._register_load_state_dict_pre_hook(_primary_weight_from_file, with_module=True)
         self._patch_weight = _InferenceLayout(patch_weight)
         self._patch_weight_bf16 = _InferenceLayout(patch_weight_bf16)
         self._winograd_weight = _InferenceLayout(lambda w: winograd_weight(w, cfg.primary_stride))
@@ -134,7 +134,8 @@ class PrimaryCaps(nn.Module):
         elif use_spectral(x):
             out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)
         else:
-            out = nn.functional.conv2d(x, w, bias, stride=stride).permute(0, 2, 3, 1)
+            # contiguous: cuDNN copies a strided weight anyway, and MPS has read one as if laid out
+            out = nn.functional.conv2d(x, w.contiguous(), bias, stride=stride).permute(0, 2, 3, 1)
         out = out.reshape(-1, g, g, cfg.primary_types, cfg.primary_dim)  # (B, G, G, 32, 8)
         out = out.permute(0, 3, 1, 2, 4).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, I, 8)
         return squash(out, dim=-1)

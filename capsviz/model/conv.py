@@ -18,7 +18,7 @@ The input and the kernels are real, so half the spectrum suffices: 10 frequencie
 the rows times 19 along the columns, of which the first row frequency's column is
 Hermitian in turn, so it needs only 10. Per frequency the channel contraction is one
 complex matrix product (B, 256) @ (256, 256); with Gauss's three-multiplication form of
-the complex product it costs 3 real products (1 for the two purely real frequencies):
+the complex product it costs 3 real products (1 for the purely real DC frequency):
 541 x 256 x 256 = 35.5 M multiply-adds per image against 191.1 M for the direct
 convolution (5.4x fewer). The DFTs are separable real matrices applied to data laid out
 (H, W, B, C) in memory: a real DFT along the rows, one product over all W x B x C
@@ -222,7 +222,8 @@ def _inverse(p: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Tensor) -> Tensor:
     z = p.new_empty(rows, ow, n)
     torch.mm(inv_a0, p[:m0], out=z[0])
     groups = (rows - 1) // 2
-    torch.bmm(inv_a.expand(groups, -1, -1), p[m0:].view(groups, -1, n), out=z[1:].view(groups, 2 * ow, n))
+    if groups:
+        torch.bmm(inv_a.expand(groups, -1, -1), p[m0:].view(groups, -1, n), out=z[1:].view(groups, 2 * ow, n))
     y = p.new_empty(oh, ow, n)
     torch.bmm(inv_b.expand(ow, -1, -1), z.transpose(0, 1), out=y.transpose(0, 1))
     return y
@@ -236,7 +237,10 @@ def _inverse_transposed(grad_y: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Te
     groups = (rows - 1) // 2
     grad_p = grad_y.new_empty(m0 + groups * inv_a.shape[1], n)
     torch.mm(inv_a0.t(), grad_z[0], out=grad_p[:m0])
-    torch.bmm(inv_a.t().expand(groups, -1, -1), grad_z[1:].view(groups, 2 * ow, n), out=grad_p[m0:].view(groups, -1, n))
+    if groups:
+        torch.bmm(
+            inv_a.t().expand(groups, -1, -1), grad_z[1:].view(groups, 2 * ow, n), out=grad_p[m0:].view(groups, -1, n)
+        )
     return grad_p
 
 
@@ -251,7 +255,8 @@ def _spectrum(data: Tensor, half: Tensor, full0: Tensor, full: Tensor) -> Tensor
     n = a.shape[1] // columns
     out = a.new_empty(m0 + per_kh * (kh - 1), n)
     torch.mm(full0, a[0].view(columns, n), out=out[:m0])
-    _stage_products(full, a[1:].view(kh - 1, 2 * columns, n), out[m0:].view(kh - 1, per_kh, n))
+    if kh > 1:  # a one-row span has only kh = 0
+        _stage_products(full, a[1:].view(kh - 1, 2 * columns, n), out[m0:].view(kh - 1, per_kh, n))
     return out
 
 
@@ -261,7 +266,9 @@ def _spectrum_transposed(grad: Tensor, half: Tensor, full0: Tensor, full: Tensor
     n = grad.shape[1]
     grad_a = grad.new_empty(2 * kh - 1, columns * n)
     torch.mm(full0.t(), grad[:m0], out=grad_a[0].view(columns, n))
-    torch.bmm(full.t().expand(kh - 1, -1, -1), grad[m0:].view(kh - 1, per_kh, n), out=grad_a[1:].view(kh - 1, -1, n))
+    if kh > 1:
+        rows = grad[m0:].view(kh - 1, per_kh, n)
+        torch.bmm(full.t().expand(kh - 1, -1, -1), rows, out=grad_a[1:].view(kh - 1, -1, n))
     return torch.mm(half.t(), grad_a)
 
 

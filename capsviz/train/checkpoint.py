@@ -260,7 +260,7 @@ def save_checkpoint(
             order = orders.get(id(params[idx]))
             for key, value in state.items():
                 t = value if torch.is_tensor(value) else torch.tensor(float(value))
-                if order is not None and key != "step":  # laid out as its parameter's file tensor
+                if order is not None and key != "step" and t.dim() == len(order):  # as its parameter's file tensor
                     t = t.permute(order)
                 tensors[f"optimizer.{idx}.{key}"] = t.detach().to("cpu").contiguous()
         metadata["optimizer_param_groups"] = json.dumps(sd["param_groups"])

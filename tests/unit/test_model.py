@@ -166,7 +166,9 @@ def test_decoder_masks_training_target_not_prediction(model):
         by_target = model(x, target=other).reconstruction
         expected = model.decoder(out.v, other)
     torch.testing.assert_close(by_target, expected)
-    # an untrained model's capsules are short (about 1e-4), so the two images differ little
+    # without a target the decoder sees the longest capsule; an untrained model's capsules
+    # are short (about 1e-4), so the two reconstructions differ little, but they differ
+    torch.testing.assert_close(out.reconstruction, model.decoder(out.v, pred), rtol=0, atol=0)
     assert not torch.equal(by_target, out.reconstruction)
     # the decoder sees only the chosen capsule: changing another capsule changes nothing
     v2 = out.v.clone()
@@ -278,6 +280,7 @@ def test_spectral_conv_matches_conv2d():
         ((2, 5, 11, 13), 3, 3),
         ((2, 4, 12, 10), 4, 2),
         ((2, 3, 7, 7), 7, 1),
+        ((2, 3, 4, 6), 1, 4),  # a one-row span: no row frequency but the first
     ):
         for layout in ("nchw", "channels_last", "hwbc"):
             x = torch.randn(*shape)
@@ -447,6 +450,7 @@ def test_routing_gradients_match_plain_autograd(monkeypatch, group_bytes):
     if group_bytes is not None:
         monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", group_bytes)
     assert routing._groups(5, 11 * 4 * 5 * 4) == ([(0, 5)] if group_bytes is None else [(0, 2), (2, 4), (4, 5)])
+    assert routing._groups(5, 11 * 4 * 5 * 4, torch.device("meta")) == [(0, 5)]  # grouped on the CPU only
     torch.manual_seed(5)
     for iterations in (1, 2, 3, 5):
         u_hat = (0.3 * torch.randn(5, 11, 4, 5)).requires_grad_()
