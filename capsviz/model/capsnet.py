@@ -134,8 +134,9 @@ class PrimaryCaps(nn.Module):
         elif use_spectral(x):
             out = spectral_conv2d(x, w, bias, stride)  # (B, G, G, 256)
         else:
-            # contiguous: cuDNN copies a strided weight anyway, and MPS has read one as if laid out
-            out = nn.functional.conv2d(x, w.contiguous(), bias, stride=stride).permute(0, 2, 3, 1)
+            # off the CPU contiguous: cuDNN copies a strided weight anyway, and MPS has read one as if laid out
+            w = w if x.device.type == "cpu" else w.contiguous()
+            out = nn.functional.conv2d(x, w, bias, stride=stride).permute(0, 2, 3, 1)
         out = out.reshape(-1, g, g, cfg.primary_types, cfg.primary_dim)  # (B, G, G, 32, 8)
         out = out.permute(0, 3, 1, 2, 4).reshape(-1, cfg.num_primary, cfg.primary_dim)  # (B, I, 8)
         return squash(out, dim=-1)
