@@ -24,10 +24,11 @@ convolution (5.4x fewer). The DFTs are separable real matrices applied to data l
 (H, W, B, C) in memory: a real DFT along the rows, one product over all W x B x C
 columns, then a complex DFT along the columns, one product per row frequency over all
 B x C columns, folded together with the three Gauss combinations; the inverse takes
-the two axes in turn too, straight to the 36 strided outputs. The kernels take the same path from PrimaryCaps'
-weight, which is laid out (k, k, C_out, C_in) in memory so that its transform and its
-gradient need no re-layout. The backward pass applies the transposed matrices in reverse
-order (written out, so the saved spectra are reused and nothing else is kept).
+the two axes in turn too, straight to the 36 strided outputs. The kernels take the same
+path from PrimaryCaps' weight, which is laid out (k, k, C_out, C_in) in memory so that
+its transform and its gradient need no re-layout. The backward pass applies the
+transposed matrices in reverse order (written out, so the saved spectra are reused and
+nothing else is kept).
 
 The result equals ``torch.nn.functional.conv2d`` up to float rounding (relative error
 about 1e-6 in float32; a unit test compares values and gradients, and gradcheck passes
@@ -217,6 +218,7 @@ def _inverse(p: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Tensor) -> Tensor:
     (kh, re/im); then along the first axis, one product per output column q over Z's
     2kh - 1 rows of that column: 6,324 + 684 multiply-adds per column for MNIST, against
     36 x 541 = 19,476 in one dense product."""
+    inv_a0, inv_a, inv_b = (m.to(p.dtype) for m in (inv_a0, inv_a, inv_b))  # p's type, or autocast's
     (ow, m0), (oh, rows) = inv_a0.shape, inv_b.shape
     n = p.shape[1]
     z = p.new_empty(rows, ow, n)
@@ -286,7 +288,6 @@ class _SpectralConv2d(torch.autograd.Function):
         # kernel spectra, Gauss factors: (F, C_out*C_in), from the weight laid out (k, k,
         # C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
         w3 = _spectrum(weight.to(x3.dtype).permute(2, 3, 0, 1).reshape(k, k * c_out * c_in), half_w, full_w0, full_w)
-        inv_a0, inv_a, inv_b = (m.to(x3.dtype) for m in (inv_a0, inv_a, inv_b))
         # the three real products per frequency: (F, B, C_out)
         p = torch.bmm(x3.view(n_freq, batch, c_in), w3.view(n_freq, c_out, c_in).transpose(1, 2))
         # to the strided outputs, (oh, ow, B*C_out), then (B, oh*ow, C_out)

@@ -612,7 +612,7 @@ def restore_optimizer(
         idx, name = int(parts[1]), parts[2]
         order = orders.get(id(params[idx]))
         if order is not None and name != "step" and value.dim() == len(order):  # the file's layout to the parameter's
-            value = value.permute(order).contiguous()
+            value = value.permute([order.index(dim) for dim in range(len(order))]).contiguous()
         if name != "step" and tuple(value.shape) != tuple(params[idx].shape):
             raise CheckpointError(
                 _(
