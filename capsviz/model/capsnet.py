@@ -29,7 +29,14 @@ from capsviz.model.conv import (
     winograd_conv2d,
     winograd_weight,
 )
-from capsviz.model.routing import RoutingTrace, capsule_length, dynamic_routing, squash, stack_transposed
+from capsviz.model.routing import (
+    RoutingTrace,
+    capsule_length,
+    dynamic_routing,
+    predict_and_route,
+    squash,
+    stack_transposed,
+)
 from capsviz.runtime import bf16_inference
 
 
@@ -175,6 +182,11 @@ class DigitCaps(nn.Module):
         return u_hat.permute(1, 2, 0, 3).contiguous().transpose(1, 2)  # (B, I, J, D) view of (B, J, I, D)
 
     def forward(self, u: Tensor, iterations: int, record: bool = False):
+        """u : (B, I, 8) -> v (B, J, 16), u_hat (B, I, J, 16) or None, the record of
+        :func:`dynamic_routing` or None. Training (gradients on, no record) takes
+        :func:`predict_and_route`, whose u_hat stays inside it (None here)."""
+        if not record and torch.is_grad_enabled() and (u.requires_grad or self.W.requires_grad):
+            return predict_and_route(u, self.W, iterations), None, None
         u_hat = self.predictions(u)
         v, rec = dynamic_routing(u_hat, iterations, record=record)
         return v, u_hat, rec

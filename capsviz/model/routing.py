@@ -160,7 +160,7 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
     return out
 
 
-# _RoutingFunction routes the examples in groups whose u_hat spans at most this many bytes
+# The hand-written routing routes the examples in groups whose u_hat spans at most this many bytes
 ROUTING_GROUP_BYTES = 12 << 20
 
 
@@ -173,80 +173,210 @@ def _groups(batch: int, per_example_bytes: int, device: torch.device | None = No
     return [(start, min(start + size, batch)) for start in range(0, batch, size)]
 
 
+def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Tensor, Tensor, Tensor]:
+    """Procedure 1's forward pass for a hand-written backward: u_hat_j (B*J, I, D)
+    contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
+
+    Each example is routed on its own, so on the CPU the examples go in groups whose
+    u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``): a group's first product reads
+    its u_hat from memory and the other 2R - 2 find it in the cache. For 128 digits on a
+    2-core AMD EPYC (Zen 2, L3 16 MiB) 25.7 ms in groups of 17 against 36.5 ms at once
+    (medians of 7, taking turns). ``fill(start, stop)``, where given, writes the u_hat of
+    examples [start, stop) into ``u_hat_j`` just before they are routed.
+    """
+    n, n_in, dim = u_hat_j.shape
+    n_out = n // batch
+    kept: dict[str, Tensor] = {}
+    for start, stop in _groups(batch, n_out * n_in * dim * u_hat_j.element_size(), u_hat_j.device):
+        if fill is not None:
+            fill(start, stop)
+        run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
+        for key in ("c", "s", "v"):
+            first = run[key][0]
+            if key not in kept:
+                kept[key] = first.new_empty((iterations, batch, *first.shape[1:]))
+            for r, value in enumerate(run[key]):
+                kept[key][r, start:stop] = value
+    return kept["c"], kept["s"], kept["v"]
+
+
+def _route_backward(u_hat_j: Tensor, cs: Tensor, ss: Tensor, vs: Tensor, grad_v: Tensor) -> tuple[Tensor, Tensor]:
+    """The backward pass of Procedure 1 down to the two factors of dL/du_hat.
+
+    Walks the iterations in reverse on the small tensors (c, s, v from :func:`_route`) and
+    returns ``left`` (N, K, I) and ``right`` (N, K, D) in u_hat's type, K = 2R - 1, with
+
+        dL/du_hat[n, i, :] = sum_k left[n, k, i] right[n, k, :]
+                           = sum_r c_r[n, i] ds_r[n, :] + sum_{r<R} da_r[n, i] v_r[n, :]
+
+    (N = B*J). Under mixed precision the products run in u_hat's type and the softmax and
+    squash gradients in float32, as in the forward pass.
+    """
+    low = u_hat_j.dtype  # the products' type (float32, or autocast's bfloat16 or float16)
+    n, n_in, dim = u_hat_j.shape
+    iterations, batch, n_out = cs.shape[:3]
+    left: list[Tensor] = []  # (N, 1, I) factors
+    right: list[Tensor] = []  # (N, 1, D) factors
+    grad_b_next = None  # dL/db_{r+1}
+    for r in range(iterations - 1, -1, -1):
+        c = cs[r]
+        if r == iterations - 1:
+            gv = grad_v
+        else:
+            ga = grad_b_next  # b_{r+1} = b_r + a_r
+            ga_low = ga.reshape(n, 1, n_in).to(low)
+            # (1, I) @ (I, D) per n, as Eq. 2's sum: 2.0 ms against 4.0 ms for (D, I) @ (I, 1) (float32, 128 digits)
+            gv = full_precision(torch.bmm(ga_low, u_hat_j).reshape(batch, n_out, dim))
+            left.append(ga_low)
+            right.append(vs[r].reshape(n, 1, dim).to(low))
+        with torch.enable_grad():
+            s_leaf = ss[r].detach().requires_grad_()
+            (gs,) = torch.autograd.grad(squash(s_leaf, dim=-1), s_leaf, gv)
+        left.append(c.reshape(n, 1, n_in).to(low))
+        right.append(gs.reshape(n, 1, dim).to(low))
+        if r > 0:  # b_0 = 0 is a constant
+            gc = full_precision(_agreement(u_hat_j, gs.to(low)).reshape(batch, n_out, n_in))
+            gb = c * (gc - (c * gc).sum(dim=1, keepdim=True))  # softmax backward over J
+            grad_b_next = gb if grad_b_next is None else gb + grad_b_next
+    # stacked along I's rows, each factor copies whole rows (float32: 6.1 ms against 9.1 ms for (N, I, K))
+    return torch.cat(left, dim=1), torch.cat(right, dim=1)
+
+
 class _RoutingFunction(torch.autograd.Function):
-    """Procedure 1 with a hand-written backward pass (training only).
+    """Procedure 1 with a hand-written backward pass, for a given u_hat (training only).
 
     Autograd would keep one (B*J, I, D) gradient per use of u_hat (R weighted sums and
     R - 1 agreements), form each as an outer product, and add them up: many passes
     over the largest tensor of the network. Here the backward walks the iterations in
-    reverse on the small tensors (c, s, v: (B, J, I) and (B, J, D)) and forms the
-    gradient of u_hat in one batched product with K = 2R - 1:
+    reverse on the small tensors (:func:`_route_backward`) and forms the gradient of u_hat
+    in one batched product with K = 2R - 1. The forward pass routes the examples in
+    cache-sized groups on the CPU (:func:`_route`); the backward pass gains nothing so
+    (33.8 against 32.1 ms, 128 digits, Zen 2) and runs on the whole batch.
 
-        dL/du_hat[n, i, :] = sum_r c_r[n, i] ds_r[n, :] + sum_{r<R} da_r[n, i] v_r[n, :]
-
-    Each example is routed on its own, so on the CPU the forward pass takes the examples in
-    groups whose u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``): a group's first
-    product reads its u_hat from memory and the other 2R - 2 find it in the cache. For 128
-    digits on a 2-core AMD EPYC (Zen 2, L3 16 MiB) the forward pass takes 25.7 ms in
-    groups of 17 against 36.5 ms at once (medians of 7, taking turns). The backward pass
-    gains nothing so (33.8 against 32.1 ms) and runs at once.
-
-    The numbers equal autograd's through the plain loop (a unit test checks this). Under
-    mixed precision the products run in u_hat's type and the softmax and squash
-    gradients in float32, as in the forward pass.
+    The numbers equal autograd's through the plain loop (a unit test checks this).
     """
 
     @staticmethod
     def forward(ctx, u_hat_j: Tensor, batch: int, iterations: int) -> Tensor:
         # u_hat_j : (B*J, I, D) contiguous
-        n, n_in, dim = u_hat_j.shape
-        n_out = n // batch
-        kept: dict[str, Tensor] = {}  # c, s, v of every iteration: (R, B, J, I), (R, B, J, D) twice
-        for start, stop in _groups(batch, n_out * n_in * dim * u_hat_j.element_size(), u_hat_j.device):
-            run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
-            for key in ("c", "s", "v"):
-                first = run[key][0]
-                if key not in kept:
-                    kept[key] = first.new_empty((iterations, batch, *first.shape[1:]))
-                for r, value in enumerate(run[key]):
-                    kept[key][r, start:stop] = value
-        cs, ss, vs = kept["c"], kept["s"], kept["v"]
+        cs, ss, vs = _route(u_hat_j, batch, iterations)
         ctx.save_for_backward(u_hat_j, cs, ss, vs)
         return vs[-1].clone()  # not a view of what the backward keeps
 
     @staticmethod
     def backward(ctx, grad_v: Tensor):
         u_hat_j, cs, ss, vs = ctx.saved_tensors
-        low = u_hat_j.dtype  # the products' type (float32, or autocast's bfloat16 or float16)
-        n, n_in, dim = u_hat_j.shape
-        iterations, batch, n_out = cs.shape[:3]
-        left: list[Tensor] = []  # (N, 1, I) factors
-        right: list[Tensor] = []  # (N, 1, D) factors
-        grad_b_next = None  # dL/db_{r+1}
-        for r in range(iterations - 1, -1, -1):
-            c = cs[r]
-            if r == iterations - 1:
-                gv = grad_v
-            else:
-                ga = grad_b_next  # b_{r+1} = b_r + a_r
-                ga_low = ga.reshape(n, 1, n_in).to(low)
-                # (1, I) @ (I, D) per n, as Eq. 2's sum: 2.0 ms against 4.0 ms for (D, I) @ (I, 1) (float32, 128 digits)
-                gv = full_precision(torch.bmm(ga_low, u_hat_j).reshape(batch, n_out, dim))
-                left.append(ga_low)
-                right.append(vs[r].reshape(n, 1, dim).to(low))
-            with torch.enable_grad():
-                s_leaf = ss[r].detach().requires_grad_()
-                (gs,) = torch.autograd.grad(squash(s_leaf, dim=-1), s_leaf, gv)
-            left.append(c.reshape(n, 1, n_in).to(low))
-            right.append(gs.reshape(n, 1, dim).to(low))
-            if r > 0:  # b_0 = 0 is a constant
-                gc = full_precision(_agreement(u_hat_j, gs.to(low)).reshape(batch, n_out, n_in))
-                gb = c * (gc - (c * gc).sum(dim=1, keepdim=True))  # softmax backward over J
-                grad_b_next = gb if grad_b_next is None else gb + grad_b_next
-        # (I, K) @ (K, D) per n, the left factors stacked (N, K, I) and read transposed:
-        # stacking along I's rows copies whole rows (float32: 6.1 ms against 9.1 ms for (N, I, K))
-        grad_u = torch.bmm(torch.cat(left, dim=1).transpose(1, 2), torch.cat(right, dim=1))  # (N, I, D)
-        return grad_u, None, None
+        left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v)
+        # (I, K) @ (K, D) per n, the left factors read transposed
+        return torch.bmm(left.transpose(1, 2), right), None, None
+
+
+# The backward pass of predict_and_route forms dL/du_hat for this many bytes of it at a time
+PREDICTION_CHUNK_BYTES = 4 << 20
+
+
+def _chunks(n_in: int, per_capsule_bytes: int, device: torch.device) -> list[tuple[int, int]]:
+    """[start, stop) ranges of primary capsules, each chunk's dL/du_hat at most
+    ``PREDICTION_CHUNK_BYTES`` (one capsule at least); on a device other than the CPU one
+    chunk of all."""
+    if device.type != "cpu":
+        return [(0, n_in)]
+    size = max(1, PREDICTION_CHUNK_BYTES // per_capsule_bytes)
+    return [(start, min(start + size, n_in)) for start in range(0, n_in, size)]
+
+
+class _PredictRouteFunction(torch.autograd.Function):
+    """u_hat = W u (the predictions) and Procedure 1, with one hand-written backward pass
+    through both (training only).
+
+    Through autograd, the predictions' product would write u_hat whole (94 MB in float32
+    for 128 digits) and re-lay it for routing in one more pass over memory, and the
+    backward pass would write dL/du_hat whole, re-lay it back and read it twice more. Here
+    the forward pass makes each routing group's predictions just before routing them
+    (:func:`_route`), re-laid in the cache, and the backward pass forms dL/du_hat chunk by
+    chunk over the primary capsules (``PREDICTION_CHUNK_BYTES``), re-laid in the cache and
+    taken by both products, dL/du and dL/dW, while it is there. On a 2-core AMD EPYC
+    (Zen 2, L3 16 MiB), 128 digits: the re-layouts take 12.6 ms of a step against
+    28-32 ms, the step 520.5 against 535.9 ms (two networks taking turns in one process,
+    medians of 12).
+    """
+
+    @staticmethod
+    def forward(ctx, u: Tensor, weight: Tensor, iterations: int) -> Tensor:
+        # u : (B, I, E), weight : (I, J, D, E)
+        n_in, n_out, dim, d_in = weight.shape
+        batch = u.shape[0]
+        w_t = weight.reshape(n_in, n_out * dim, d_in).transpose(1, 2)  # (I, E, J*D) view
+        u_t = u.transpose(0, 1)  # (I, B, E) view
+        low = torch.bmm(u_t[:, :0], w_t).dtype  # the products' type: u's, or autocast's where it is on
+        u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=low)
+
+        def fill(start: int, stop: int) -> None:  # the predictions of a routing group, re-laid in the cache
+            part = torch.bmm(u_t[:, start:stop], w_t).view(n_in, stop - start, n_out, dim)  # (I, b, J, D)
+            u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim).copy_(part.permute(1, 2, 0, 3))
+
+        cs, ss, vs = _route(u_hat_j, batch, iterations, fill)
+        ctx.save_for_backward(u, weight, u_hat_j, cs, ss, vs)
+        return vs[-1].clone()
+
+    @staticmethod
+    def backward(ctx, grad_v: Tensor):
+        u, weight, u_hat_j, cs, ss, vs = ctx.saved_tensors
+        left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v)  # (N, K, I), (N, K, D)
+        low = u_hat_j.dtype
+        n_in, n_out, dim, d_in = weight.shape
+        batch, n = u.shape[0], u_hat_j.shape[0]
+        w_low = weight.to(low).reshape(n_in, n_out * dim, d_in)  # (I, J*D, E)
+        u_low = u.to(low).transpose(0, 1)  # (I, B, E) view
+        chunks = _chunks(n_in, n * dim * u_hat_j.element_size(), u.device)
+        size = chunks[0][1]
+        need_u, need_w = ctx.needs_input_grad[:2]
+        grad_u = u.new_empty(batch, n_in, d_in) if need_u else None
+        grad_u_i = u_low.new_empty(size, d_in, batch) if need_u else None  # a chunk's, (i, E, B)
+        grad_w = u_low.new_empty(n_in, d_in, n_out * dim) if need_w else None
+        products = u_low.new_empty(n * size * dim)  # dL/du_hat of a chunk of i capsules, (N, i, D)
+        relaid = u_low.new_empty(size, batch, n_out * dim)  # the same, (i, B, J*D)
+        for start, stop in chunks:
+            part = stop - start
+            g = products[: n * part * dim].view(n, part, dim)
+            torch.bmm(left[:, :, start:stop].transpose(1, 2), right, out=g)
+            g_i = relaid[:part]
+            g_i.view(part, batch, n_out, dim).copy_(g.view(batch, n_out, part, dim).permute(2, 0, 1, 3))
+            if need_u:  # dL/du as (i, E, B): 0.20 ms against 0.69 ms as (i, B, E) (a chunk of 51, Zen 2)
+                grad_i = torch.bmm(w_low[start:stop].transpose(1, 2), g_i.transpose(1, 2), out=grad_u_i[:part])
+                grad_u[:, start:stop].copy_(grad_i.permute(2, 0, 1))
+            if need_w:
+                torch.bmm(u_low[start:stop].transpose(1, 2), g_i, out=grad_w[start:stop])  # dL/dW: (i, E, J*D)
+        if need_w:
+            grad_w = grad_w.view(n_in, d_in, n_out, dim).permute(0, 2, 3, 1).to(weight.dtype)  # (I, J, D, E)
+        return grad_u, grad_w, None
+
+
+def predict_and_route(u: Tensor, weight: Tensor, iterations: int) -> Tensor:
+    """The digit capsules of a training step: u_hat_{j|i} = W_ij u_i (Sec. 2), then
+    routing-by-agreement (Procedure 1), differentiable in u and W through one
+    hand-written backward pass (:class:`_PredictRouteFunction`).
+
+    Parameters
+    ----------
+    u : Tensor, float32, (B, I, E): the squashed primary capsules (E = 8)
+    weight : Tensor, float32, (I, J, D, E): DigitCaps' W, broadcast over the batch
+    iterations : int >= 1
+
+    Returns
+    -------
+    v : Tensor, (B, J, D), lengths in [0, 1); float32 (the products in autocast's type
+    where autocast is on). Equal to ``dynamic_routing`` of the predictions, values and
+    gradients (a unit test checks both).
+
+    Raises
+    ------
+    ValueError
+        If ``iterations < 1``.
+    """
+    if iterations < 1:
+        raise ValueError(f"routing iterations must be >= 1, got {iterations}")
+    return _PredictRouteFunction.apply(u, weight, iterations)
 
 
 def stack_transposed(tensors: list[Tensor]) -> Tensor:

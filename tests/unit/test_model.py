@@ -464,6 +464,58 @@ def test_routing_gradients_match_plain_autograd(monkeypatch, group_bytes):
         torch.testing.assert_close(grad, ref, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("chunk_bytes", [None, 7 * 3 * 3 * 5 * 8])
+def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatch, chunk_bytes):
+    """The training path of DigitCaps, u_hat = W u and Procedure 1 with one hand-written
+    backward, equals autograd through the predictions and the plain loop, in float64: all
+    capsules at once, or in chunks of 7, 7, 7 and 2 (the last one shorter), with the
+    examples routed in groups of 2, 1; the gradient of u alone and of W alone too."""
+    from capsviz.model import routing
+    from capsviz.model.routing import predict_and_route
+
+    monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", 2 * 3 * 23 * 5 * 8)
+    if chunk_bytes is not None:
+        monkeypatch.setattr(routing, "PREDICTION_CHUNK_BYTES", chunk_bytes)
+    expected = [(0, 23)] if chunk_bytes is None else [(0, 7), (7, 14), (14, 21), (21, 23)]
+    assert routing._chunks(23, 3 * 3 * 5 * 8, torch.device("cpu")) == expected
+    assert routing._chunks(23, 3 * 3 * 5 * 8, torch.device("meta")) == [(0, 23)]  # chunked on the CPU only
+    torch.manual_seed(11)
+    u = (0.4 * torch.randn(3, 23, 6, dtype=torch.float64)).requires_grad_()
+    W = (0.3 * torch.randn(23, 3, 5, 6, dtype=torch.float64)).requires_grad_()
+    u_hat = torch.einsum("ijde,bie->bijd", W, u)  # (B, I, J, D), Sec. 2
+    for iterations in (1, 3):
+        v = predict_and_route(u, W, iterations)
+        v_ref = dynamic_routing(u_hat, iterations, record=True)[0]  # autograd through the plain loop
+        torch.testing.assert_close(v, v_ref, rtol=1e-12, atol=1e-14)
+        g = torch.randn_like(v)
+        grads = torch.autograd.grad(v, (u, W), g)
+        refs = torch.autograd.grad(v_ref, (u, W), g, retain_graph=True)
+        assert grads[0].is_contiguous()  # dL/du laid out (B, I, E), as the squash's backward reads it fastest
+        for grad, ref in zip(grads, refs):
+            assert grad.shape == ref.shape
+            torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-13)
+        (grad_u,) = torch.autograd.grad(predict_and_route(u, W.detach(), iterations), u, g)
+        (grad_w,) = torch.autograd.grad(predict_and_route(u.detach(), W, iterations), W, g)
+        torch.testing.assert_close(grad_u, refs[0], rtol=1e-10, atol=1e-13)
+        torch.testing.assert_close(grad_w, refs[1], rtol=1e-10, atol=1e-13)
+    with pytest.raises(ValueError, match=">= 1"):
+        predict_and_route(u, W, 0)
+
+
+def test_digitcaps_trains_through_one_backward_and_traces_through_the_predictions(model):
+    """With gradients DigitCaps takes predict_and_route (no u_hat leaves it); with a record,
+    or without gradients, the predictions and dynamic_routing, with the same v."""
+    u = 0.1 * torch.randn(2, 1152, 8, requires_grad=True)
+    v, u_hat, rec = model.digit_caps(u, 3)
+    assert u_hat is None and rec is None and type(v.grad_fn).__name__ == "_PredictRouteFunctionBackward"
+    v_rec, u_hat_rec, rec = model.digit_caps(u, 3, record=True)
+    assert u_hat_rec.shape == (2, 1152, 10, 16) and len(rec["c"]) == 3
+    with torch.no_grad():
+        v_plain, u_hat_plain, _ = model.digit_caps(u, 3)
+    torch.testing.assert_close(v, v_rec, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(v, v_plain, rtol=1e-5, atol=1e-6)
+
+
 def test_small_batch_inference_conv_matches_conv2d(monkeypatch):
     """The explorer's im2col path (a digit's, on a CPU with AVX-512 products) gives
     conv2d's numbers and follows weight updates."""
