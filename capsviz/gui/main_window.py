@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz import texts
 from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
 from capsviz.explorer import Redraws
@@ -101,6 +102,9 @@ class MainWindow(QMainWindow):
         # built in English, then given its language (the end of __init__): a language switch
         # makes each text again from the English source it was first made from
         self._install_language("en")
+        # the core's messages (a start-up checkpoint's refusal) are made in the app's language
+        # at once: a text composed from one cannot be made again in another
+        texts.set_language(self.language or i18n.system_language())
         self.core = core = ExplorerCore(
             CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
         )

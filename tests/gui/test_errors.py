@@ -90,6 +90,32 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
     assert window.statusBar().currentMessage() == ""
 
 
+def test_a_start_up_refusal_reads_whole_in_the_apps_language(qtbot, tmp_path):
+    """Started on a bad checkpoint with Chinese chosen, the app shows the shipped model and
+    says why in Chinese, the reason the core gives included (its sentences are made in the
+    app's language from the start, not only the dialog's own)."""
+    from capsviz.gui.main_window import MainWindow
+    from capsviz.view_settings import FORMAT
+
+    from .conftest import temp_settings
+
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not a checkpoint" * 20)
+    settings = temp_settings(tmp_path)
+    settings.setValue("format", FORMAT)
+    settings.setValue("app/language", "zh_CN")
+    settings.sync()
+    window = MainWindow(checkpoint=bad, device="cpu", settings=settings)
+    qtbot.addWidget(window)
+    window.show()
+    box = window.errors.error_box
+    qtbot.waitUntil(lambda: box.isVisible(), timeout=5000)
+    assert box.windowTitle() == "无法载入检查点"
+    assert box.text().startswith(f"{bad}：不是 safetensors 文件（文件头声称 ") and "随附的模型" in box.text()
+    assert window.core.checkpoint_path is None and window.core.info is not None  # the shipped model
+    box.close()
+
+
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_closing_while_training_asks_then_stops_and_saves(window, qtbot):
     from capsviz.paths import user_checkpoint_dir
