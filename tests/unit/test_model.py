@@ -469,13 +469,15 @@ def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatc
     """The training path of DigitCaps, u_hat = W u and Procedure 1 with one hand-written
     backward, equals autograd through the predictions and the plain loop, in float64: all
     capsules at once, or in chunks of 7, 7, 7 and 2 (the last one shorter), with the
-    examples routed in groups of 2, 1; the gradient of u alone and of W alone too."""
+    examples routed in groups of 2, 1 and their predictions made at once or per group; the
+    gradient of u alone and of W alone too."""
     from capsviz.model import routing
     from capsviz.model.routing import predict_and_route
 
     monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", 2 * 3 * 23 * 5 * 8)
     if chunk_bytes is not None:
         monkeypatch.setattr(routing, "PREDICTION_CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(routing, "PREDICTION_MIN_EXAMPLES", 1)  # one product per routing group
     expected = [(0, 23)] if chunk_bytes is None else [(0, 7), (7, 14), (14, 21), (21, 23)]
     assert routing._chunks(23, 3 * 3 * 5 * 8, torch.device("cpu")) == expected
     assert routing._chunks(23, 3 * 3 * 5 * 8, torch.device("meta")) == [(0, 23)]  # chunked on the CPU only
