@@ -164,13 +164,16 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
 ROUTING_GROUP_BYTES = 12 << 20
 
 
-def _groups(batch: int, per_example_bytes: int, device: torch.device | None = None) -> list[tuple[int, int]]:
-    """[start, stop) ranges of examples, each group's u_hat at most ``ROUTING_GROUP_BYTES``
-    (one example at least); on a device other than the CPU one group of all."""
-    if device is not None and device.type != "cpu":
-        return [(0, batch)]
-    size = max(1, ROUTING_GROUP_BYTES // per_example_bytes)
-    return [(start, min(start + size, batch)) for start in range(0, batch, size)]
+def _spans(count: int, item_bytes: int, limit: int, device: torch.device) -> list[tuple[int, int]]:
+    """[start, stop) ranges of ``count`` items of ``item_bytes`` each, each range at most
+    ``limit`` bytes (one item at least): the routing groups of examples
+    (``ROUTING_GROUP_BYTES``) and the chunks of primary capsules of
+    :class:`_PredictRouteFunction`'s backward pass (``PREDICTION_CHUNK_BYTES``). On a
+    device other than the CPU one range of all: the cache sizes are the CPU's."""
+    if device.type != "cpu":
+        return [(0, count)]
+    size = max(1, limit // item_bytes)
+    return [(start, min(start + size, count)) for start in range(0, count, size)]
 
 
 def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Tensor, Tensor, Tensor]:
@@ -187,7 +190,8 @@ def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Ten
     n, n_in, dim = u_hat_j.shape
     n_out = n // batch
     kept: dict[str, Tensor] = {}
-    for start, stop in _groups(batch, n_out * n_in * dim * u_hat_j.element_size(), u_hat_j.device):
+    per_example = n_out * n_in * dim * u_hat_j.element_size()
+    for start, stop in _spans(batch, per_example, ROUTING_GROUP_BYTES, u_hat_j.device):
         if fill is not None:
             fill(start, stop)
         run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
@@ -278,16 +282,6 @@ PREDICTION_CHUNK_BYTES = 4 << 20
 PREDICTION_MIN_EXAMPLES = 16
 
 
-def _chunks(n_in: int, per_capsule_bytes: int, device: torch.device) -> list[tuple[int, int]]:
-    """[start, stop) ranges of primary capsules, each chunk's dL/du_hat at most
-    ``PREDICTION_CHUNK_BYTES`` (one capsule at least); on a device other than the CPU one
-    chunk of all."""
-    if device.type != "cpu":
-        return [(0, n_in)]
-    size = max(1, PREDICTION_CHUNK_BYTES // per_capsule_bytes)
-    return [(start, min(start + size, n_in)) for start in range(0, n_in, size)]
-
-
 class _PredictRouteFunction(torch.autograd.Function):
     """u_hat = W u (the predictions) and Procedure 1, with one hand-written backward pass
     through both (training only).
@@ -337,7 +331,7 @@ class _PredictRouteFunction(torch.autograd.Function):
         batch, n = u.shape[0], u_hat_j.shape[0]
         w_low = weight.to(low).reshape(n_in, n_out * dim, d_in)  # (I, J*D, E)
         u_low = u.to(low).transpose(0, 1)  # (I, B, E) view
-        chunks = _chunks(n_in, n * dim * u_hat_j.element_size(), u.device)
+        chunks = _spans(n_in, n * dim * u_hat_j.element_size(), PREDICTION_CHUNK_BYTES, u.device)
         size = chunks[0][1]
         need_u, need_w = ctx.needs_input_grad[:2]
         grad_u = u.new_empty(batch, n_in, d_in) if need_u else None

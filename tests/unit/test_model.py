@@ -449,8 +449,10 @@ def test_routing_gradients_match_plain_autograd(monkeypatch, group_bytes):
 
     if group_bytes is not None:
         monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", group_bytes)
-    assert routing._groups(5, 11 * 4 * 5 * 4) == ([(0, 5)] if group_bytes is None else [(0, 2), (2, 4), (4, 5)])
-    assert routing._groups(5, 11 * 4 * 5 * 4, torch.device("meta")) == [(0, 5)]  # grouped on the CPU only
+    groups = routing._spans(5, 11 * 4 * 5 * 4, routing.ROUTING_GROUP_BYTES, torch.device("cpu"))
+    assert groups == ([(0, 5)] if group_bytes is None else [(0, 2), (2, 4), (4, 5)])
+    meta = routing._spans(5, 11 * 4 * 5 * 4, routing.ROUTING_GROUP_BYTES, torch.device("meta"))
+    assert meta == [(0, 5)]  # grouped on the CPU only
     torch.manual_seed(5)
     for iterations in (1, 2, 3, 5):
         u_hat = (0.3 * torch.randn(5, 11, 4, 5)).requires_grad_()
@@ -479,8 +481,9 @@ def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatc
         monkeypatch.setattr(routing, "PREDICTION_CHUNK_BYTES", chunk_bytes)
         monkeypatch.setattr(routing, "PREDICTION_MIN_EXAMPLES", 1)  # one product per routing group
     expected = [(0, 23)] if chunk_bytes is None else [(0, 7), (7, 14), (14, 21), (21, 23)]
-    assert routing._chunks(23, 3 * 3 * 5 * 8, torch.device("cpu")) == expected
-    assert routing._chunks(23, 3 * 3 * 5 * 8, torch.device("meta")) == [(0, 23)]  # chunked on the CPU only
+    chunk = routing.PREDICTION_CHUNK_BYTES
+    assert routing._spans(23, 3 * 3 * 5 * 8, chunk, torch.device("cpu")) == expected
+    assert routing._spans(23, 3 * 3 * 5 * 8, chunk, torch.device("meta")) == [(0, 23)]  # chunked on the CPU only
     torch.manual_seed(11)
     u = (0.4 * torch.randn(3, 23, 6, dtype=torch.float64)).requires_grad_()
     W = (0.3 * torch.randn(23, 3, 5, 6, dtype=torch.float64)).requires_grad_()
