@@ -130,6 +130,25 @@ def test_a_dot_is_one_pen_disc_and_no_stroke_is_none():
     assert preprocess_strokes([]) is None
 
 
+def test_a_first_stroke_does_not_import_numpy_ma():
+    """numpy imports numpy.ma when first used (np.unique of plain indices does): 11-22 ms
+    of the app's first stroke. Checked in a fresh interpreter, where no other test has
+    loaded it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from capsviz.data.preprocess import preprocess_strokes\n"
+        "t = np.linspace(0, 6, 80)\n"
+        "track = np.stack([40 * np.cos(t) + t * 9, 30 * np.sin(2 * t)], axis=1)\n"
+        "assert preprocess_strokes([track, track[:3] + 40]) is not None\n"
+        "print('numpy.ma' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_preprocess_strokes_refuses_bad_strokes_and_widths():
     with pytest.raises(ValueError, match="at least one finite"):
         preprocess_strokes([np.zeros((0, 2))])
