@@ -10,8 +10,9 @@ Prints, and as its last line a JSON object with:
 - ``pose_frame_ms``: median time from a pose slider value change to the reconstruction
   image being repainted in the window;
 - ``draw_to_prediction_ms``: median time from a stroke (mouse move) event on the canvas
-  to the updated capsule-length bars, the events 40 ms apart with the event loop running
-  between them, as in the app;
+  until the capsule-length bars are painted with its result (the first paint of their
+  viewport after the redraw scheduler drew them), the events 40 ms apart with the event
+  loop running between them, as in the app;
 - ``votes_iteration_ms``: median time from a new routing iteration on the votes view's
   slider to its repainted scatter (recoloured dots, moved v_j marker), and
   ``votes_projection_ms``: median time to project a new input's votes for a digit
@@ -41,7 +42,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from PySide6.QtCore import QEvent, QEventLoop, QPoint, QPointF, Qt, QTimer  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QPoint, QPointF, Qt, QTimer  # noqa: E402
 from PySide6.QtGui import QMouseEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -57,6 +58,12 @@ def mouse(widget, kind, x, y, buttons):
         Qt.KeyboardModifier.NoModifier,
     )
     QApplication.sendEvent(widget, ev)
+
+
+def paint(view) -> None:
+    """Paint ``view`` now. A pyqtgraph view draws in its viewport: ``repaint()`` of the view
+    itself paints only its frame."""
+    (view.viewport() if hasattr(view, "viewport") else view).repaint()
 
 
 def settle(app, done, seconds: float) -> bool:
@@ -99,6 +106,46 @@ def pass_ms(model, image, repeats: int, gap_s: float = 0.0) -> float:
     return statistics.median(times)
 
 
+class BarsOnScreen(QObject):
+    """When a result's length bars reach the screen: the time the redraw scheduler draws the
+    part ``lengths/bars`` (the bars' new heights), and the first paint of the bars' viewport
+    after it (the pixels; Qt paints the region that changed, in the event-loop pass it chooses)."""
+
+    def __init__(self, window) -> None:
+        super().__init__()
+        self.window = window
+        self.drawn_at = 0.0  # perf_counter() of the last drawing of the bars
+        self.painted_at = 0.0  # of the last paint of their viewport
+        draw = window.scheduler.draw
+
+        def timed_draw(name: str) -> None:
+            draw(name)
+            if name == "lengths/bars":
+                self.drawn_at = time.perf_counter()
+
+        window.scheduler.draw = timed_draw  # the scheduler's turns call it
+        window.lengths_view.bars_plot.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.painted_at = time.perf_counter()
+        return False
+
+    def wait(self, app, act, timeout_s: float = 2.0) -> float:
+        """ms from ``act()`` until a new result is in and its length bars are painted."""
+        core = self.window.core
+        before = core.inference
+        t0 = time.perf_counter()
+        act()
+        while not (core.inference is not before and self.painted_at > self.drawn_at > t0):
+            if time.perf_counter() - t0 > timeout_s:
+                raise SystemExit(f"no result's length bars were painted within {timeout_s:.0f} s")
+            # wait as the app's event loop does: a busy loop here would hold the GIL the
+            # inference thread needs between operations (the pass would take twice as long)
+            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        return 1000 * (self.painted_at - t0)
+
+
 class GapMeter:
     """The longest gap between ticks of a 10 ms GUI timer while it runs, minus the 10 ms:
     how long the event loop was kept from input and painting."""
@@ -122,7 +169,7 @@ class GapMeter:
         return float(np.diff(self.ticks).max() * 1000 - 10.0)
 
 
-def multimnist_figures(app, args, window) -> dict:
+def multimnist_figures(app, args, window, bars: BarsOnScreen) -> dict:
     """The pair-mode figures of ``window`` (empty without the shipped MultiMNIST model):
     ``mm_open_max_gap_ms``, ``mm_infer_trace_ms_b1``, ``mm_shift_to_prediction_ms``,
     ``mm_draw_to_prediction_ms`` and ``mm_next_wrong_max_gap_ms`` (with the MNIST test split)."""
@@ -152,17 +199,7 @@ def multimnist_figures(app, args, window) -> dict:
         infer_ms = pass_ms(core.model, panel.pair_image, args.repeats)
     print(f"MultiMNIST infer with trace, batch 1: median {infer_ms:.2f} ms")
 
-    def timed_to_bars(act) -> float:
-        """ms from ``act()`` until its pass is in and the length bars are drawn with it."""
-        before = core.inference
-        t0 = time.perf_counter()
-        act()
-        while (
-            core.inference is before or "lengths/bars" in window.scheduler.requested
-        ) and time.perf_counter() - t0 < 2:
-            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-        window.lengths_view.bars_plot.repaint()
-        return 1000 * (time.perf_counter() - t0)
+    timed_to_bars = lambda act: bars.wait(app, act)  # noqa: E731
 
     wake = QTimer(interval=5)  # the waits end on events; this one comes every 5 ms
     wake.start()
@@ -260,7 +297,7 @@ def main() -> None:
         value = 0.2 * ((-1) ** k) * (k % 5 + 1) / 5
         t0 = time.perf_counter()
         slider.setValue(value)
-        pose.recon_panel.repaint()
+        paint(pose.recon_panel)
         times.append(1000 * (time.perf_counter() - t0))
     pose.reset()
     pose_ms = statistics.median(times)
@@ -276,7 +313,7 @@ def main() -> None:
     for k in range(args.repeats):
         t0 = time.perf_counter()
         votes.iteration.setValue(1 + k % 3)
-        panel.plot.repaint()
+        paint(panel.plot)
         times.append(1000 * (time.perf_counter() - t0))
     votes_iteration_ms = statistics.median(times)
     print(f"votes view, new iteration to repainted scatter: median {votes_iteration_ms:.2f} ms")
@@ -297,25 +334,18 @@ def main() -> None:
     mouse(canvas, QEvent.Type.MouseButtonPress, 140, 40, Qt.MouseButton.LeftButton)
     wake = QTimer(interval=5)  # the waits below end on events; this one comes every 5 ms
     wake.start()
+    bars = BarsOnScreen(window)
     times = []
     for k in range(args.repeats):
         between_strokes()
-        before = window.core.inference
-        t0 = time.perf_counter()
-        mouse(canvas, QEvent.Type.MouseMove, 140 + 3 * (k % 7), 45 + 6 * k, Qt.MouseButton.LeftButton)
-        # until the stroke's result is in and the scheduler has drawn the length bars with it
-        while (
-            window.core.inference is before or "lengths/bars" in window.scheduler.requested
-        ) and time.perf_counter() - t0 < 1.0:
-            # wait as the app's event loop does: a busy loop here would hold the GIL the
-            # inference thread needs between operations (the pass would take twice as long)
-            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-        window.lengths_view.bars_plot.repaint()
-        times.append(1000 * (time.perf_counter() - t0))
+        x, y = 140 + 3 * (k % 7), 45 + 6 * k
+        times.append(
+            bars.wait(app, lambda x=x, y=y: mouse(canvas, QEvent.Type.MouseMove, x, y, Qt.MouseButton.LeftButton))
+        )
     mouse(canvas, QEvent.Type.MouseButtonRelease, 140, 45 + 6 * args.repeats, Qt.MouseButton.NoButton)
     wake.stop()
     draw_ms = statistics.median(times)
-    print(f"stroke event to updated length bars: median {draw_ms:.2f} ms")
+    print(f"stroke event to painted length bars: median {draw_ms:.2f} ms")
 
     # 5. GUI event-loop stalls while training in the background
     stall_ms = None
@@ -353,7 +383,7 @@ def main() -> None:
         print(f"skipping the training measurement: {exc}")
     # the main window settles (the last weights' pass and its redraws) before the 36x36 pass is timed
     settle(app, lambda: not (window.core.pending or window.scheduler.requested), 30)
-    mm = multimnist_figures(app, args, window)
+    mm = multimnist_figures(app, args, window, bars)
     window.close()
     print(
         json.dumps(
