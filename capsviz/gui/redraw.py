@@ -33,7 +33,8 @@ class RedrawScheduler(QObject, RedrawQueue):
     - :meth:`request` marks parts to draw. The urgent parts are drawn in the event-loop pass
       after they are requested, unless they were drawn less than ``interval()`` ms before:
       then once that time is up. The other parts are drawn one per turn; turns are at
-      least ``interval()`` ms apart.
+      least ``interval()`` ms apart, and a turn due when the urgent parts are drawn comes
+      in the event-loop pass after, so what they drew is painted first.
     - The policy: ``interval()`` is :data:`BUSY_INTERVAL_MS` while ``busy()``, else 0 (one
       part per event-loop pass).
     - While ``hold()`` is true (the pass of a newer input is under way), an ordinary turn
@@ -133,6 +134,10 @@ class RedrawScheduler(QObject, RedrawQueue):
     def _run_urgent(self) -> None:
         self._urgent_since.start()
         self.draw_urgent()
+        if self._timer.isActive():  # the ordinary turn due now waits for the next event-loop pass,
+            # after the paint of what was just drawn (timers started by a timer's slot are not
+            # run in the pass that runs it; posted events, the paints among them, go first)
+            self._timer.start(max(0, self._timer.remainingTime()))
         self.check_idle()
 
     def _run_turn(self) -> None:

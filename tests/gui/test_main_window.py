@@ -462,6 +462,44 @@ def test_predicted_entries_name_the_prediction(window, qtbot):
     assert window.routing_view.digit.itemText(0) == "predicted"
 
 
+def test_a_result_draws_its_bars_first_and_the_routing_view_analyses_the_one_it_draws(qtbot, window, monkeypatch):
+    """A result's length bars are an urgent part of their own: the lengths per iteration and
+    the routing view follow in ordinary turns. The routing view derives its figures (class
+    maps, routed mass, entropy, effect) when it draws, once for the newest of several results
+    that came meanwhile, and they are those of that result."""
+    import capsviz.gui.widgets.routing as routing_widgets
+    from capsviz.data.mnist import load_test_or_sample
+    from capsviz.model.analysis import mean_entropy
+    from capsviz.model.inference import infer
+
+    analysed = []
+    maps = routing_widgets.iteration_maps
+    monkeypatch.setattr(routing_widgets, "iteration_maps", lambda *a: analysed.append(1) or maps(*a))
+    images = load_test_or_sample(mnist_root())[0].images[:3].astype(np.float32) / 255
+    results = [infer(window.core.model, image) for image in images]
+    for inference in results:  # three results before any turn of the scheduler
+        window._show_inference(inference)
+    assert analysed == []
+    newest = results[-1]
+    requested = window.scheduler.requested
+    assert {"lengths/bars", "lengths/iterations", "routing/maps"} <= requested
+    window.scheduler.draw_urgent()  # the turn after a result: the bars only
+    np.testing.assert_allclose(window.lengths_view.lengths, newest.lengths[-1])
+    assert analysed == [] and "lengths/iterations" in window.scheduler.requested
+    window.scheduler.flush()  # the ordinary turns
+    assert analysed == [1]  # once, for the newest
+    view = window.routing_view
+    np.testing.assert_allclose(view.mass, routed_mass(newest.u_lengths, newest.c), rtol=1e-6)
+    np.testing.assert_allclose(view.entropy, mean_entropy(newest.c), rtol=1e-6)
+    assert view.effect.last == (newest.prediction,)
+    np.testing.assert_allclose(
+        view.shown, class_maps(newest.u_lengths, newest.c[view.iteration.value() - 1]), rtol=1e-6
+    )
+    for k, curve in enumerate(window.lengths_view.iter_curves):
+        np.testing.assert_allclose(curve.getData()[1], newest.lengths[:, k])
+    assert view.mass is view.mass and analysed == [1]  # read again: not derived again
+
+
 def test_views_keep_updating_under_a_stream_of_input(qtbot, window):
     """Input arriving faster than the views redraw (a stroke, the soak's driver): each
     turn of the redraw scheduler draws the newest result's prediction and length bars,

@@ -148,3 +148,36 @@ def test_a_views_parts_draw_at_once_until_registered(qtbot):
     with qtbot.waitSignal(s.idle, timeout=1000):
         pass
     assert drawn == ["two", "one", "two"]
+
+
+def test_what_the_urgent_parts_drew_is_painted_before_an_ordinary_part_is_drawn(qtbot):
+    """The bars (urgent) update a widget; its paint comes in the event-loop pass after, and
+    an ordinary part requested with them waits for that pass: its drawing (a view's
+    curves, milliseconds) does not delay the bars on screen."""
+    from PySide6.QtWidgets import QWidget
+
+    class Bars(QWidget):
+        def __init__(self) -> None:
+            super().__init__()
+            self.painted = 0
+
+        def paintEvent(self, event) -> None:
+            self.painted += 1
+
+    bars = Bars()
+    bars.resize(60, 40)
+    bars.show()
+    qtbot.waitExposed(bars)
+    qtbot.waitUntil(lambda: bars.painted > 0, timeout=2000)
+    events = []
+
+    def record(name) -> None:
+        events.append((name, bars.painted))
+        if name == "bars":
+            bars.update()  # as a bar item's new heights do
+
+    painted = bars.painted
+    s, _ = scheduler_with(["curves", "bars"], urgent=("bars",), record=record)
+    with qtbot.waitSignal(s.idle, timeout=2000):
+        s.request("bars", "curves")
+    assert events == [("bars", painted), ("curves", painted + 1)]  # drawn, painted, then the curves

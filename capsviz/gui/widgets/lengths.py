@@ -82,12 +82,20 @@ class LengthsView(QWidget, InferenceView):
         self.cnn = False  # a CNN is compared: its bars stay until the new input's probabilities come
         self.redraws = Redraws(
             "lengths",
-            {"bars": self._draw_bars, "cnn": self._draw_cnn, "primary": self._draw_primary},
-            urgent=("bars", "cnn"),
+            {
+                "bars": self._draw_bars,
+                "cnn": self._draw_cnn,
+                "iterations": self._draw_iterations,
+                "primary": self._draw_primary,
+            },
+            urgent=("bars", "cnn"),  # what a user watches while drawing; the curves follow in a turn of their own
         )
 
     def _draw_bars(self) -> None:
-        self.set_lengths(None if self.inference is None else self.inference.lengths)
+        self.set_bars(None if self.inference is None else self.inference.lengths[-1])
+
+    def _draw_iterations(self) -> None:
+        self.set_iterations(None if self.inference is None else self.inference.lengths)
 
     def _draw_cnn(self) -> None:
         probabilities = None if self.inference is None else self.inference.baseline
@@ -140,16 +148,27 @@ class LengthsView(QWidget, InferenceView):
             self.primary_title.setText(text, size="8pt")
 
     def set_lengths(self, lengths: np.ndarray | None) -> None:
-        """``lengths``: (R, 10) lengths per iteration, or None to clear."""
-        if lengths is None:
+        """``lengths``: (R, 10) lengths ‖v_j‖ in [0, 1) per routing iteration, or None to clear:
+        the bars (the last iteration's) and the curves per iteration."""
+        self.set_bars(None if lengths is None else lengths[-1])
+        self.set_iterations(lengths)
+
+    def set_bars(self, final: np.ndarray | None) -> None:
+        """``final``: (10,) the capsule lengths ‖v_j‖ in [0, 1) after the last routing iteration,
+        the model's answers marked; None: empty bars."""
+        if final is None:
             self.lengths = np.zeros(10, dtype=np.float32)
             self.bars.setOpts(height=self.lengths, brushes=[BAR] * 10)
+            return
+        self.lengths = np.array(final, np.float32)
+        picked = longest(self.lengths, self.answers)  # the capsules the model names
+        self.bars.setOpts(height=self.lengths, brushes=[PREDICTED if k in picked else BAR for k in range(10)])
+
+    def set_iterations(self, lengths: np.ndarray | None) -> None:
+        """``lengths``: (R, 10) capsule lengths per routing iteration, one curve per class; None clears."""
+        if lengths is None:
             clear_data(*self.iter_curves)
             return
-        final = lengths[-1]
-        self.lengths = final.copy()
-        picked = longest(final, self.answers)  # the capsules the model names
-        self.bars.setOpts(height=final, brushes=[PREDICTED if k in picked else BAR for k in range(10)])
         r = np.arange(1, lengths.shape[0] + 1)
         for k, curve in enumerate(self.iter_curves):
             curve.setData(r, lengths[:, k])

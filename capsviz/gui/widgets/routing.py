@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
@@ -68,8 +70,20 @@ from capsviz.model.analysis import (
     routed_mass,
     type_mosaic,
 )
-from capsviz.model.routing_effect import marked_capsules, routing_effect
+from capsviz.model.routing_effect import RoutingEffect, marked_capsules, routing_effect
 from capsviz.texts import QT_TR_NOOP
+
+
+class RoutingFigures(NamedTuple):
+    """What the routing view draws from one inference (R iterations, G × G PrimaryCaps grid)."""
+
+    mass: np.ndarray  # (R, 10) routed mass Σ_i ‖u_i‖ c_ij (analysis.routed_mass)
+    entropy: np.ndarray  # (R,) mean entropy of c_i, nats
+    maps: np.ndarray  # (R, 10, G, G) class maps Σ over types of ‖u_i‖ c_ij
+    departures: np.ndarray  # (R, 10, G, G) the same of c_ij − 1/10
+    uniform: np.ndarray  # (R,) bool, whether every c_ij of the iteration is 1/10
+    effect: RoutingEffect  # what routing did for the input
+
 
 MARKED = 12  # the decisive capsules mark decisive rings, at most
 EFFECT_WIDTH = 150  # pixels: the least width of the column saying what routing does here
@@ -260,7 +274,7 @@ class RoutingView(QWidget, InferenceView):
         # a column at the right, beside the mosaic and the curves
         grid.addLayout(column((effect, 1), self.mark_button, self.check_button, spacing=SPACING), 0, 2, 2, 1)
         grid.setColumnStretch(2, 0)
-        self.effect = None  # RoutingEffect of the input shown
+        self._analysed = None  # (inference, answers, figures) of _analysis
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
         column(controls, (grid, 1), spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
@@ -274,8 +288,6 @@ class RoutingView(QWidget, InferenceView):
             "routing", {"maps": self._draw_maps, "detail": self._draw_detail, "curves": self._draw_curves}
         )
         self.shown: np.ndarray | None = None  # (10, G, G) class maps Σ ‖u_i‖ c_ij of the iteration on screen
-        self.mass: np.ndarray | None = None  # (R, 10)
-        self.entropy: np.ndarray | None = None  # (R,)
         for signal in (self.iteration.valueChanged, self.digit.currentIndexChanged, self.scale.currentIndexChanged):
             signal.connect(self._redraw)
         self.mark_button.toggled.connect(self._redraw)
@@ -308,16 +320,45 @@ class RoutingView(QWidget, InferenceView):
             grid = grid_side(len(inference.u_lengths))
             if grid != self.grid:
                 self._lay_out_grid(grid)
-            self.mass = routed_mass(inference.u_lengths, inference.c)
-            self.entropy = mean_entropy(inference.c)
-            # (R, 10, G, G) Σ ‖u_i‖ c_ij and Σ ‖u_i‖ (c_ij − 0.1); (R,) whether c is uniform
-            self._all_maps, self._departures, self._uniform = iteration_maps(inference.u_lengths, inference.c)
             self.digit.setItemText(0, tr("predicted ({j})", j=inference.prediction))
-            self.effect = routing_effect(inference.u_lengths, inference.c, inference.lengths, self.answers)
         else:
-            self.shown = self.mass = self.entropy = self.effect = None
+            self.shown = None
             self.digit.setItemText(0, tr("predicted"))
         super().show_inference(inference)
+
+    @property
+    def analysis(self) -> RoutingFigures | None:
+        """What the parts draw from the inference shown (None without one). Derived when
+        first asked for after the inference came, in a turn of the redraw scheduler, not
+        when the result arrives: the length bars are drawn first, and under a stream of
+        inputs the results the view's turn never comes to are not analysed."""
+        inf = self.inference
+        if inf is None:
+            return None
+        if self._analysed is None or self._analysed[0] is not inf or self._analysed[1] != self.answers:
+            figures = RoutingFigures(
+                routed_mass(inf.u_lengths, inf.c),
+                mean_entropy(inf.c),
+                *iteration_maps(inf.u_lengths, inf.c),
+                routing_effect(inf.u_lengths, inf.c, inf.lengths, self.answers),
+            )
+            self._analysed = (inf, self.answers, figures)
+        return self._analysed[2]
+
+    @property
+    def mass(self) -> np.ndarray | None:
+        """(R, 10) the routed mass Σ_i ‖u_i‖ c_ij per iteration, or None without an input."""
+        return None if self.analysis is None else self.analysis.mass
+
+    @property
+    def entropy(self) -> np.ndarray | None:
+        """(R,) the mean entropy of c_i per iteration in nats, or None without an input."""
+        return None if self.analysis is None else self.analysis.entropy
+
+    @property
+    def effect(self):
+        """The :class:`~capsviz.model.routing_effect.RoutingEffect` of the input shown, or None."""
+        return None if self.analysis is None else self.analysis.effect
 
     def selected_digit(self) -> int | None:
         return None if self.inference is None else chosen_digit(self.digit, self.inference.prediction)
@@ -353,7 +394,7 @@ class RoutingView(QWidget, InferenceView):
     def maps_caption(self) -> str:
         """The class maps' title: what they show at the iteration on screen, and how to read it."""
         r = None if self.inference is None else self.iteration.value() - 1
-        uniform = r is not None and bool(self._uniform[r])
+        uniform = r is not None and bool(self.analysis.uniform[r])
         return maps_caption(r, self.departure(), uniform, self.scale.currentIndex() == 1, tr)
 
     def _redraw(self) -> None:
@@ -373,8 +414,9 @@ class RoutingView(QWidget, InferenceView):
             return
         r = self.iteration.value() - 1
         self.iteration_label.setText(tr("r = {r} of {n}", r=r + 1, n=inf.iterations))
-        self.shown = self._all_maps[r]
-        every = self._departures if self.departure() else self._all_maps
+        analysis = self.analysis
+        self.shown = analysis.maps[r]
+        every = analysis.departures if self.departure() else analysis.maps
         maps = every[r]
         levels = self._levels(maps, every)
         self.class_image.setImage(class_grid(maps), autoLevels=False, levels=levels)
@@ -457,7 +499,7 @@ class RoutingView(QWidget, InferenceView):
         title = tr("c_i{j}{minus} of {n:,} capsules, r = {r}", j=j, minus=minus, n=len(c[r]), r=r + 1)
         set_label(self.mosaic_title, title, size="8pt")
         self.overlay_input.setImage(inf.input, autoLevels=False, levels=(0, 1))
-        spread = receptive_overlay(self._all_maps[r][j])
+        spread = receptive_overlay(self.analysis.maps[r][j])
         self.overlay.setImage(spread, autoLevels=False, levels=(float(spread.min()), float(spread.max()) + 1e-9))
         set_label(self.overlay_title, tr("map of {j} on the input", j=j), size="8pt")
 
@@ -536,7 +578,8 @@ class RoutingView(QWidget, InferenceView):
 
     def describe_cell(self, j: int, y: int, x: int) -> str:
         """Readout for class map j at grid cell (y, x)."""
-        return cell_readout(self._all_maps, self._departures, j, y, x, self.iteration.value() - 1, tr)
+        analysis = self.analysis
+        return cell_readout(analysis.maps, analysis.departures, j, y, x, self.iteration.value() - 1, tr)
 
     def describe_capsule(self, t: int, y: int, x: int) -> str:
         """Readout for primary capsule (type t, y, x) and the selected digit j."""
