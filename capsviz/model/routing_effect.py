@@ -26,6 +26,7 @@ import numpy as np
 
 from capsviz.evaluate import answers_differ, answers_of, score
 from capsviz.model.analysis import MOSAIC_COLS, RF_SIZE, RF_STRIDE, grid_side, mean_entropy
+from capsviz.model.inference import longest
 
 # A capsule routes decisively when some c_ij is more than half an even share from 1/J
 # (for J = 10: above 0.15 or below 0.05).
@@ -48,7 +49,8 @@ class RoutingEffect:
         (:func:`departures` at the last iteration)
     mass_share : share of ``sum_i ||u_i||`` the decisive capsules carry, in [0, 1]
     entropy : (R,) mean entropy of c_i per iteration, nats (ln J for the even split of r = 1)
-    first, last : the answer at r = 1 and at r = R (a digit, or a sorted pair of digits)
+    first, last : the answer at r = 1 and at r = R: a digit, or the two longest capsules,
+        longest first (a tie: the lower class first), as the pair panel names them
     threshold : the departure above which a capsule counts as decisive (``DECISIVE / J``)
     """
 
@@ -66,8 +68,9 @@ class RoutingEffect:
 
     @property
     def changed(self) -> bool:
-        """Whether routing changed the answer: r = R answers other than the even split of r = 1."""
-        return self.first != self.last
+        """Whether routing changed the answer: r = R answers other than the even split of r = 1
+        (a pair: other digits, in whichever order)."""
+        return set(self.first) != set(self.last)
 
     def lines(self, tr) -> list[str]:
         """What routing did here, a line each, composed with ``tr(template, **fields)`` (the app's
@@ -106,7 +109,8 @@ def routing_effect(
     decisive = decisive[np.argsort(-departure[decisive], kind="stable")]
     total = float(u_lengths.sum())
     share = float(u_lengths[decisive].sum()) / total if total > 0 else 0.0
-    first, last = (tuple(np.atleast_1d(answers_of(lengths[r], answers)).tolist()) for r in (0, -1))
+    answers_of(lengths[-1], answers)  # refuses another number of answers
+    first, last = (tuple(longest(lengths[r], answers)) for r in (0, -1))
     return RoutingEffect(len(u_lengths), decisive, share, mean_entropy(c), first, last, limit)
 
 

@@ -290,6 +290,22 @@ def test_one_routing_iteration_beside_three_and_the_test_pairs_where_routing_cha
     text = panel.verdict.text()
     assert f"r = 1: {first[0]}, {first[1]}" in text and f"r = 3: {last[0]}, {last[1]}" in text
     assert text.endswith("routing changed the answer")
+
+    # the routing view names the two answers as the pair panel does, longest capsule first:
+    # at a test pair whose longer capsule is the higher class at both iterations
+    def higher_class_longer(j: int) -> bool:
+        lengths = traced(window.core.model, pairs.images[j] / np.float32(255))["lengths"]
+        return all(np.argsort(-lengths[r])[0] > np.argsort(-lengths[r])[1] for r in (0, 2))
+
+    j = next(j for j in range(1, 200) if higher_class_longer(j))
+    panel.select_test_pair(j)
+    wait_for_pairs(qtbot, window)
+    settle(qtbot, window)
+    first, last = window.core.inference.reading.first, window.core.inference.reading.top2
+    assert first[0] > first[1] and last[0] > last[1]
+    said = f"answer {first[0]}, {first[1]} (r = 1), {last[0]}, {last[1]} (r = 3)"
+    assert said in window.routing_view.effect_label.text()
+    assert f"r = 1: {first[0]}, {first[1]}" in panel.verdict.text()
     window.routing_view.iterations.setValue(1)  # one iteration at inference: nothing to set beside it
     wait_for_pairs(qtbot, window)
     assert panel.verdict.text().endswith("(one routing iteration: raise R to compare)")
