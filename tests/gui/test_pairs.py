@@ -384,8 +384,13 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     panel = pairs.pair_panel
     a, b = panel.controls
     panel.set_pair(3, 40, (0, 0), (1, -2))
+    settle(qtbot, pairs)
+    heights = panel.height(), b.height()
     b.source.setCurrentIndex(1)  # "drawing"
+    settle(qtbot, pairs)
     assert b.canvas.isVisible() and not b.index.isVisible() and not b.random.isVisible()
+    assert (panel.height(), b.height()) == heights  # the views under the composer stay where they were
+    assert b.canvas.geometry().bottom() < b.clear.geometry().top()  # Clear under the canvas, in the box
     draw_stroke(qtbot, b.canvas, [(58, 14), (58, 40), (58, 68), (58, 100)])  # a vertical bar: a 1
     qtbot.waitUntil(lambda: not b.canvas.is_empty(), timeout=2000)
     wait_for_pairs(qtbot, pairs)

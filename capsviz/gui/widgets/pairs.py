@@ -79,19 +79,23 @@ class DigitControls(QGroupBox):
         self.index.valueChanged.connect(self.changed)
         self.changed.connect(self.show_shift)
         QGridLayout(self)
+        # as high for a test digit as for a drawing, so switching does not move the views under it
+        self._arrange(drawn=True)
+        self.setMinimumHeight(self.sizeHint().height())
         self._arrange()
         self.source.currentIndexChanged.connect(self._source_changed)
         self.canvas.inkChanged.connect(self.changed)
 
-    def _arrange(self) -> None:
-        """Lay the controls out for the source: a test digit's index and Random above the
-        two shift rows; or the drawing canvas at the left, each shift's name and value above
-        its slider beside it, and Clear under it. Either fits half the pair panel's least
-        width, so a drawn digit does not widen the window."""
+    def _arrange(self, drawn: bool | None = None) -> None:
+        """Lay the controls out for the source (``drawn``, default :attr:`drawn`): a test
+        digit's index and Random above the two shift rows; or the drawing canvas at the left,
+        each shift's name and value above its slider beside it, and Clear under it. Either
+        fits half the pair panel's least width, so a drawn digit does not widen the window;
+        room left over stays under the controls."""
         layout: QGridLayout = self.layout()
         (name_y, name_x), (value_y, value_x) = self.shift_names, self.shift_labels
         right = Qt.AlignmentFlag.AlignRight
-        if self.drawn:
+        if self.drawn if drawn is None else drawn:
             cells = [
                 (self.canvas, 0, 0, 4, 1, Qt.AlignmentFlag.AlignTop),
                 (name_y, 0, 1, 1, 1),
@@ -126,6 +130,9 @@ class DigitControls(QGroupBox):
             layout.removeWidget(widget)
         for widget, *cell in cells:
             layout.addWidget(widget, *cell)
+        below = 1 + max(cell[1] + cell[3] - 1 for cell in cells)
+        for r in range(6):
+            layout.setRowStretch(r, 1 if r == below else 0)  # the row under the last takes what is left
         for widget in shown:
             widget.setVisible(True)
 
