@@ -12,7 +12,9 @@ Prints, and as its last line a JSON object with:
 - ``draw_to_prediction_ms``: median time from a stroke (mouse move) event on the canvas
   until the capsule-length bars are painted with its result (the first paint of their
   viewport after the redraw scheduler drew them), the events 40 ms apart with the event
-  loop running between them, as in the app;
+  loop running between them, as in the app; and where that time goes (medians):
+  ``draw_to_pass_ms`` until the forward pass starts on the inference thread,
+  ``draw_pass_ms`` the pass, ``draw_pass_to_paint_ms`` from its end until the bars are painted;
 - ``votes_iteration_ms``: median time from a new routing iteration on the votes view's
   slider to its repainted scatter (recoloured dots, moved v_j marker), and
   ``votes_projection_ms``: median time to project a new input's votes for a digit
@@ -109,13 +111,31 @@ def pass_ms(model, image, repeats: int, gap_s: float = 0.0) -> float:
 class BarsOnScreen(QObject):
     """When a result's length bars reach the screen: the time the redraw scheduler draws the
     part ``lengths/bars`` (the bars' new heights), and the first paint of the bars' viewport
-    after it (the pixels; Qt paints the region that changed, in the event-loop pass it chooses)."""
+    after it (the pixels; Qt paints the region that changed, in the event-loop pass it chooses).
+
+    It also times the capsules' forward pass on the inference thread (``capsviz.explorer``'s
+    ``infer``), so each :meth:`wait` leaves in :attr:`parts` where its time went: until the
+    pass starts, the pass, and from its end until the bars are painted (ms)."""
 
     def __init__(self, window) -> None:
         super().__init__()
         self.window = window
         self.drawn_at = 0.0  # perf_counter() of the last drawing of the bars
         self.painted_at = 0.0  # of the last paint of their viewport
+        self.pass_span = (0.0, 0.0)  # perf_counter() at the start and end of the last pass
+        self.parts: list[tuple[float, float, float]] = []
+        import capsviz.explorer as explorer
+
+        infer = explorer.infer
+
+        def timed_infer(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return infer(*args, **kwargs)
+            finally:
+                self.pass_span = (start, time.perf_counter())
+
+        explorer.infer = timed_infer  # what an InferenceRequest runs, on the inference thread
         draw = window.scheduler.draw
 
         def timed_draw(name: str) -> None:
@@ -143,7 +163,15 @@ class BarsOnScreen(QObject):
             # wait as the app's event loop does: a busy loop here would hold the GIL the
             # inference thread needs between operations (the pass would take twice as long)
             app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        start, end = self.pass_span
+        self.parts.append((1000 * (start - t0), 1000 * (end - start), 1000 * (self.painted_at - end)))
         return 1000 * (self.painted_at - t0)
+
+    def split(self, since: int = 0) -> dict:
+        """Medians of :attr:`parts` from wait ``since`` on: ``to_pass_ms``, ``pass_ms``,
+        ``pass_to_paint_ms``."""
+        names = ("to_pass_ms", "pass_ms", "pass_to_paint_ms")
+        return {name: round(statistics.median(column), 2) for name, column in zip(names, zip(*self.parts[since:]))}
 
 
 class GapMeter:
@@ -345,7 +373,12 @@ def main() -> None:
     mouse(canvas, QEvent.Type.MouseButtonRelease, 140, 45 + 6 * args.repeats, Qt.MouseButton.NoButton)
     wake.stop()
     draw_ms = statistics.median(times)
-    print(f"stroke event to painted length bars: median {draw_ms:.2f} ms")
+    draw_split = bars.split()
+    print(
+        f"stroke event to painted length bars: median {draw_ms:.2f} ms (until the pass starts "
+        f"{draw_split['to_pass_ms']:.2f}, the pass {draw_split['pass_ms']:.2f}, "
+        f"from its end until the bars are painted {draw_split['pass_to_paint_ms']:.2f})"
+    )
 
     # 5. GUI event-loop stalls while training in the background
     stall_ms = None
@@ -393,6 +426,7 @@ def main() -> None:
                 "infer_trace_ms_b1_paced": round(paced_ms, 2),
                 "pose_frame_ms": round(pose_ms, 2),
                 "draw_to_prediction_ms": round(draw_ms, 2),
+                **{f"draw_{name}": value for name, value in draw_split.items()},
                 "votes_iteration_ms": round(votes_iteration_ms, 2),
                 "votes_projection_ms": round(votes_projection_ms, 2),
                 "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
