@@ -230,7 +230,9 @@ class RoutingView(QWidget, InferenceView):
             tr("mean entropy of c_i"), size="8pt", bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH
         )
         SeriesKey(self.entropy_plot)  # one series, no key: its title row as high as the title, not 30 px
-        self.entropy_curve = self.entropy_plot.plot(pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5)
+        self.entropy_curve = self.entropy_plot.plot(
+            pen=pg.mkPen("w", width=1.5), symbol="o", symbolSize=5, dynamicRangeLimit=None
+        )  # nats in [0, ln 10]: see digit_lines
         for small in (self.mass_plot, self.entropy_plot):
             small.getPlotItem().layout.setContentsMargins(2, 2, PANEL_MARGIN, 2)
             # wide enough for the title over the plot area, tall enough for three tick labels
