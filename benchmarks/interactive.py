@@ -167,11 +167,10 @@ class BarsOnScreen(QObject):
         self.parts.append((1000 * (start - t0), 1000 * (end - start), 1000 * (self.painted_at - end)))
         return 1000 * (self.painted_at - t0)
 
-    def split(self, since: int = 0) -> dict:
-        """Medians of :attr:`parts` from wait ``since`` on: ``to_pass_ms``, ``pass_ms``,
-        ``pass_to_paint_ms``."""
+    def split(self) -> dict:
+        """Medians of :attr:`parts`: ``to_pass_ms``, ``pass_ms``, ``pass_to_paint_ms``."""
         names = ("to_pass_ms", "pass_ms", "pass_to_paint_ms")
-        return {name: round(statistics.median(column), 2) for name, column in zip(names, zip(*self.parts[since:]))}
+        return {name: round(statistics.median(column), 2) for name, column in zip(names, zip(*self.parts))}
 
 
 class GapMeter:
@@ -227,8 +226,6 @@ def multimnist_figures(app, args, window, bars: BarsOnScreen) -> dict:
         infer_ms = pass_ms(core.model, panel.pair_image, args.repeats)
     print(f"MultiMNIST infer with trace, batch 1: median {infer_ms:.2f} ms")
 
-    timed_to_bars = lambda act: bars.wait(app, act)  # noqa: E731
-
     wake = QTimer(interval=5)  # the waits end on events; this one comes every 5 ms
     wake.start()
     slider = panel.controls[1].dx
@@ -236,7 +233,7 @@ def multimnist_figures(app, args, window, bars: BarsOnScreen) -> dict:
     times = []
     for k in range(args.repeats):
         key = Qt.Key.Key_Right if (k // 4) % 2 == 0 else Qt.Key.Key_Left  # sweep -4..4 and back
-        times.append(timed_to_bars(lambda key=key: QTest.keyClick(slider, key)))
+        times.append(bars.wait(app, lambda key=key: QTest.keyClick(slider, key)))
         settle(app, shown, 5)
     shift_ms = statistics.median(times)
     print(f"MultiMNIST shift key to repainted length bars: median {shift_ms:.2f} ms")
@@ -249,7 +246,7 @@ def multimnist_figures(app, args, window, bars: BarsOnScreen) -> dict:
     for k in range(args.repeats):
         between_strokes()
         move = lambda k=k: mouse(canvas, QEvent.Type.MouseMove, 84 + 2 * (k % 5), 22 + 4 * k, Qt.MouseButton.LeftButton)  # noqa: E731
-        times.append(timed_to_bars(move))
+        times.append(bars.wait(app, move))
     mouse(canvas, QEvent.Type.MouseButtonRelease, 84, 22 + 4 * args.repeats, Qt.MouseButton.NoButton)
     wake.stop()
     draw_ms = statistics.median(times)

@@ -229,13 +229,18 @@ def score(
     return Score(len(labels), int((hits == 2).sum()), at_least_one=int((hits >= 1).sum()), answers=answers)
 
 
+def check_answers(answers: int) -> None:
+    """Raise ``ValueError`` unless ``answers`` is 1 (one digit) or 2 (a pair's two digits)."""
+    if answers not in (1, 2):
+        raise ValueError(_("answers must be 1 or 2, not {answers}", answers=answers))
+
+
 def answers_of(lengths: np.ndarray, answers: int = 1) -> np.ndarray:
     """The model's answer for each row of ``lengths`` (..., C): the longest capsule (a CNN: the
     most probable class), (...) int64 (``answers`` 1), or the two longest as a sorted pair
     (..., 2) (``answers`` 2, MultiMNIST's top-2 rule, Sec. 6). Raises ``ValueError`` for another
     ``answers``."""
-    if answers not in (1, 2):
-        raise ValueError(_("answers must be 1 or 2, not {answers}", answers=answers))
+    check_answers(answers)
     lengths = np.asarray(lengths)
     if answers == 1:
         return lengths.argmax(axis=-1).astype(np.int64)

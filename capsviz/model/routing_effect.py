@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capsviz.evaluate import answers_differ, answers_of, score
+from capsviz.evaluate import answers_differ, check_answers, score
 from capsviz.model.analysis import MOSAIC_COLS, RF_SIZE, RF_STRIDE, grid_side, mean_entropy
 from capsviz.model.inference import longest
 
@@ -109,7 +109,7 @@ def routing_effect(
     decisive = decisive[np.argsort(-departure[decisive], kind="stable")]
     total = float(u_lengths.sum())
     share = float(u_lengths[decisive].sum()) / total if total > 0 else 0.0
-    answers_of(lengths[-1], answers)  # refuses another number of answers
+    check_answers(answers)
     first, last = (tuple(longest(lengths[r], answers)) for r in (0, -1))
     return RoutingEffect(len(u_lengths), decisive, share, mean_entropy(c), first, last, limit)
 

@@ -131,7 +131,7 @@ class DigitControls(QGroupBox):
         for widget, *cell in cells:
             layout.addWidget(widget, *cell)
         below = 1 + max(cell[1] + cell[3] - 1 for cell in cells)
-        for r in range(6):
+        for r in range(max(layout.rowCount(), below + 1)):
             layout.setRowStretch(r, 1 if r == below else 0)  # the row under the last takes what is left
         for widget in shown:
             widget.setVisible(True)

@@ -276,7 +276,7 @@ class RoutingView(QWidget, InferenceView):
         # a column at the right, beside the mosaic and the curves
         grid.addLayout(column((effect, 1), self.mark_button, self.check_button, spacing=SPACING), 0, 2, 2, 1)
         grid.setColumnStretch(2, 0)
-        self._analysed = None  # (inference, answers, figures) of _analysis
+        self._analysed = None  # (inference, answers, figures): what analysis last derived
         self.answers = 1  # the answers the model gives: 1 digit, or 2 overlapping digits
         self.check_text = ""  # the test-set sentence (show_check)
         column(controls, (grid, 1), spacing=SPACING, margins=(2, 2, 2, 2), parent=self)
