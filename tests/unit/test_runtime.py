@@ -10,7 +10,7 @@ import threading
 import pytest
 
 STEP_FAULTS = """
-import resource, sys, torch
+import resource, statistics, sys, torch
 from capsviz.model import CapsNet, total_loss
 from capsviz.runtime import retain_freed_memory
 if sys.argv[1] == "retain":
@@ -20,7 +20,7 @@ model = CapsNet()
 opt = torch.optim.Adam(model.parameters())
 x, y = torch.rand(64, 1, 28, 28), torch.randint(0, 10, (64,))
 faults = []
-for _ in range(5):
+for _ in range(8):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     out = model(x, target=y)
     loss = total_loss(out.lengths, out.reconstruction, x, y)[0]
@@ -28,7 +28,7 @@ for _ in range(5):
     loss.backward()
     opt.step()
     faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-print(sum(faults[-2:]))
+print(statistics.median(faults[2:]))
 """
 
 
@@ -39,17 +39,20 @@ def _run(script: str, *args: str, timeout: float = 300) -> str:
     return out.stdout
 
 
-def _faults(mode: str) -> int:
-    return int(_run(STEP_FAULTS, mode))
+def _faults(mode: str) -> float:
+    """The median number of page faults of training steps 3 to 8 (a step at batch 64)."""
+    return float(_run(STEP_FAULTS, mode))
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
 def test_retain_freed_memory_stops_page_faults_in_training_steps():
     """By default every training step maps (and the kernel zero-fills) its large tensors
-    afresh; with the settings, steps after the first reuse the memory of the last."""
+    afresh; with the settings, steps after the first reuse the memory of the last. The heap
+    settles over the first steps (one of steps 2 to 4 may still grow it by some 120 MB, as
+    the intra-op threads' blocks land), so the test takes the median step."""
     default, retained = _faults("default"), _faults("retain")
-    assert default > 10_000  # about 200 MB per step at batch 64
+    assert default > 10_000  # about 140,000 (550 MB) per step at batch 64
     assert retained * 10 < default
 
 
@@ -202,7 +205,7 @@ def test_collect_due_collects_the_generation_whose_threshold_passed():
 
 
 PASS_FAULTS = """
-import resource, sys, torch
+import resource, statistics, sys, torch
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.runtime import release_freed_memory
 assert release_freed_memory()
