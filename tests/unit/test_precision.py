@@ -131,11 +131,12 @@ def test_routing_in_bf16_keeps_c_and_v_float32_and_its_gradient_close_to_float64
     assert squash(s).dtype == torch.float32 and capsule_length(s).dtype == torch.float32
 
 
-def test_predictions_and_routing_in_bf16_match_autocast_through_autograd_and_stay_near_float64():
-    """Under bfloat16 autocast the training path of DigitCaps (predict_and_route) gives v and
-    the gradients of u and W that autocast's predictions, routed by dynamic_routing's own
-    hand-written backward, give, bit for bit, all float32 like their inputs, and within
-    bfloat16's rounding of float64."""
+def test_predictions_in_bf16_are_routed_in_float32_and_stay_near_float64():
+    """Under bfloat16 autocast the training path of DigitCaps (predict_and_route) makes the
+    predictions in bfloat16 and routes them in float32 on the CPU: v equals, bit for bit,
+    autocast's predictions routed by dynamic_routing in float32; the gradients of u and W,
+    whose products stay in bfloat16, are within bfloat16's rounding of that path's; all
+    are float32 like their inputs, and within bfloat16's rounding of float64."""
     from capsviz.model.routing import predict_and_route
 
     torch.manual_seed(3)
@@ -143,19 +144,21 @@ def test_predictions_and_routing_in_bf16_match_autocast_through_autograd_and_sta
     w64 = 0.3 * torch.randn(40, 10, 16, 8, dtype=torch.float64)
     g = torch.randn(4, 10, 16, dtype=torch.float64)
 
-    def plain(u, w, record):  # the predictions by (autocast's) bmm, then dynamic_routing
+    def plain(u, w, record, routed=None):  # the predictions by (autocast's) bmm, then dynamic_routing
         u_hat = torch.bmm(u.transpose(0, 1), w.reshape(40, 160, 8).transpose(1, 2)).view(40, 4, 10, 16)
-        return dynamic_routing(u_hat.transpose(0, 1), 3, record=record)[0]
+        return dynamic_routing(u_hat.transpose(0, 1).to(routed or u_hat.dtype), 3, record=record)[0]
 
     results = []
-    for f in (predict_and_route, lambda u, w, _: plain(u, w, False)):
+    for f in (predict_and_route, lambda u, w, _: plain(u, w, False, torch.float32)):
         u, w = u64.float().requires_grad_(), w64.float().requires_grad_()
         with torch.autocast("cpu", dtype=torch.bfloat16):
             v = f(u, w, 3)
         results.append((v, *torch.autograd.grad(v, (u, w), g.float())))
-    for ours, theirs in zip(*results):
+    (v, *grads), (v_routed, *grads_routed) = results
+    torch.testing.assert_close(v, v_routed, rtol=0, atol=0)
+    for ours, theirs in zip(grads, grads_routed):
         assert ours.dtype == torch.float32
-        torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+        assert 0 < relative_error(ours, theirs) < 1e-2
     exact = (u64.requires_grad_(), w64.requires_grad_())
     v_ref = plain(*exact, True)  # autograd through the plain loop
     refs = (v_ref, *torch.autograd.grad(v_ref, exact, g))
