@@ -149,6 +149,25 @@ class PrimaryCaps(nn.Module):
         return squash(out, dim=-1)
 
 
+def one_image_predictions(u: Tensor, w_e: Tensor) -> Tensor:
+    """u_hat_{j|i} = W_ij u_i (Sec. 2) for one image as 8 multiply-adds over all (i, j, d):
+    u (1, I, 8) and W laid out (8, I, J*D) contiguous -> u_hat (I, 1, J*D), float32.
+
+    Each multiply-add streams one contiguous eighth of W. The batched product's I
+    one-row products of 8 x 160 run well below the rate W can be read at: on a 2-core
+    AMD EPYC Zen 4 with the caches flushed first, on one thread (the inference thread's
+    count), 0.58 against 0.88 ms for a digit's 1,152 capsules and 1.14 against 2.40 ms
+    for a pair's 3,200 (0.51 against 0.66 and 0.83 against 1.30 ms on two); for 8 images
+    the product is the faster.
+    """
+    u_e = u.permute(2, 1, 0).unsqueeze(-1)  # (8, I, 1, 1) view
+    w_e = w_e.unsqueeze(2)  # (8, I, 1, J*D)
+    out = w_e[0] * u_e[0]
+    for e in range(1, w_e.shape[0]):
+        out.addcmul_(w_e[e], u_e[e])
+    return out
+
+
 class DigitCaps(nn.Module):
     """Predictions u_hat_{j|i} = W_ij u_i followed by dynamic routing (Procedure 1).
 
@@ -162,6 +181,8 @@ class DigitCaps(nn.Module):
         self.W = nn.Parameter(0.01 * torch.randn(cfg.num_primary, cfg.num_classes, cfg.digit_dim, cfg.primary_dim))
         # (I, 8, J*D) contiguous: a batch-1 bmm with it takes half the time of the transposed view
         self._w_t = _InferenceLayout(lambda w: w.reshape(w.shape[0], -1, w.shape[-1]).transpose(1, 2).contiguous())
+        # (8, I, J*D) contiguous: one image's predictions as 8 multiply-adds (one_image_predictions)
+        self._w_e = _InferenceLayout(lambda w: w.permute(3, 0, 1, 2).reshape(w.shape[-1], w.shape[0], -1).contiguous())
 
     def predictions(self, u: Tensor) -> Tensor:
         """u : (B, I, 8) -> u_hat : (B, I, J, 16), a view of (B, J, I, D) storage (the
@@ -172,11 +193,14 @@ class DigitCaps(nn.Module):
         n_in, n_out, d_out, d_in = self.W.shape
         batch = u.shape[0]
         fast = _fast_inference(u)
-        if fast:
-            w_t = self._w_t(self.W)  # (I, 8, J*D)
+        if fast and batch == 1:
+            u_hat = one_image_predictions(u, self._w_e(self.W)).reshape(n_in, batch, n_out, d_out)
         else:
-            w_t = self.W.reshape(n_in, n_out * d_out, d_in).transpose(1, 2)  # (I, 8, J*D) view
-        u_hat = torch.bmm(u.transpose(0, 1), w_t).reshape(n_in, batch, n_out, d_out)  # (I, B, J, D)
+            if fast:
+                w_t = self._w_t(self.W)  # (I, 8, J*D)
+            else:
+                w_t = self.W.reshape(n_in, n_out * d_out, d_in).transpose(1, 2)  # (I, 8, J*D) view
+            u_hat = torch.bmm(u.transpose(0, 1), w_t).reshape(n_in, batch, n_out, d_out)  # (I, B, J, D)
         if fast:
             return u_hat.transpose(0, 1)  # (B, I, J, D)
         return u_hat.permute(1, 2, 0, 3).contiguous().transpose(1, 2)  # (B, I, J, D) view of (B, J, I, D)
