@@ -142,14 +142,19 @@ def test_one_image_predictions_follow_W(model):
     """One image's predictions without gradients (8 multiply-adds over W laid out
     (8, I, J*D)) equal W_ij u_i computed in float64, also after W changes in place."""
     u = torch.randn(1, 1152, 8)
-    for _ in range(2):
-        exact = torch.einsum("ijde,bie->bijd", model.digit_caps.W.detach().double(), u.double())
+    saved = model.digit_caps.W.detach().clone()
+    try:
+        for _ in range(2):
+            exact = torch.einsum("ijde,bie->bijd", model.digit_caps.W.detach().double(), u.double())
+            with torch.no_grad():
+                one = model.digit_caps.predictions(u)
+            assert one.shape == (1, 1152, 10, 16) and one.dtype == torch.float32
+            torch.testing.assert_close(one.double(), exact, rtol=1e-5, atol=1e-7)
+            with torch.no_grad():
+                model.digit_caps.W.mul_(-2.0)  # an optimizer step's in-place update
+    finally:
         with torch.no_grad():
-            one = model.digit_caps.predictions(u)
-        assert one.shape == (1, 1152, 10, 16) and one.dtype == torch.float32
-        torch.testing.assert_close(one.double(), exact, rtol=1e-5, atol=1e-7)
-        with torch.no_grad():
-            model.digit_caps.W.mul_(-2.0)  # an optimizer step's in-place update
+            model.digit_caps.W.copy_(saved)  # the module's other tests share the model
 
 
 def test_margin_loss_hand_values():
