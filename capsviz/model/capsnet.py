@@ -151,7 +151,7 @@ class PrimaryCaps(nn.Module):
 
 def one_image_predictions(u: Tensor, w_e: Tensor) -> Tensor:
     """u_hat_{j|i} = W_ij u_i (Sec. 2) for one image as 8 multiply-adds over all (i, j, d):
-    u (1, I, 8) and W laid out (8, I, J*D) contiguous -> u_hat (I, 1, J*D), float32.
+    u (1, I, 8) and W laid out (8, I, J*D) contiguous -> u_hat (I, 1, J*D), in u's type.
 
     Each multiply-add streams one contiguous eighth of W. The batched product's I
     one-row products of 8 x 160 run well below the rate W can be read at: on a 2-core
@@ -179,7 +179,7 @@ class DigitCaps(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.W = nn.Parameter(0.01 * torch.randn(cfg.num_primary, cfg.num_classes, cfg.digit_dim, cfg.primary_dim))
-        # (I, 8, J*D) contiguous: a batch-1 bmm with it takes half the time of the transposed view
+        # (I, 8, J*D) contiguous: the few images' bmm (2 to 8) reads it faster than the transposed view
         self._w_t = _InferenceLayout(lambda w: w.reshape(w.shape[0], -1, w.shape[-1]).transpose(1, 2).contiguous())
         # (8, I, J*D) contiguous: one image's predictions as 8 multiply-adds (one_image_predictions)
         self._w_e = _InferenceLayout(lambda w: w.permute(3, 0, 1, 2).reshape(w.shape[-1], w.shape[0], -1).contiguous())

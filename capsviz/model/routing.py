@@ -144,7 +144,8 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
     never shared across the batch. Differentiable by autograd.
 
     Under mixed precision (u_hat in bfloat16 or float16) b, c and v stay float32: the
-    softmax and the squash in full precision, the two products in autocast's type.
+    softmax and the squash in full precision, the two products in u_hat's type, or in
+    autocast's where it is on.
     """
     n, n_in, dim = u_hat_j.shape
     n_out = n // batch
@@ -179,23 +180,26 @@ def _spans(count: int, item_bytes: int, limit: int, device: torch.device) -> lis
 
 def _own_type(u_hat_j: Tensor):
     """A context in which routing's products run in u_hat's own type: CPU autocast off
-    while it is on (it would round a float32 u_hat to bfloat16 for every product)."""
+    while it is on (it would round a float32 u_hat to bfloat16 for every product); used by
+    :class:`_PredictRouteFunction`, whose u_hat is float32 under autocast on the CPU."""
     if u_hat_j.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
         return torch.autocast("cpu", enabled=False)
     return contextlib.nullcontext()
 
 
-def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Tensor, Tensor, Tensor]:
+def _route(
+    u_hat_j: Tensor, batch: int, iterations: int, fill=None, own_type: bool = False
+) -> tuple[Tensor, Tensor, Tensor]:
     """Procedure 1's forward pass for a hand-written backward: u_hat_j (B*J, I, D)
-    contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration. The products
-    run in u_hat's type, under autocast too (:func:`_own_type`), as the backward's do.
+    contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
 
     Each example is routed on its own, so on the CPU the examples go in groups whose
     u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``): a group's first product reads
     its u_hat from memory and the other 2R - 2 find it in the cache. For 128 digits on a
     2-core AMD EPYC (Zen 2, L3 16 MiB) 25.7 ms in groups of 17 against 36.5 ms at once
     (medians of 7, taking turns). ``fill(start, stop)``, where given, writes the u_hat of
-    examples [start, stop) into ``u_hat_j`` just before they are routed.
+    examples [start, stop) into ``u_hat_j`` just before they are routed (under autocast,
+    where it is on); with ``own_type`` the products run in u_hat's type (:func:`_own_type`).
     """
     n, n_in, dim = u_hat_j.shape
     n_out = n // batch
@@ -204,7 +208,7 @@ def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Ten
     for start, stop in _spans(batch, per_example, ROUTING_GROUP_BYTES, u_hat_j.device):
         if fill is not None:
             fill(start, stop)
-        with _own_type(u_hat_j):
+        with _own_type(u_hat_j) if own_type else contextlib.nullcontext():
             run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
         for key in ("c", "s", "v"):
             first = run[key][0]
@@ -243,8 +247,9 @@ def _route_backward(
         else:
             ga = grad_b_next  # b_{r+1} = b_r + a_r
             ga_low = ga.reshape(n, 1, n_in).to(low)
+            ga_routed = ga_low if low == u_hat_j.dtype else ga.reshape(n, 1, n_in).to(u_hat_j.dtype)
             # (1, I) @ (I, D) per n, as Eq. 2's sum: 2.0 ms against 4.0 ms for (D, I) @ (I, 1) (float32, 128 digits)
-            gv = full_precision(torch.bmm(ga.reshape(n, 1, n_in).to(u_hat_j.dtype), u_hat_j).reshape(batch, n_out, dim))
+            gv = full_precision(torch.bmm(ga_routed, u_hat_j).reshape(batch, n_out, dim))
             left.append(ga_low)
             right.append(vs[r].reshape(n, 1, dim).to(low))
         with torch.enable_grad():
@@ -328,7 +333,8 @@ class _PredictRouteFunction(torch.autograd.Function):
         batch = u.shape[0]
         w_t = weight.reshape(n_in, n_out * dim, d_in).transpose(1, 2)  # (I, E, J*D) view
         u_t = u.transpose(0, 1)  # (I, B, E) view
-        low = torch.bmm(u_t[:, :0], w_t).dtype  # the products' type: u's, or autocast's where it is on
+        # the type of the predictions' product and of dL/du_hat's factors: u's, or autocast's where it is on
+        low = torch.bmm(u_t[:, :0], w_t).dtype
         routed = full_dtype(low) if u.device.type == "cpu" else low  # u_hat's type for routing
         u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
 
@@ -342,7 +348,7 @@ class _PredictRouteFunction(torch.autograd.Function):
             part = made[2][:, start - made[0] : stop - made[0]]  # (I, b, J, D)
             u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim).copy_(part.permute(1, 2, 0, 3))
 
-        cs, ss, vs = _route(u_hat_j, batch, iterations, fill)
+        cs, ss, vs = _route(u_hat_j, batch, iterations, fill, own_type=True)
         ctx.save_for_backward(u, weight, u_hat_j, cs, ss, vs)
         ctx.low = low
         return vs[-1].clone()
@@ -351,7 +357,8 @@ class _PredictRouteFunction(torch.autograd.Function):
     def backward(ctx, grad_v: Tensor):
         u, weight, u_hat_j, cs, ss, vs = ctx.saved_tensors
         low = ctx.low
-        left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v, low)  # (N, K, I), (N, K, D)
+        with _own_type(u_hat_j):
+            left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v, low)  # (N, K, I), (N, K, D)
         n_in, n_out, dim, d_in = weight.shape
         batch, n = u.shape[0], u_hat_j.shape[0]
         w_low = weight.to(low).reshape(n_in, n_out * dim, d_in)  # (I, J*D, E)
@@ -393,9 +400,13 @@ def predict_and_route(u: Tensor, weight: Tensor, iterations: int) -> Tensor:
 
     Returns
     -------
-    v : Tensor, (B, J, D), lengths in [0, 1); float32 (the products in autocast's type
-    where autocast is on). Equal to ``dynamic_routing`` of the predictions, values and
-    gradients (a unit test checks both).
+    v : Tensor, (B, J, D), lengths in [0, 1); float32. Where autocast is on, the
+    predictions' product and those of dL/du_hat run in autocast's type, and routing's
+    products in float32 on the CPU (in autocast's type elsewhere). Equal to
+    ``dynamic_routing`` of the predictions, values and gradients, in float32 and float64;
+    under bfloat16 autocast on the CPU, v equals autocast's predictions routed in float32
+    and the gradients are within bfloat16's rounding of that path's (unit tests check
+    both).
 
     Raises
     ------

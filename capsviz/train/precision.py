@@ -4,6 +4,9 @@ Under ``bf16`` and ``fp16`` the network runs inside :func:`torch.autocast`: matr
 products and convolutions compute in the reduced type, while the numerically sensitive
 parts stay float32 (squash and the capsule lengths, the softmax of routing, the losses:
 :mod:`capsviz.model.routing` and :mod:`capsviz.model.losses` leave autocast for them).
+On the CPU routing's products run in float32 too, on u_hat kept in float32: the
+libraries' one-row reduced-type products run slower than float32's
+(``_PredictRouteFunction`` in :mod:`capsviz.model.routing`).
 The weights and Adam's state stay float32. ``fp16`` adds a gradient scaler, since float16
 gradients underflow; bfloat16 has float32's exponent range and needs none.
 

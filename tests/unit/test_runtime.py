@@ -48,9 +48,9 @@ def _faults(mode: str) -> float:
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
 def test_retain_freed_memory_stops_page_faults_in_training_steps():
     """By default every training step maps (and the kernel zero-fills) its large tensors
-    afresh; with the settings, steps after the first reuse the memory of the last. The heap
-    settles over the first steps (one of steps 2 to 4 may still grow it by some 120 MB, as
-    the intra-op threads' blocks land), so the test takes the median step."""
+    afresh; with the settings, steps after the first few reuse the memory of the last (one
+    of steps 2 to 4 may still grow the heap by some 120 MB, as the intra-op threads' blocks
+    land), so the test takes the median step."""
     default, retained = _faults("default"), _faults("retain")
     assert default > 10_000  # about 140,000 (550 MB) per step at batch 64
     assert retained * 10 < default
@@ -205,7 +205,7 @@ def test_collect_due_collects_the_generation_whose_threshold_passed():
 
 
 PASS_FAULTS = """
-import resource, statistics, sys, torch
+import resource, sys, torch
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.runtime import release_freed_memory
 assert release_freed_memory()
