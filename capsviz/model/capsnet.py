@@ -195,11 +195,8 @@ class DigitCaps(nn.Module):
         fast = _fast_inference(u)
         if fast and batch == 1:
             u_hat = one_image_predictions(u, self._w_e(self.W)).reshape(n_in, batch, n_out, d_out)
-        else:
-            if fast:
-                w_t = self._w_t(self.W)  # (I, 8, J*D)
-            else:
-                w_t = self.W.reshape(n_in, n_out * d_out, d_in).transpose(1, 2)  # (I, 8, J*D) view
+        else:  # W as (I, 8, J*D): laid out once for a few images, else a view
+            w_t = self._w_t(self.W) if fast else self.W.reshape(n_in, n_out * d_out, d_in).transpose(1, 2)
             u_hat = torch.bmm(u.transpose(0, 1), w_t).reshape(n_in, batch, n_out, d_out)  # (I, B, J, D)
         if fast:
             return u_hat.transpose(0, 1)  # (B, I, J, D)

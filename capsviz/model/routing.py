@@ -187,9 +187,7 @@ def _own_type(u_hat_j: Tensor):
     return contextlib.nullcontext()
 
 
-def _route(
-    u_hat_j: Tensor, batch: int, iterations: int, fill=None, own_type: bool = False
-) -> tuple[Tensor, Tensor, Tensor]:
+def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Tensor, Tensor, Tensor]:
     """Procedure 1's forward pass for a hand-written backward: u_hat_j (B*J, I, D)
     contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
 
@@ -198,8 +196,7 @@ def _route(
     its u_hat from memory and the other 2R - 2 find it in the cache. For 128 digits on a
     2-core AMD EPYC (Zen 2, L3 16 MiB) 25.7 ms in groups of 17 against 36.5 ms at once
     (medians of 7, taking turns). ``fill(start, stop)``, where given, writes the u_hat of
-    examples [start, stop) into ``u_hat_j`` just before they are routed (under autocast,
-    where it is on); with ``own_type`` the products run in u_hat's type (:func:`_own_type`).
+    examples [start, stop) into ``u_hat_j`` just before they are routed.
     """
     n, n_in, dim = u_hat_j.shape
     n_out = n // batch
@@ -208,8 +205,7 @@ def _route(
     for start, stop in _spans(batch, per_example, ROUTING_GROUP_BYTES, u_hat_j.device):
         if fill is not None:
             fill(start, stop)
-        with _own_type(u_hat_j) if own_type else contextlib.nullcontext():
-            run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
+        run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
         for key in ("c", "s", "v"):
             first = run[key][0]
             if key not in kept:
@@ -335,6 +331,7 @@ class _PredictRouteFunction(torch.autograd.Function):
         u_t = u.transpose(0, 1)  # (I, B, E) view
         # the type of the predictions' product and of dL/du_hat's factors: u's, or autocast's where it is on
         low = torch.bmm(u_t[:, :0], w_t).dtype
+        u_t, w_t = u_t.to(low), w_t.to(low)  # the predictions' product in that type, autocast on or off
         routed = full_dtype(low) if u.device.type == "cpu" else low  # u_hat's type for routing
         u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
 
@@ -348,7 +345,8 @@ class _PredictRouteFunction(torch.autograd.Function):
             part = made[2][:, start - made[0] : stop - made[0]]  # (I, b, J, D)
             u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim).copy_(part.permute(1, 2, 0, 3))
 
-        cs, ss, vs = _route(u_hat_j, batch, iterations, fill, own_type=True)
+        with _own_type(u_hat_j):
+            cs, ss, vs = _route(u_hat_j, batch, iterations, fill)
         ctx.save_for_backward(u, weight, u_hat_j, cs, ss, vs)
         ctx.low = low
         return vs[-1].clone()
