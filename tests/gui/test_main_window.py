@@ -124,8 +124,14 @@ def test_training_updates_curves_and_stop_ends_it(window, qtbot):
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     assert window.core.is_training and not panel.start_button.isEnabled()
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 3, timeout=60000)
+
+    def drawn_steps() -> int:  # the curves are redrawn in a later event-loop turn than the batch came in
+        x, _ = panel.loss_curve.getData()
+        return 0 if x is None else len(x)
+
+    qtbot.waitUntil(lambda: drawn_steps() >= 3, timeout=10000)
     x, y = panel.loss_curve.getData()
-    assert len(x) >= 3 and np.isfinite(y).all()
+    assert np.isfinite(y).all() and np.array_equal(x, np.asarray(panel.history["step"][: len(x)], dtype=float))
     if sys.platform.startswith("linux"):
         # training and its compute threads yield the CPU to the GUI thread
         nice = {
