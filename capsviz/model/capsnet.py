@@ -37,7 +37,7 @@ from capsviz.model.routing import (
     squash,
     stack_transposed,
 )
-from capsviz.runtime import bf16_inference
+from capsviz.runtime import bf16_inference, intel_cpu
 
 
 class _InferenceLayout:
@@ -153,12 +153,14 @@ def one_image_predictions(u: Tensor, w_e: Tensor) -> Tensor:
     """u_hat_{j|i} = W_ij u_i (Sec. 2) for one image as 8 multiply-adds over all (i, j, d):
     u (1, I, 8) and W laid out (8, I, J*D) contiguous -> u_hat (I, 1, J*D), in u's type.
 
-    Each multiply-add streams one contiguous eighth of W. The batched product's I
-    one-row products of 8 x 160 run well below the rate W can be read at: on a 2-core
-    AMD EPYC Zen 4 with the caches flushed first, on one thread (the inference thread's
-    count), 0.58 against 0.88 ms for a digit's 1,152 capsules and 1.14 against 2.40 ms
-    for a pair's 3,200 (0.51 against 0.66 and 0.83 against 1.30 ms on two); for 8 images
-    the product is the faster.
+    Each multiply-add streams one contiguous eighth of W. Off Intel CPUs, MKL's batched
+    product runs the I one-row products of 8 x 160 well below the rate W can be read at:
+    on a 2-core AMD EPYC Zen 4 with the caches flushed first, on one thread (the
+    inference thread's count), 0.58 against 0.88 ms for a digit's 1,152 capsules and
+    1.14 against 2.40 ms for a pair's 3,200 (0.51 against 0.66 and 0.83 against 1.30 ms
+    on two); for 8 images the product is the faster. On Intel CPUs the product is the
+    faster for one image too (:func:`capsviz.runtime.intel_cpu`), and
+    :meth:`DigitCaps.predictions` takes it there.
     """
     u_e = u.permute(2, 1, 0).unsqueeze(-1)  # (8, I, 1, 1) view
     w_e = w_e.unsqueeze(2)  # (8, I, 1, J*D)
@@ -179,9 +181,9 @@ class DigitCaps(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.W = nn.Parameter(0.01 * torch.randn(cfg.num_primary, cfg.num_classes, cfg.digit_dim, cfg.primary_dim))
-        # (I, 8, J*D) contiguous: the few images' bmm (2 to 8) reads it faster than the transposed view
+        # (I, 8, J*D) contiguous: the few images' bmm (2 to 8; 1 on Intel CPUs) reads it faster than the transposed view
         self._w_t = _InferenceLayout(lambda w: w.reshape(w.shape[0], -1, w.shape[-1]).transpose(1, 2).contiguous())
-        # (8, I, J*D) contiguous: one image's predictions as 8 multiply-adds (one_image_predictions)
+        # (8, I, J*D) contiguous: one image's predictions as 8 multiply-adds off Intel CPUs (one_image_predictions)
         self._w_e = _InferenceLayout(lambda w: w.permute(3, 0, 1, 2).reshape(w.shape[-1], w.shape[0], -1).contiguous())
 
     def predictions(self, u: Tensor) -> Tensor:
@@ -193,7 +195,7 @@ class DigitCaps(nn.Module):
         n_in, n_out, d_out, d_in = self.W.shape
         batch = u.shape[0]
         fast = _fast_inference(u)
-        if fast and batch == 1:
+        if fast and batch == 1 and not intel_cpu():
             u_hat = one_image_predictions(u, self._w_e(self.W)).reshape(n_in, batch, n_out, d_out)
         else:  # W as (I, 8, J*D): laid out once for a few images, else a view
             w_t = self._w_t(self.W) if fast else self.W.reshape(n_in, n_out * d_out, d_in).transpose(1, 2)

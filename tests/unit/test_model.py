@@ -138,9 +138,14 @@ def test_predictions_broadcast_W(model):
     torch.testing.assert_close(v_few, v_many, rtol=1e-5, atol=1e-6)
 
 
-def test_one_image_predictions_follow_W(model):
+@pytest.mark.parametrize("intel", [False, True], ids=["multiply-adds", "bmm"])
+def test_one_image_predictions_follow_W(model, monkeypatch, intel):
     """One image's predictions without gradients (8 multiply-adds over W laid out
-    (8, I, J*D)) equal W_ij u_i computed in float64, also after W changes in place."""
+    (8, I, J*D) off Intel CPUs, a bmm over W laid out (I, 8, J*D) on them) equal W_ij u_i
+    computed in float64, also after W changes in place."""
+    from capsviz.model import capsnet
+
+    monkeypatch.setattr(capsnet, "intel_cpu", lambda: intel)
     u = torch.randn(1, 1152, 8)
     saved = model.digit_caps.W.detach().clone()
     try:

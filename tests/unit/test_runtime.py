@@ -262,6 +262,21 @@ def test_avx512_products_on_intel_cpus_with_avx512_whose_mkl_is_not_capped(monke
     assert not runtime.avx512_products()
 
 
+def test_intel_cpu_reads_the_vendor(monkeypatch):
+    """Intel's CPUs are told by /proc/cpuinfo's vendor_id, whatever their flags; none without it."""
+    import capsviz.runtime as runtime
+
+    for vendor, flags, expected in (
+        ("GenuineIntel", "fma avx2", True),
+        ("GenuineIntel", "fma avx2 avx512f avx512_bf16", True),
+        ("AuthenticAMD", "fma avx2 avx512f avx512_bf16", False),
+        ("", "", False),
+    ):
+        fields = {"vendor_id": vendor, "flags": flags}
+        monkeypatch.setattr(runtime, "_cpuinfo", lambda fields=fields: fields)
+        assert runtime.intel_cpu() is expected
+
+
 @pytest.mark.skipif(not mkl_available(), reason="needs torch with MKL")
 def test_mkl_names_the_code_it_runs(monkeypatch):
     """MKL's own account of its code path: on an Intel CPU with AVX2, AVX2 where it is told
