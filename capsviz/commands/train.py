@@ -293,13 +293,23 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     total = trainer.step + (cfg.epochs - trainer.epoch) * trainer.batches_per_epoch - trainer.batch_in_epoch
     bar = tqdm(total=total, initial=trainer.step, unit=_("batch"), dynamic_ncols=True, disable=not lead)
 
-    def on_sigint(signum, frame):
-        # First Ctrl+C: stop cleanly within a second and autosave; a second one aborts.
-        bar.write(_("stopping after the current step and saving (Ctrl+C again to abort)"))
-        trainer.request_stop()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The first Ctrl+C (or, alone, SIGTERM: `kill`, `timeout`, a service manager) stops cleanly
+    # after the current step and autosaves; a second one aborts. Under torchrun SIGTERM stays
+    # its agent's way to end the workers at once.
+    stop_signals = [signal.SIGINT] + ([signal.SIGTERM] if trainer.world == 1 else [])
+    received: list[int] = []
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    def on_stop_signal(signum, frame):
+        if signum == signal.SIGINT:
+            bar.write(_("stopping after the current step and saving (Ctrl+C again to abort)"))
+        else:
+            name = signal.Signals(signum).name
+            bar.write(_("{signal}: stopping after the current step and saving ({signal} again to abort)", signal=name))
+        received.append(signum)
+        trainer.request_stop()
+        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+
+    previous = {signum: signal.signal(signum, on_stop_signal) for signum in stop_signals}
     stopped_early = False
     task = trainer.task
     try:
@@ -339,8 +349,12 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                         text += "\n" + _("continue with: capsviz train --resume {path}", path=ev.checkpoint)
                     bar.write(text)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         bar.close()
     # a stop asked for and saved is a clean end: under torchrun an exit code of 0, so that its
-    # agent reports no failed worker; alone, 130 like any interrupted command
-    return 130 if stopped_early and trainer.world == 1 else 0
+    # agent reports no failed worker; alone, 128 + the signal's number like any interrupted
+    # command (130 for Ctrl+C, 143 for SIGTERM)
+    if stopped_early and trainer.world == 1:
+        return 128 + int(received[0] if received else signal.SIGINT)
+    return 0

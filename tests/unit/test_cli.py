@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,12 +73,11 @@ def test_eval_refuses_a_corrupt_checkpoint(tmp_path):
     assert str(bad) in r.stderr
 
 
-@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
-def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
-    import signal
+def start_training_run(out: Path) -> tuple[subprocess.Popen, list[str]]:
+    """A `capsviz train` process of 40 steps writing ``out``, once its progress bar shows
+    step 3 (its stderr read so far, a character a list entry, comes with it)."""
     import threading
 
-    out = tmp_path / "run.safetensors"
     args = [
         sys.executable,
         "-m",
@@ -105,13 +105,20 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
                 third_step.set()
         third_step.set()  # the process ended: no step will come
 
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
+    threading.Thread(target=read_stderr, daemon=True).start()
     assert third_step.wait(600), "".join(err)[-2000:]  # the progress bar shows step 3 (the timeout bounds a hang)
+    return p, err
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
+    import signal
+
+    out = tmp_path / "run.safetensors"
+    p, err = start_training_run(out)
     p.send_signal(signal.SIGINT)  # one Ctrl+C
     stdout = p.stdout.read()
     p.wait(timeout=30)
-    reader.join(timeout=5)
     assert p.returncode == 130, "".join(err)[-2000:]
     assert "stopped at step" in stdout and "Traceback" not in "".join(err)
     from capsviz.runtime import cpu_bf16_units
@@ -134,6 +141,26 @@ def test_train_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "finished at step 40" in r.stdout
     assert load_checkpoint(out)[1].step == 40
+
+
+@pytest.mark.skipif(
+    mnist_root() is None or sys.platform == "win32", reason="needs CAPSVIZ_DATA with MNIST; POSIX signals"
+)
+def test_train_sigterm_saves_the_run_like_ctrl_c(tmp_path):
+    """`kill`, `timeout` or a service manager stop a run with SIGTERM: it stops after its
+    step, saves, says how to go on and exits with 143 (128 + 15), losing no step."""
+    import signal
+
+    out = tmp_path / "run.safetensors"
+    p, err = start_training_run(out)
+    p.send_signal(signal.SIGTERM)
+    stdout = p.stdout.read()
+    p.wait(timeout=30)
+    assert p.returncode == 143, "".join(err)[-2000:]
+    assert "SIGTERM: stopping after the current step and saving (SIGTERM again to abort)" in stdout
+    assert "stopped at step" in stdout and "Traceback" not in "".join(err)
+    assert f"\ncontinue with: capsviz train --resume {out}\n" in stdout
+    assert 3 <= load_checkpoint(out)[1].step < 40
 
 
 @pytest.mark.slow
