@@ -75,6 +75,25 @@ def install_steps(python: Path, extras: tuple[str, ...], variant: str) -> list[t
     return steps
 
 
+def install(steps: list[tuple[str, list[str]]]) -> None:
+    """Run the pip commands of :func:`install_steps` in order; on the first that fails, exit
+    with one line that names it and what to do (pip has printed why above it)."""
+    for k, (what, cmd) in enumerate(steps, start=1):
+        print(f"[{k}/{len(steps)}] installing {what} into {VENV}", flush=True)
+        code = subprocess.call(cmd)
+        if code != 0:
+            index = next((cmd[i + 1] for i, arg in enumerate(cmd[:-1]) if arg == "--index-url"), None)
+            hint = (
+                f"; if {index} is out of reach, leave CAPSVIZ_TORCH unset to take PyPI's build"
+                if index == CPU_INDEX
+                else ""
+            )
+            sys.exit(
+                f"installing {what} failed (pip exit code {code}; its messages above say why). Check the "
+                f"network or the disk space, then run again (what pip installed stays){hint}."
+            )
+
+
 def stamp_for(extras: tuple[str, ...], variant: str) -> str:
     """What the stamp file holds once this set-up is installed: the hash of what the install
     builds from (pyproject.toml, setup.py and the message catalogues it compiles), the extras
@@ -109,10 +128,7 @@ def ensure_env(extras: tuple[str, ...] = ()) -> None:
             "(and delete .venv) for the much smaller CPU-only build",
             flush=True,
         )
-    steps = install_steps(PYTHON, extras, variant)
-    for k, (what, cmd) in enumerate(steps, start=1):
-        print(f"[{k}/{len(steps)}] installing {what} into {VENV}", flush=True)
-        subprocess.check_call(cmd)
+    install(install_steps(PYTHON, extras, variant))
     problem = torch_problem(PYTHON)
     if problem:  # no stamp: the next run installs again
         sys.exit(

@@ -230,6 +230,26 @@ def test_run_py_installs_cpu_only_torch_when_asked(monkeypatch):
         run_py.torch_variant(set())
 
 
+def test_run_py_says_which_install_step_failed_and_what_to_do(capsys):
+    """A failing pip command ends run.py with one line naming the step, not a traceback;
+    for PyTorch's CPU index, how to do without it."""
+    run_py = _run_py()
+    failing = [sys.executable, "-c", "raise SystemExit(3)"]
+    ok = [sys.executable, "-c", "pass"]
+    cpu_step = ("PyTorch, CPU-only build", [*failing, "--index-url", run_py.CPU_INDEX, "torch"])
+    with pytest.raises(SystemExit) as exc:
+        run_py.install([("nothing", ok), cpu_step, ("capsviz", ok)])
+    message = str(exc.value.code)
+    assert message.startswith("installing PyTorch, CPU-only build failed (pip exit code 3;")
+    assert f"if {run_py.CPU_INDEX} is out of reach, leave CAPSVIZ_TORCH unset" in message
+    out = capsys.readouterr().out
+    assert "[1/3] installing nothing" in out and "[2/3]" in out and "[3/3]" not in out  # no step after the failure
+    with pytest.raises(SystemExit) as exc:
+        run_py.install([("capsviz and its dependencies", failing)])
+    assert "installing capsviz and its dependencies failed" in str(exc.value.code)
+    assert "CAPSVIZ_TORCH" not in str(exc.value.code)
+
+
 @pytest.mark.slow
 def test_run_py_stamps_an_environment_only_when_torch_and_torchvision_work(tmp_path):
     run_py = _run_py()
