@@ -107,6 +107,20 @@ def install(name: str) -> None:
     _language = name
 
 
+def missing_font(name: str) -> str:
+    """A line saying that no installed font has language ``name``'s characters (Qt would draw
+    each as an empty box), with what to install; "" where one has, or for English. The line
+    is English, which every font draws. Needs a QGuiApplication."""
+    from PySide6.QtGui import QFontDatabase
+
+    if name != "zh_CN" or QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+        return ""
+    return (
+        "No installed font has Chinese characters, so the Chinese texts show as empty boxes: "
+        "install one (Debian, Ubuntu: sudo apt install fonts-noto-cjk) and start capsviz again."
+    )
+
+
 Origin = tuple  # (English source, {field: value, or the Origin of a field that is a text})
 
 

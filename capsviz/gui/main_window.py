@@ -585,6 +585,9 @@ class MainWindow(QMainWindow):
 
     def _apply_language(self, name: str) -> None:
         self._install_language(name)
+        if notice := i18n.missing_font(i18n.language()):
+            logging.getLogger("capsviz").warning("%s", notice)
+            self.statusBar().showMessage(notice, 30000)
         self.actions[f"language:{i18n.language()}"].setChecked(True)
         i18n.retranslate(self)  # its children too: the dialogs open beside it (About, Fig. 4) are the window's
         self._show_model()

@@ -109,3 +109,23 @@ def test_the_cores_errors_follow_the_language_of_the_app(chinese, qtbot, tmp_pat
         f"{empty}: file is empty or too short to be a safetensors checkpoint"
     )
     chinese.errors.error_box.close()
+
+
+def test_chinese_without_a_chinese_font_says_in_english_what_to_install(window, monkeypatch):
+    """Where no installed font has Chinese characters (Qt would draw every text as boxes),
+    switching to Chinese says so in English, with the package to install; with one, nothing."""
+    from PySide6.QtGui import QFontDatabase
+
+    bar = window.statusBar()
+    for fonts, expected in (([], True), (["Noto Sans CJK SC"], False)):
+        monkeypatch.setattr(QFontDatabase, "families", staticmethod(lambda *_, fonts=fonts: fonts))
+        bar.clearMessage()
+        window.set_language("zh_CN")
+        try:
+            shown = bar.currentMessage()
+            if expected:
+                assert shown.startswith("No installed font has Chinese characters") and "fonts-noto-cjk" in shown
+            else:
+                assert shown == ""
+        finally:
+            window.set_language("en")
