@@ -310,10 +310,11 @@ def _parse_header(path: Path) -> dict[str, Any]:
                 )
             raise CheckpointError(
                 _(
-                    "{path}: not a safetensors file (header claims {n:,} bytes, file has {size:,})",
+                    "{path}: not a safetensors file, or one cut short (its first 8 bytes announce a header "
+                    "of {n:,} bytes; {left:,} bytes follow them)",
                     path=path,
                     n=n,
-                    size=size,
+                    left=size - 8,
                 )
             )
         raw = fh.read(n)

@@ -126,6 +126,11 @@ def test_corrupt_files_refused(saved, tmp_path):
         with pytest.raises(CheckpointError) as err:
             load_checkpoint(p)
         assert str(p) in str(err.value) and "\n" not in str(err.value)
+    header_cut = struct.pack("<Q", 16) + b'{"a": 1}' + b" " * 7  # a header of 16 bytes, 15 there
+    p = tmp_path / "header_cut.safetensors"
+    p.write_bytes(header_cut)
+    with pytest.raises(CheckpointError, match="announce a header of 16 bytes; 15 bytes follow them"):
+        load_checkpoint(p)
 
 
 def test_foreign_safetensors_refused(tmp_path):
