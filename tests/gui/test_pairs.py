@@ -304,7 +304,7 @@ def test_one_routing_iteration_beside_three_and_the_test_pairs_where_routing_cha
     first, last = window.core.inference.reading.first, window.core.inference.reading.top2
     assert first[0] > first[1] and last[0] > last[1]
     said = f"answer {first[0]}, {first[1]} (r = 1), {last[0]}, {last[1]} (r = 3)"
-    assert said in window.routing_view.effect_label.text()
+    assert said in window.routing_view.effect_label.text().replace("\u00a0", " ")
     assert f"r = 1: {first[0]}, {first[1]}" in panel.verdict.text()
     window.routing_view.iterations.setValue(1)  # one iteration at inference: nothing to set beside it
     wait_for_pairs(qtbot, window)

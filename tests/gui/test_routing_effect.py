@@ -43,11 +43,12 @@ def test_the_routing_figures_of_test_image_0_are_those_of_its_trace(window, qtbo
     assert effect.mass_share == pytest.approx(share, abs=1e-6)
     np.testing.assert_allclose(effect.entropy, entropy, atol=1e-5)
     assert effect.first == (first,) and effect.last == (last,) and not effect.changed
-    text = view.effect_label.text()
+    text = view.effect_label.text().replace("\u00a0", " ")
     assert f"decisive: {len(decisive):,} of 1,152<br>(|c_ij − 0.1| > 0.05 at r = 3)" in text
     assert f"share of Σ‖u_i‖: {100 * share:.1f} %" in text
     assert f"entropy {entropy[0]:.4f} → {entropy[-1]:.4f}" in text
     assert "answer 7 (r = 1), 7 (r = 3)<br>routing keeps the answer" in text
+    assert "r = " not in view.effect_label.text()  # the narrow column never wraps inside "r = 3"
 
     # mark decisive: rings on the mosaic tiles and the receptive fields of the most decisive
     assert len(view.mosaic_marks.data) == 0
@@ -79,7 +80,7 @@ def test_the_test_set_count_is_evals_kept_for_the_model_file(window, qtbot, caps
         f"other answers at r = 1 than at r = 3 on {differ:,} of 10,000 ({right_first:,} right at r = 1"
         in view.check_text
     )
-    assert view.check_text in view.effect_label.text()
+    assert view.check_text in view.effect_label.text().replace("\u00a0", " ")
     # counted in the app for another R: a new count, on a worker thread, kept in turn
     view.iterations.setValue(2)
     assert view.check_text == ""

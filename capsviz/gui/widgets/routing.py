@@ -463,7 +463,8 @@ class RoutingView(QWidget, InferenceView):
             tr("<b>what routing does here</b>"),
             *(self.effect.lines(tr) if self.effect is not None else [tr("no input")]),
         ]
-        return "<br>".join(lines + ([self.check_text] if self.check_text else []))
+        text = "<br>".join(lines + ([self.check_text] if self.check_text else []))
+        return text.replace("r = ", "r\u00a0=\u00a0")  # the narrow column wraps lines, never inside "r = 3"
 
     def show_check(self, text: str) -> None:
         """The test-set sentence: how often r = 1 answers other than R (or the count's progress)."""
