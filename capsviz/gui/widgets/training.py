@@ -46,6 +46,7 @@ NETWORKS = (
 )
 AXIS_WIDTH = 52  # pixels for the y axis of the loss and accuracy plots: tick labels and the axis name
 MIN_PLOT_WIDTH = 200  # the y axis and the widest legend ("0.0005 × recon")
+LEGEND_GROUND = (0, 0, 0, 200)  # the legends' ground: the plots' black, nearly opaque
 # The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
 # training and the live views wait while an epoch's test images are classified.
 GUI_TEST_IMAGES = 2000
@@ -138,12 +139,13 @@ class TrainingPanel(QWidget):
         # The two plots are stacked, each as wide as the panel allows: curves over training
         # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them.
         self.loss_plot = plot(bottom=tr("step"), left=tr("loss"), axis_width=AXIS_WIDTH, mouse=True)
-        self.loss_plot.addLegend(offset=(-5, 5), labelTextSize="8pt", verSpacing=-6)
+        # the keys on a dark ground of their own: legible where a curve passes under them
+        self.loss_plot.addLegend(offset=(-5, 5), labelTextSize="8pt", verSpacing=-6, brush=LEGEND_GROUND)
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name=tr("total"))
         self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name=tr("margin"))
         self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name=tr("0.0005 × recon"))
         self.acc_plot = plot(bottom=tr("step"), left=tr("accuracy"), axis_width=AXIS_WIDTH, mouse=True)
-        self.acc_plot.addLegend(offset=(-5, -5), labelTextSize="8pt", verSpacing=-6)
+        self.acc_plot.addLegend(offset=(-5, -5), labelTextSize="8pt", verSpacing=-6, brush=LEGEND_GROUND)
         self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name=tr("train (batch)"))
