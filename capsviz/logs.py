@@ -73,10 +73,18 @@ def setup_logging() -> logging.Logger:
 
 
 def version_report(device: str | None = None) -> str:
-    """One line: capsviz, Python, torch (with its CUDA), Qt and the compute device."""
+    """One line: capsviz, Python, torch (with its CUDA), torchvision, Qt and the compute device.
+    torchvision's version is read from its package data, not by importing it: a build that
+    does not match torch fails to import, and this line is what names the two."""
+    from importlib.metadata import PackageNotFoundError, version
+
     import torch
 
     parts = [f"capsviz {__version__}", f"Python {platform.python_version()}", f"torch {torch.__version__}"]
+    try:
+        parts.append(f"torchvision {version('torchvision')}")
+    except PackageNotFoundError:
+        parts.append("torchvision not installed")
     try:
         import PySide6
         from PySide6.QtCore import qVersion

@@ -32,6 +32,9 @@ def test_version():
     r = capsviz("--version")
     assert r.returncode == 0 and r.stdout.startswith("capsviz ")
     assert f"torch {torch.__version__}" in r.stdout and "Qt 6." in r.stdout and "device cpu" in r.stdout
+    import torchvision
+
+    assert f", torchvision {torchvision.__version__.split('+')[0]}" in r.stdout  # the package's version
 
 
 @pytest.mark.slow
