@@ -145,6 +145,8 @@ class MainWindow(QMainWindow):
         self.baseline_label = QLabel("")  # the CNN compared with the capsules, when there is one
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.baseline_label)
+        # a message longer than the room the labels leave it is cut: the bar's tooltip gives it whole
+        self.statusBar().messageChanged.connect(self.statusBar().setToolTip)
         self.errors = dialogs.ErrorRelay(self, lambda: about_report(core.device, core.model_summary, tr))
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)

@@ -63,6 +63,9 @@ def test_corrupt_settings_fall_back_to_defaults_with_a_notice(qtbot, tmp_path):
     assert w.core.inference is not None and w.core.inference.iterations == 3
     assert "settings" in w.settings_notice and "default" in w.settings_notice
     assert w.statusBar().currentMessage() == w.settings_notice  # on screen, not cleared by the first input
+    assert w.statusBar().toolTip() == w.settings_notice  # whole, where the bar's room cuts it
+    w.statusBar().clearMessage()
+    assert w.statusBar().toolTip() == ""
 
 
 def test_foreign_values_are_replaced_one_by_one(qtbot, tmp_path):
