@@ -178,9 +178,31 @@ def robustness(
 COLOURS = ((31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (23, 190, 207))
 
 
+DASH = (6, 4)  # px drawn, px left out: the lines of every model after the first (the CNN), as in the app
+
+
+def _dashed(draw, points: list[tuple[float, float]], colour, width: int = 2) -> None:
+    """A polyline through ``points`` in dashes of :data:`DASH`, the pattern running on over its corners."""
+    on, off = DASH
+    phase = 0.0  # the length into the pattern where the next segment starts
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        length = float(np.hypot(x1 - x0, y1 - y0))
+        t = 0.0
+        while t < length:
+            into = phase % (on + off)
+            step = min((on - into) if into < on else (on + off - into), length - t)
+            if into < on:
+                a, b = t / length, (t + step) / length
+                start, end = (x0 + a * (x1 - x0), y0 + a * (y1 - y0)), (x0 + b * (x1 - x0), y0 + b * (y1 - y0))
+                draw.line((*start, *end), fill=colour, width=width)
+            t += step
+            phase += step
+
+
 def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int] = (300, 230)):
     """Draw every sweep as a small panel (accuracy, 0-100 %, against strength; one line per
-    model) and the affine test set as bars, side by side, and save a PNG to ``path``.
+    model, solid for the first, dashed for the others) and the affine test set as bars, side
+    by side, and save a PNG to ``path``.
 
     curves : {model name: {kind: Curve}} as :func:`robustness` returns per model.
     Returns the path written.
@@ -229,12 +251,21 @@ def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int]
                 else:
                     draw.text((bx, y), label, fill=colour, font=font)
             else:
-                draw.line(points, fill=colour, width=2)
+                if m == 0:
+                    draw.line(points, fill=colour, width=2)
+                else:
+                    _dashed(draw, points, colour)
                 for x, y in points:
                     draw.ellipse((x - 3, y - 3, x + 3, y + 3), fill=colour)
     for m, name in enumerate(curves):
         y = h + 6 + 22 * m
-        draw.rectangle((10, y + 3, 30, y + 13), fill=COLOURS[m % len(COLOURS)])
-        draw.text((38, y + 2), name, fill="black", font=font)
+        colour = COLOURS[m % len(COLOURS)]
+        draw.rectangle((10, y + 3, 30, y + 13), fill=colour)  # the bar's colour
+        sample = [(36.0, y + 8.0), (56.0, y + 8.0)]  # and the line's style
+        if m == 0:
+            draw.line(sample, fill=colour, width=2)
+        else:
+            _dashed(draw, sample, colour)
+        draw.text((62, y + 2), name, fill="black", font=font)
     image.save(path)
     return path

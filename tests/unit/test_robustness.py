@@ -178,3 +178,30 @@ def test_the_commands_list_of_transforms_is_the_modules():
     from capsviz.train.robustness import KINDS
 
     assert command.KINDS == KINDS  # both read capsviz.train.sweeps, which imports no torch
+
+
+def test_the_plot_draws_the_first_model_solid_and_the_others_dashed(tmp_path):
+    """`capsviz robustness --plot`: the CapsNet's line solid, the CNN's dashed, as in the app's tab."""
+    from PIL import Image
+
+    from capsviz.train.robustness import COLOURS, Curve, plot_curves
+    from capsviz.train.sweeps import SWEEPS
+
+    strengths = tuple(SWEEPS["rotation"])
+    k = len(strengths)
+    curves = {
+        "capsnet": {"rotation": Curve("rotation", strengths, [75] * k, 100)},
+        "cnn": {"rotation": Curve("rotation", strengths, [25] * k, 100)},
+    }
+    path = plot_curves(curves, tmp_path / "plot.png", size=(300, 230))
+    image = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    top, bottom, left, right = 24, 230 - 34, 42, 300 - 12  # the first panel's plot area
+    xs = np.arange(left + 6, right - 5)  # between the first and last points' symbols
+
+    def drawn(acc: float, colour) -> np.ndarray:
+        y = round(bottom - (bottom - top) * acc)
+        return (np.abs(image[y, xs] - np.array(colour)).sum(axis=1) < 30).astype(float)
+
+    assert drawn(0.75, COLOURS[0]).mean() > 0.97  # solid
+    cnn = drawn(0.25, COLOURS[1])
+    assert 0.45 < cnn.mean() < 0.8 and (np.diff(cnn) != 0).sum() >= 20  # dashes: on and off, many times
