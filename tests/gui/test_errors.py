@@ -111,7 +111,10 @@ def test_a_start_up_refusal_reads_whole_in_the_apps_language(qtbot, tmp_path):
     box = window.errors.error_box
     qtbot.waitUntil(lambda: box.isVisible(), timeout=5000)
     assert box.windowTitle() == "无法载入检查点"
-    assert box.text().startswith(f"{bad}：不是 safetensors 文件（文件头声称 ") and "随附的模型" in box.text()
+    assert (
+        box.text().startswith(f"{bad}：不是 safetensors 文件，或文件不完整（前 8 个字节声明文件头有 ")
+        and "随附的模型" in box.text()
+    )
     assert window.core.checkpoint_path is None and window.core.info is not None  # the shipped model
     box.close()
 
