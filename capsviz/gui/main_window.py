@@ -146,7 +146,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.baseline_label)
         # a message longer than the room the labels leave it is cut: the bar's tooltip gives it whole
-        self.statusBar().messageChanged.connect(self.statusBar().setToolTip)
+        self.statusBar().messageChanged.connect(lambda message: self.statusBar().setToolTip(message))
         self.errors = dialogs.ErrorRelay(self, lambda: about_report(core.device, core.model_summary, tr))
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)
@@ -587,9 +587,12 @@ class MainWindow(QMainWindow):
 
     def _apply_language(self, name: str) -> None:
         self._install_language(name)
+        bar = self.statusBar()
         if notice := i18n.missing_font(i18n.language()):
             logging.getLogger("capsviz").warning("%s", notice)
-            self.statusBar().showMessage(notice, 30000)
+            bar.showMessage(notice, 30000)
+        elif bar.currentMessage() and bar.currentMessage() == i18n.missing_font("zh_CN"):
+            bar.clearMessage()  # a language the fonts draw: the notice no longer holds
         self.actions[f"language:{i18n.language()}"].setChecked(True)
         i18n.retranslate(self)  # its children too: the dialogs open beside it (About, Fig. 4) are the window's
         self._show_model()
