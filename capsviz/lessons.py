@@ -22,12 +22,15 @@ class Step:
     view : the dock (a key of the window's docks) or ``"input"`` (the central input source)
         the step stands beside and highlights
     title, text : English sources; ``text`` may hold fields of :func:`figures`
+    keep : a dock the text speaks of beside ``view``, which the step's panel leaves visible
+        where the window has room for that ("" for none)
     """
 
     key: str
     view: str
     title: str
     text: str
+    keep: str = ""
 
 
 STEPS = (
@@ -156,6 +159,7 @@ STEPS = (
             "two longest capsules. The colours show which digit each primary capsule routes to, so routing "
             "splits the picture into the two digits, and each is drawn again from its own capsule."
         ),
+        keep="lengths",
     ),
 )
 
@@ -207,14 +211,34 @@ def routing_sentences(effect, check=None) -> dict[str, str]:
     }
 
 
-def panel_place(target: tuple[int, int, int], window: tuple[int, int], size: tuple[int, int], gap: int = 8):
+def panel_place(
+    target: tuple[int, ...],
+    window: tuple[int, int],
+    size: tuple[int, int],
+    gap: int = 8,
+    keep: tuple[int, int, int, int] | None = None,
+):
     """(x, y) of the tour's panel of ``size`` (width, height) in a window of ``window`` (width,
-    height), beside the view it is about (``target``: its left, top and right edges): ``gap``
-    pixels right of it, else left of it, else over it, ``gap`` in from its top left corner;
-    never above or left of the window, nor lower than its bottom where there is room."""
-    (left, top, right), (window_width, window_height), (width, height) = target, window, size
+    height), beside the view it is about (``target``: its left, top and right edges, and
+    optionally its bottom): ``gap`` pixels right of it, else left of it, else over it, ``gap``
+    in from its top left corner; never above or left of the window, nor lower than its bottom
+    where there is room. With ``keep`` (left, top, right, bottom of a view to leave visible)
+    and the target's bottom: the first place right of it, left of it or ``gap`` under it
+    that leaves ``keep`` clear; where none does, as without ``keep``."""
+    left, top, right = target[:3]
+    (window_width, window_height), (width, height) = window, size
+
+    def level(y: int) -> int:
+        return max(0, min(y, window_height - height))
+
+    beside = []
     if right + width + gap <= window_width:
-        return right + gap, max(0, min(top, window_height - height))
+        beside.append((right + gap, level(top)))
     if left - width - gap >= 0:
-        return left - width - gap, max(0, min(top, window_height - height))
-    return max(0, left + gap), max(0, min(top + gap, window_height - height))
+        beside.append((left - width - gap, level(top)))
+    if keep is not None and len(target) > 3:
+        under = [(max(0, min(left + gap, window_width - width)), target[3] + gap)]
+        for x, y in beside + (under if target[3] + gap + height <= window_height else []):
+            if x > keep[2] or x + width <= keep[0] or y > keep[3] or y + height <= keep[1]:
+                return x, y
+    return beside[0] if beside else (max(0, left + gap), level(top + gap))

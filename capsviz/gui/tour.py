@@ -85,7 +85,8 @@ class Tour(QFrame):
         return w.central if self.step.view == "input" else w.docks[self.step.view]
 
     def place(self) -> None:
-        """The frame around the target; the panel beside it (right, else left, else over it)."""
+        """The frame around the target; the panel beside it (right, else left, else over it), or
+        under it where that leaves the dock the step also speaks of (``keep``) visible."""
         if self.index is None:
             return
         w, target = self.window_, self.target()
@@ -93,8 +94,13 @@ class Tour(QFrame):
         self.frame.setGeometry(rect)
         height = self.layout().totalHeightForWidth(WIDTH)  # the wrapped text's height at the panel's width
         self.resize(WIDTH, height)
-        edges = (rect.left(), rect.top(), rect.right())
-        self.move(*lessons.panel_place(edges, (w.width(), w.height()), (WIDTH, height)))
+        edges = (rect.left(), rect.top(), rect.right(), rect.bottom())
+        kept = w.docks.get(self.step.keep) if self.step.keep else None
+        keep = None
+        if kept is not None and kept.isVisible():
+            area = QRect(kept.mapTo(w, QPoint(0, 0)), kept.size())
+            keep = (area.left(), area.top(), area.right(), area.bottom())
+        self.move(*lessons.panel_place(edges, (w.width(), w.height()), (WIDTH, height), keep=keep))
         self.frame.raise_()
         self.raise_()
 

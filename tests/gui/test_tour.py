@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QPoint, QRect, QSettings, Qt
 
 from capsviz import lessons
 from capsviz.gui import i18n
@@ -43,6 +43,9 @@ def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, languag
         target = tour.target()
         assert tour.frame.geometry().size() == target.size()
         assert window.rect().contains(tour.geometry()), (step.key, tour.geometry())
+        if step.keep:  # the dock its text speaks of stays in view beside the highlighted one
+            kept = window.docks[step.keep]
+            assert not tour.geometry().intersects(QRect(kept.mapTo(window, QPoint(0, 0)), kept.size())), step.key
         assert (window.width(), window.height()) == (1366, 768), step.key
         inf = window.core.inference
         if step.key == "capsule":
