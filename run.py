@@ -82,12 +82,8 @@ def install(steps: list[tuple[str, list[str]]]) -> None:
         print(f"[{k}/{len(steps)}] installing {what} into {VENV}", flush=True)
         code = subprocess.call(cmd)
         if code != 0:
-            index = next((cmd[i + 1] for i, arg in enumerate(cmd[:-1]) if arg == "--index-url"), None)
-            hint = (
-                f"; if {index} is out of reach, leave CAPSVIZ_TORCH unset to take PyPI's build"
-                if index == CPU_INDEX
-                else ""
-            )
+            hint = f"; if {CPU_INDEX} is out of reach, leave CAPSVIZ_TORCH unset to take PyPI's build"
+            hint = hint if CPU_INDEX in cmd else ""
             sys.exit(
                 f"installing {what} failed (pip exit code {code}; its messages above say why). Check the "
                 f"network or the disk space, then run again (what pip installed stays){hint}."

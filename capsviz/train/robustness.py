@@ -181,8 +181,12 @@ COLOURS = ((31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 
 DASH = (6, 4)  # px drawn, px left out: the lines of every model after the first (the CNN), as in the app
 
 
-def _dashed(draw, points: list[tuple[float, float]], colour, width: int = 2) -> None:
-    """A polyline through ``points`` in dashes of :data:`DASH`, the pattern running on over its corners."""
+def _model_line(draw, points: list[tuple[float, float]], colour, m: int, width: int = 2) -> None:
+    """Model ``m``'s polyline through ``points``: solid for the first model, else in dashes of
+    :data:`DASH`, the pattern running on over its corners."""
+    if m == 0:
+        draw.line(points, fill=colour, width=width)
+        return
     on, off = DASH
     phase = 0.0  # the length into the pattern where the next segment starts
     for (x0, y0), (x1, y1) in zip(points, points[1:]):
@@ -251,21 +255,14 @@ def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int]
                 else:
                     draw.text((bx, y), label, fill=colour, font=font)
             else:
-                if m == 0:
-                    draw.line(points, fill=colour, width=2)
-                else:
-                    _dashed(draw, points, colour)
+                _model_line(draw, points, colour, m)
                 for x, y in points:
                     draw.ellipse((x - 3, y - 3, x + 3, y + 3), fill=colour)
     for m, name in enumerate(curves):
         y = h + 6 + 22 * m
         colour = COLOURS[m % len(COLOURS)]
         draw.rectangle((10, y + 3, 30, y + 13), fill=colour)  # the bar's colour
-        sample = [(36.0, y + 8.0), (56.0, y + 8.0)]  # and the line's style
-        if m == 0:
-            draw.line(sample, fill=colour, width=2)
-        else:
-            _dashed(draw, sample, colour)
+        _model_line(draw, [(36.0, y + 8.0), (56.0, y + 8.0)], colour, m)  # and the line's style
         draw.text((62, y + 2), name, fill="black", font=font)
     image.save(path)
     return path
