@@ -544,13 +544,15 @@ class RoutingView(QWidget, InferenceView):
 
     def _entropy_range(self) -> None:
         """y range of the entropy plot: the curve, and above ln 10 room for the 'uniform' label
-        (its height in pixels, at the plot's present height)."""
+        (its height in pixels, at the plot's present height). A plot too low for the label
+        over half its height shows the dashed line alone (the plot's tooltip says what it is)."""
         if self.entropy is None:
             return
         view_px = self.entropy_plot.getViewBox().height()
         label_px = self.uniform_line.label.boundingRect().height() + 2
-        share = min(0.5, label_px / view_px) if view_px > 0 else 0.5  # of the height, for the label
-        y = entropy_extent(self.entropy, share)
+        share = label_px / view_px if view_px > 0 else 0.5  # of the height, for the label
+        self.uniform_line.label.setVisible(share <= 0.5)
+        y = entropy_extent(self.entropy, min(share, 0.5))
         if y != self._entropy_y:
             self._entropy_y = y
             self.entropy_plot.setYRange(*y, padding=0)
