@@ -3,7 +3,7 @@
 
 - :class:`ExplorerInput`: the input of the moment, an immutable value;
 - :class:`InferenceRequest`, :class:`ReadingRequest`, :class:`BaselineRequest`,
-  :class:`SweepRequest`: the passes the inference thread runs
+  :class:`SweepRequest`, :class:`GalleryRequest`: the passes the inference thread runs
   (:data:`REQUESTS`, in the order it serves them), ordered by :class:`Serials`;
 - :class:`RequestThread`: that thread, newest request of each kind first;
 - :class:`RedrawQueue`, :class:`Redraws`: the views' parts to draw, and the order they are
@@ -12,6 +12,7 @@
   writes and the trainer it builds;
 - :func:`training_events`: the training worker's generator, the run's events and
   :class:`WeightsSnapshot` copies of the weights for the views;
+- :func:`gallery_examples`: the test examples the training panel's gallery reconstructs;
 - :func:`read_model`, :func:`read_cnn`, :func:`read_models`: a checkpoint read for the models
   of one dataset; :func:`untrained_model`, what is shown when none reads;
 - :func:`classify_in_chunks`, :func:`browsed`, :func:`step_through`: the MNIST browser's
@@ -37,11 +38,12 @@ import numpy as np
 import torch
 
 from capsviz.data.mnist import MnistSplit, load_mnist, load_test_or_sample
+from capsviz.data.multimnist import fixed_test_pairs
 from capsviz.data.transforms import InputTransform, apply_transform, apply_transforms
 from capsviz.evaluate import evaluate_model
 from capsviz.model import CapsNet
 from capsviz.model.baseline import BaselineCNN, baseline_probabilities, preset
-from capsviz.model.inference import Inference, digit_capsules, infer
+from capsviz.model.inference import Gallery, Inference, digit_capsules, infer, reconstruction_gallery
 from capsviz.model.losses import RECOGNITION_THRESHOLD
 from capsviz.paths import user_checkpoint_dir
 from capsviz.runtime import worker_thread
@@ -192,8 +194,42 @@ class SweepRequest:
         return Sweep(v, None if self.baseline is None else baseline_probabilities(self.baseline, images))
 
 
+GALLERY_PAIRS = 6  # test pairs in the training panel's gallery (digits: one of each class)
+
+
+def gallery_examples(dataset: str, digits: MnistSplit) -> tuple[np.ndarray, np.ndarray]:
+    """The test examples the training panel's gallery reconstructs, from the MNIST test
+    ``digits``: for ``mnist`` the first digit of each class there, in class order, (K, 28, 28)
+    float32 in [0, 1] with their (K,) labels; for ``multimnist`` the first
+    ``GALLERY_PAIRS`` fixed test pairs, (K, 36, 36) with their (K, 2) labels.
+    ``ValueError`` for another dataset."""
+    if dataset == "mnist":
+        first = [int(np.flatnonzero(digits.labels == k)[0]) for k in range(10) if (digits.labels == k).any()]
+        return digits.images[first].astype(np.float32) / 255.0, digits.labels[first].astype(np.int64)
+    if dataset == "multimnist":
+        pairs = fixed_test_pairs(digits, GALLERY_PAIRS)
+        return pairs.images.astype(np.float32) / 255.0, pairs.labels.astype(np.int64)
+    raise ValueError(f"dataset must be mnist or multimnist, not {dataset!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class GalleryRequest:
+    """The :class:`~capsviz.model.inference.Gallery` of a model, asked for when the model
+    changes (a checkpoint loaded, a training snapshot): ``examples(dataset)`` gives the
+    test examples, ``(images, labels)`` as :func:`gallery_examples` (called on the inference
+    thread: drawing the pairs takes some 70 ms), and ``model`` reconstructs them
+    (:func:`~capsviz.model.inference.reconstruction_gallery`)."""
+
+    model: CapsNet
+    dataset: str
+    examples: Callable[[str], tuple[np.ndarray, np.ndarray]]
+
+    def run(self) -> Gallery:
+        return reconstruction_gallery(self.model, *self.examples(self.dataset))
+
+
 # the kinds of request, in the order the inference thread serves them
-REQUESTS = (InferenceRequest, ReadingRequest, BaselineRequest, SweepRequest)
+REQUESTS = (InferenceRequest, ReadingRequest, BaselineRequest, SweepRequest, GalleryRequest)
 
 
 class RequestThread:

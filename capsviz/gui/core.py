@@ -24,6 +24,7 @@ from capsviz.data.transforms import InputTransform
 from capsviz.explorer import (
     BaselineRequest,
     ExplorerInput,
+    GalleryRequest,
     ReadingRequest,
     Serials,
     SweepRequest,
@@ -41,7 +42,7 @@ from capsviz.gui.i18n import tr
 from capsviz.gui.inference_thread import InferenceThread
 from capsviz.logs import exception_report
 from capsviz.model.baseline import BaselineCNN
-from capsviz.model.inference import Inference
+from capsviz.model.inference import Gallery, Inference
 from capsviz.paths import shipped_baseline, shipped_checkpoint, shipped_multimnist_checkpoint
 from capsviz.runtime import (
     GUI_INTRA_OP_THREADS,
@@ -165,6 +166,10 @@ class ExplorerCore(QObject):
         Dataset -> ``read(model, inference, setup)``, what that kind of input reads from a
         trace (:attr:`~capsviz.model.inference.Inference.reading`) given the input's
         ``setup``; run on the inference thread after each pass (``readingReady``).
+    examples : callable, optional
+        Dataset -> ``(images, labels)``, the test examples the model of that dataset
+        reconstructs whenever it changes (:func:`capsviz.explorer.gallery_examples`;
+        ``galleryReady``), called on the inference thread. None: no gallery.
 
     The core shows the models of one dataset at a time, :attr:`dataset`: ``mnist`` (single
     digits, first) or ``multimnist`` (pairs of overlapping digits). :meth:`load_model`
@@ -181,6 +186,8 @@ class ExplorerCore(QObject):
         ``baseline`` (they follow its capsules: the CNN runs after them).
     readingReady() : the input's reading for the inference shown is in its ``reading``
         (it follows the capsules, before the CNN).
+    galleryReady(object) : the :class:`~capsviz.model.inference.Gallery` of the model shown
+        (also in :attr:`gallery`), after each change of model, training snapshots included.
     sweepReady(object, object, object) : ``(request, v, p)``: a :class:`SweepRequest`, the
         digit capsules along it, (K, classes, pose dims) float32, and the compared CNN's
         class probabilities along it, (K, classes) float32 (None without a CNN).
@@ -198,6 +205,7 @@ class ExplorerCore(QObject):
     inferenceReady = Signal(object)
     cnnReady = Signal()
     readingReady = Signal()
+    galleryReady = Signal(object)
     sweepReady = Signal(object, object, object)
     baselineChanged = Signal()
     trainingStarted = Signal(object)
@@ -212,6 +220,7 @@ class ExplorerCore(QObject):
         device: str = "auto",
         data_root: Path | None = None,
         reads: dict | None = None,
+        examples=None,
         parent=None,
     ) -> None:
         super().__init__(parent)
@@ -220,6 +229,10 @@ class ExplorerCore(QObject):
         own_intra_op_threads(GUI_INTRA_OP_THREADS)
         self.dataset = "mnist"
         self.reads = dict(reads or {})
+        self.examples = examples
+        self.gallery: Gallery | None = None  # of the model shown, once computed
+        self._gallery_model = None  # the model the last gallery was asked of
+        self._gallery_answered = None  # the model whose gallery (or failure) came last
         self._kept: dict[str, tuple] = {}  # dataset -> its state, while another is shown
         self._loader = None  # the worker loading a model in the background, else None
         self.device_name = device
@@ -444,6 +457,7 @@ class ExplorerCore(QObject):
         inference thread; ``inferenceReady`` brings it). No input: ``inferenceReady(None)`` now."""
         if self.closing or self.loading:  # the model of the dataset shown is still to come
             return
+        self._ask_gallery()
         serial = self._serials.next()
         if self.input.model_image is None:
             self._serials.show_all()  # results of older requests no longer apply
@@ -454,6 +468,13 @@ class ExplorerCore(QObject):
         self._cnn_serial = None if self.baseline is None else serial
         if self.baseline is not None:  # after the capsules, so their answer does not wait for it
             self._thread.submit(BaselineRequest(serial, self.baseline, self.input.model_image))
+
+    def _ask_gallery(self) -> None:
+        """Ask for the gallery of the model shown (see ``examples``) unless it was asked of it already."""
+        if self.examples is None or self.model is self._gallery_model:
+            return
+        self._gallery_model = self.model
+        self._thread.submit(GalleryRequest(self.model, self.dataset, self.examples))
 
     def request_sweep(self, name: str, values: np.ndarray, transforms: list[InputTransform]) -> None:
         """Ask for the digit capsules of the current image (before its own transform) under
@@ -493,15 +514,21 @@ class ExplorerCore(QObject):
         return self._serials.pending and not self.closing
 
     @property
+    def gallery_pending(self) -> bool:
+        """The gallery of the model it was last asked of is still to come."""
+        return self._gallery_answered is not self._gallery_model
+
+    @property
     def computing(self) -> bool:
         """A pass or a sweep is queued or running on the inference thread."""
         return self._thread.busy
 
     @property
     def pending(self) -> bool:
-        """A model, an inference (with its CNN probabilities) or a sweep is still to come."""
+        """A model, an inference (with its CNN probabilities), a sweep or the gallery is still to come."""
         coming = self._serials.pending or self._sweep_serials.pending
         coming = coming or self._cnn_serial is not None or self._reading_serial is not None
+        coming = coming or self.gallery_pending
         return (self.loading or coming) and not self.closing
 
     def _on_finished(self, request, result) -> None:
@@ -521,6 +548,17 @@ class ExplorerCore(QObject):
             return
         if isinstance(request, (BaselineRequest, ReadingRequest)):
             self._late_result(request, result)
+            return
+        if isinstance(request, GalleryRequest):
+            if request.model is self._gallery_model:  # else another model's is on its way
+                self._gallery_answered = request.model
+                if isinstance(result, BaseException):
+                    self.gallery = None
+                    self._exception(tr("Cannot reconstruct the test examples"), result)
+                else:
+                    self.gallery = result
+                    self.galleryReady.emit(result)
+            self.resultHandled.emit()
             return
         if request.model is not self.model or not self._serials.take(request.serial):
             return  # another model came (its own request follows), or something newer is shown
@@ -651,6 +689,7 @@ class ExplorerCore(QObject):
             self._changed(self.baselineChanged)
             return
         self.model = snapshot.model
+        self._ask_gallery()
         snapshot.compare_with(self.baseline)  # the CNN may have changed since the snapshot was made
         if snapshot.source is self.input and snapshot.inference is not None:
             self._serials.next()

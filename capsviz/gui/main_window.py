@@ -10,6 +10,7 @@ are kept for the way back.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 from capsviz import texts
 from capsviz.data.download import missing_archives
 from capsviz.data.mnist import load_test_or_sample
-from capsviz.explorer import Redraws
+from capsviz.explorer import Redraws, gallery_examples
 from capsviz.gui import dialogs, i18n
 from capsviz.gui.core import BackgroundJob, ExplorerCore
 from capsviz.gui.download import fetch_mnist, offer_mnist
@@ -105,15 +106,18 @@ class MainWindow(QMainWindow):
         # the core's messages (a start-up checkpoint's refusal) are made in the app's language
         # at once: a text composed from one cannot be made again in another
         texts.set_language(self.language or i18n.system_language())
+        digits, _ = load_test_or_sample(data_root)  # the test pairs need all 10,000
+        # the test examples whose reconstructions the training panel shows, made once per kind
+        examples = functools.cache(functools.partial(gallery_examples, digits=digits))
+        reads = {"multimnist": read_pair}
         self.core = core = ExplorerCore(
-            CapsNet(), device=device, data_root=data_root, reads={"multimnist": read_pair}, parent=self
+            CapsNet(), device=device, data_root=data_root, reads=reads, examples=examples, parent=self
         )
         busy = lambda: core.is_training or core.inference_pending  # noqa: E731
         self.scheduler = RedrawScheduler(
             self, busy=busy, waiting=lambda: core.pending, hold=lambda: core.inference_pending
         )
         self.input_panel = InputPanel()
-        digits, _ = load_test_or_sample(data_root)  # the test pairs need all 10,000
         self.pair_panel = PairPanel(
             digits, len(digits) == 10_000, iteration=lambda: self.routing_view.iteration.value()
         )

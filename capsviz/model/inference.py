@@ -185,6 +185,71 @@ def save_trace(inference: Inference, path) -> None:
     )
 
 
+@dataclass
+class Gallery:
+    """Test examples and a model's reconstructions of them from its answer, as in the
+    paper's Fig. 3 (digits) and Fig. 5 (pairs). K examples of size H x H.
+
+    images : (K, H, H) float32 in [0, 1], the inputs
+    labels : (K,) int64, the digits' classes, or (K, 2) the two digits of each pair
+    answers : as ``labels``: the longest capsule, or the two longest (in the order of the
+        pair's digits where an answer is one of them, else longest first)
+    reconstructions : (K, H, H) float32 in (0, 1), the decoder on each answer's capsule, or
+        (K, 2, H, H) for pairs, in the order of ``answers``
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    answers: np.ndarray
+    reconstructions: np.ndarray
+
+    @property
+    def pairs(self) -> bool:
+        return self.labels.ndim == 2
+
+    @property
+    def right(self) -> np.ndarray:
+        """(K,) bool: the answer is the label (pairs: the two longest capsules are the two digits)."""
+        if self.pairs:
+            return (np.sort(self.answers, axis=1) == np.sort(self.labels, axis=1)).all(axis=1)
+        return self.answers == self.labels
+
+
+@torch.inference_mode()
+def reconstruction_gallery(
+    model: CapsNet, images: np.ndarray, labels: np.ndarray, routing_iterations: int | None = None
+) -> Gallery:
+    """The :class:`Gallery` of ``images`` ((K, H, H) float in [0, 1], H = ``model.cfg.image_size``)
+    with ``labels`` ((K,) for digits, (K, 2) for pairs): one batch through ``model`` with
+    ``routing_iterations`` (default the model's), each example decoded from its longest capsule
+    (Sec. 4.1 at test time) or, for pairs, from its two longest (Sec. 6).
+
+    Raises ``ValueError`` when the images are not (K, H, H) or the labels not (K,) or (K, 2).
+    """
+    images = np.asarray(images, dtype=np.float32)
+    labels = np.asarray(labels, dtype=np.int64)
+    size = model.cfg.image_size
+    if images.ndim != 3 or images.shape[1:] != (size, size):
+        raise ValueError(f"expected images of shape (K, {size}, {size}), got {images.shape}")
+    if labels.shape[:1] != images.shape[:1] or labels.ndim not in (1, 2) or labels.shape[1:] not in ((), (2,)):
+        raise ValueError(f"expected labels of shape ({len(images)},) or ({len(images)}, 2), got {labels.shape}")
+    if model.training:
+        model.eval()
+    x = torch.from_numpy(images).to(_device(model)).unsqueeze(1)
+    out = model(x, routing_iterations=routing_iterations, reconstruct=False)
+    if labels.ndim == 2:
+        answers = top_two(out.lengths)  # (K, 2), longest first
+        given = torch.from_numpy(labels).to(answers.device)
+        crossed = (answers[:, 0] == given[:, 1]) | (answers[:, 1] == given[:, 0])
+        answers = torch.where(crossed[:, None], answers.flip(1), answers)  # each digit's capsule in its place
+    else:
+        answers = out.lengths.argmax(dim=1)
+    per_example = answers.shape[1] if answers.dim() == 2 else 1
+    recon = model.decoder(out.v.repeat_interleave(per_example, dim=0), answers.reshape(-1))
+    recon = recon.float().cpu().numpy().reshape(*answers.shape, size, size)
+    return Gallery(images, labels, answers.cpu().numpy(), recon)
+
+
 PERTURBATION_OFFSETS = np.linspace(-0.25, 0.25, 11, dtype=np.float32)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 from pathlib import Path
@@ -388,6 +389,7 @@ def test_every_figure_exports_as_png_and_svg(window, qtbot, tmp_path):
         "pose_difference",
         "training_loss",
         "training_accuracy",
+        "training_reconstructions",
     }  # fmt: skip  (the robustness curves once measured)
     assert {f.stem for f in files} == expected and len(files) == 2 * len(expected)
     assert window.figures_left_out() == ["the robustness curves are not measured: Measure in their dock"]
@@ -831,3 +833,53 @@ def contrast(a, b) -> float:
 
     high, low = sorted((luminance(a), luminance(b)), reverse=True)
     return (high + 0.05) / (low + 0.05)
+
+
+def test_the_training_panel_shows_the_models_reconstructions_of_test_digits(window, qtbot):
+    import torch
+
+    from capsviz.data.mnist import load_test_or_sample
+    from capsviz.gui.widgets.training import gallery_mosaic
+
+    panel = window.training_panel
+    qtbot.waitUntil(lambda: panel.gallery.gallery is not None, timeout=10000)
+    g = panel.gallery.gallery
+    assert g is window.core.gallery and g.labels.tolist() == list(range(10))
+    # the first test digit of each class, and the decoder on each one's longest capsule
+    digits, _ = load_test_or_sample(window.core.data_root)
+    first = [int(np.flatnonzero(digits.labels == k)[0]) for k in range(10)]
+    np.testing.assert_allclose(g.images, digits.images[first] / np.float32(255), atol=1e-6)
+    with torch.no_grad():
+        out = window.core.model(torch.from_numpy(g.images)[:, None])
+    assert g.answers.tolist() == out.lengths.argmax(1).tolist() == list(range(10))  # the shipped model reads all 10
+    np.testing.assert_allclose(g.reconstructions, out.reconstruction[:, 0].numpy(), atol=1e-5)
+    assert panel.gallery.title.text == "test digits: 10 of 10 right"
+    np.testing.assert_array_equal(panel.gallery.item.image, gallery_mosaic(g))
+    # hovering over the reconstruction of the 3 tells its label and answer
+    view = panel.gallery.view
+    point = view.mapViewToScene(QPointF(3 + 3 * 31 + 14, 3 + 31 + 14))  # gaps of 3 px around 28 px tiles
+    panel.gallery.scene().sigMouseMoved.emit(point)
+    assert panel.gallery.toolTip() == "test example: 3; read as 3"
+    # a wrong answer: its reconstruction framed in orange in the gap around it, the others not
+    labels = g.labels.copy()
+    labels[4] = 9
+    panel.gallery.show_gallery(dataclasses.replace(g, labels=labels))
+    assert panel.gallery.title.text == "test digits: 9 of 10 right"
+    mosaic, orange = panel.gallery.item.image, np.array([1.0, 0.6, 0.1], np.float32)
+    framed = np.all(mosaic == orange, axis=-1)
+    x, y = 3 + 4 * 31, 3 + 31  # the corner of the 4's reconstruction
+    assert framed[y - 2, x - 2 : x + 30].all() and framed[y + 29, x - 2 : x + 30].all()
+    assert framed[y - 2 : y + 30, x - 2].all() and framed[y - 2 : y + 30, x + 29].all()
+    assert framed.sum() == 4 * 31 and not framed[y : y + 28, x : x + 28].any()
+    panel.gallery.scene().sigMouseMoved.emit(view.mapViewToScene(QPointF(x + 14, y + 14)))
+    assert panel.gallery.toolTip() == "test example: 9; read as 4, wrong"
+    panel.gallery.show_gallery(g)
+    # a run from fresh weights shows the fresh model's reconstructions, made again as it learns
+    if mnist_root() is None:
+        return
+    start_training(qtbot, window, train_subset=320)
+    qtbot.waitUntil(lambda: panel.gallery.gallery is not g, timeout=10000)
+    fresh = panel.gallery.gallery
+    assert not np.allclose(fresh.reconstructions, g.reconstructions, atol=0.05)
+    qtbot.waitUntil(lambda: panel.gallery.gallery is not fresh, timeout=20000)  # the next snapshot's
+    assert panel.gallery.gallery is window.core.gallery

@@ -560,7 +560,7 @@ def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path):
         "capsule_lengths", "lengths_per_iteration", "primary_capsule_lengths",
         "routing_class_maps", "routing_mosaic", "routed_mass", "routing_entropy", "routing_overlay",
         "votes_0", "votes_1", "pose_input", "pose_reconstruction", "pose_difference",
-        "training_loss", "training_accuracy",
+        "training_loss", "training_accuracy", "training_reconstructions",
     }  # fmt: skip
     assert {f.stem for f in files} == expected  # no plot of the single-digit docks (transforms, robustness)
     assert {f.suffix for f in files} == {".png", ".svg"} and all(f.stat().st_size > 0 for f in files)
@@ -719,3 +719,33 @@ def test_the_names_of_the_two_top_routed_masses_stand_apart(qtbot, window):
         box = view.mass_plot.getViewBox()
         centres = [box.mapViewToScene(pg.Point(x, y)).y() for x, y in zip(names["x"], names["y"])]
         assert abs(centres[0] - centres[1]) >= NAME_PX, (pair, centres)  # neither drawn over the other
+
+
+def test_the_training_panels_gallery_shows_test_pairs_reconstructed_in_red_and_green(qtbot, pairs):
+    from capsviz.data.mnist import load_test_or_sample
+    from capsviz.explorer import GALLERY_PAIRS
+    from capsviz.gui.widgets.training import GALLERY_GAP
+
+    panel = pairs.training_panel
+    qtbot.waitUntil(lambda: panel.gallery.gallery is not None and panel.gallery.gallery.pairs, timeout=10000)
+    g = panel.gallery.gallery
+    assert g is pairs.core.gallery and pairs.training_panels["mnist"].gallery.gallery is not g
+    expected = fixed_test_pairs(load_test_or_sample(pairs.core.data_root)[0], GALLERY_PAIRS)
+    np.testing.assert_array_equal(g.labels, expected.labels)
+    np.testing.assert_allclose(g.images, expected.images / np.float32(255), atol=1e-6)
+    with torch.no_grad():
+        lengths = pairs.core.model(torch.from_numpy(g.images)[:, None], reconstruct=False).lengths
+    for k in range(GALLERY_PAIRS):  # the two longest capsules, each digit's in its place where it is one of them
+        top = set(torch.topk(lengths[k], 2).indices.tolist())
+        assert set(g.answers[k].tolist()) == top
+        assert g.right[k] == (top == set(g.labels[k].tolist()))
+        for slot in (0, 1):
+            if g.answers[k, 1 - slot] == g.labels[k, slot]:
+                raise AssertionError(f"pair {k}: the capsule of digit {g.labels[k, slot]} is in the other's place")
+    right = int(g.right.sum())
+    assert panel.gallery.title.text == f"test pairs: {right} of {GALLERY_PAIRS} right"
+    # the bottom row: the first answer's reconstruction in red, the second's in green
+    step = 36 + GALLERY_GAP
+    tile = panel.gallery.item.image[GALLERY_GAP + step : GALLERY_GAP + step + 36, GALLERY_GAP : GALLERY_GAP + 36]
+    layered = np.clip(g.reconstructions[0, 0][..., None] * RED + g.reconstructions[0, 1][..., None] * GREEN, 0, 1)
+    np.testing.assert_allclose(tile, layered, atol=1e-6)

@@ -257,3 +257,69 @@ def test_a_views_redraws_draw_at_once_or_through_the_queue_under_the_views_prefi
     assert queue.parts == ["view/two", "view/one"]
     redraws.request()
     assert drawn == [2] and queue.requested == {"view/one", "view/two"}
+
+
+def test_the_gallery_takes_the_first_test_digit_of_each_class_or_the_first_test_pairs():
+    from capsviz.data.multimnist import fixed_test_pairs
+    from capsviz.explorer import GALLERY_PAIRS, gallery_examples
+
+    sample = load_sample()
+    images, labels = gallery_examples("mnist", sample)
+    assert labels.tolist() == list(range(10)) and images.dtype == np.float32 and images.shape == (10, 28, 28)
+    for k in range(10):
+        first = int(np.flatnonzero(sample.labels == k)[0])
+        np.testing.assert_array_equal(images[k], sample.images[first] / np.float32(255))
+    # a split without some class: the classes it has, in order
+    no_fives = MnistSplit(sample.images[sample.labels != 5], sample.labels[sample.labels != 5])
+    assert gallery_examples("mnist", no_fives)[1].tolist() == [0, 1, 2, 3, 4, 6, 7, 8, 9]
+    images, labels = gallery_examples("multimnist", sample)
+    pairs = fixed_test_pairs(sample, GALLERY_PAIRS)
+    assert images.shape == (GALLERY_PAIRS, 36, 36) and labels.shape == (GALLERY_PAIRS, 2)
+    np.testing.assert_array_equal(labels, pairs.labels)
+    np.testing.assert_array_equal(images, pairs.images / np.float32(255))
+    with pytest.raises(ValueError, match="mnist or multimnist"):
+        gallery_examples("cifar", sample)
+
+
+def test_a_gallery_is_the_decoder_on_each_answer_and_says_which_are_right(shipped_checkpoint):
+    from capsviz.explorer import GalleryRequest, gallery_examples
+    from capsviz.model.inference import reconstruction_gallery
+    from capsviz.train.checkpoint import load_checkpoint
+
+    model, _, _ = load_checkpoint(shipped_checkpoint)
+    images, labels = gallery_examples("mnist", load_sample())
+    wrong = labels.copy()
+    wrong[4] = 9  # a label the model does not answer
+    g = GalleryRequest(model, "mnist", lambda dataset: (images, wrong)).run()
+    assert g.answers.tolist() == list(range(10)) and not g.pairs
+    assert g.right.tolist() == [k != 4 for k in range(10)]
+    with torch.no_grad():
+        out = model(torch.from_numpy(images)[:, None], target=torch.arange(10))
+    np.testing.assert_allclose(g.reconstructions, out.reconstruction[:, 0].numpy(), atol=1e-5)
+    assert g.reconstructions.dtype == np.float32 and 0 < g.reconstructions.min() and g.reconstructions.max() < 1
+    with pytest.raises(ValueError, match=r"expected images of shape \(K, 28, 28\)"):
+        reconstruction_gallery(model, images[:, :27], labels)
+    with pytest.raises(ValueError, match=r"expected labels of shape \(10,\) or \(10, 2\)"):
+        reconstruction_gallery(model, images, labels[:9])
+
+
+def test_a_pair_gallery_puts_each_digits_capsule_in_its_place():
+    from capsviz.model.inference import reconstruction_gallery
+
+    torch.manual_seed(0)
+    model = CapsNet(CapsNetConfig(image_size=36)).eval()
+    images = torch.rand(4, 36, 36).numpy()
+    with torch.no_grad():
+        lengths = model(torch.from_numpy(images)[:, None], reconstruct=False).lengths
+    top = torch.argsort(-lengths, dim=1, stable=True)[:, :2].numpy()  # longest first
+    # pair 0 labelled longest first, pair 1 the other way round, pair 2 half right, pair 3 wrong
+    spare = [[j for j in range(10) if j not in top[k]] for k in range(4)]
+    labels = np.array([top[0], top[1][::-1], [spare[2][0], top[2][0]], spare[3][:2]])
+    g = reconstruction_gallery(model, images, labels)
+    assert g.pairs and g.right.tolist() == [True, True, False, False]
+    assert g.answers[0].tolist() == top[0].tolist() and g.answers[1].tolist() == top[1][::-1].tolist()
+    assert g.answers[2].tolist() == top[2][::-1].tolist()  # the right digit in its place, second
+    assert g.answers[3].tolist() == top[3].tolist()  # neither: longest first
+    with torch.no_grad():
+        out = model(torch.from_numpy(images)[:, None], target=torch.from_numpy(g.answers))
+    np.testing.assert_allclose(g.reconstructions, out.reconstruction[:, :, 0].numpy(), atol=1e-5)

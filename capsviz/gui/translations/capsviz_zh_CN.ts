@@ -1300,6 +1300,10 @@ The current comparison stays.</source>
         <translation>无法计算变换扫描</translation>
     </message>
     <message>
+        <source>Cannot reconstruct the test examples</source>
+        <translation>无法重构测试样本</translation>
+    </message>
+    <message>
         <source>Cannot classify the input</source>
         <translation>无法对输入分类</translation>
     </message>
@@ -1574,6 +1578,30 @@ The current comparison stays.</source>
     <message>
         <source>Pause the run after this step; the views show its weights. Again: go on</source>
         <translation>在这一步之后暂停训练；各视图显示此时的权重。再按一次：继续</translation>
+    </message>
+    <message>
+        <source>test examples</source>
+        <translation>测试样本</translation>
+    </message>
+    <message>
+        <source>test pairs: {right} of {k} right</source>
+        <translation>测试数字对：{k} 对中答对 {right} 对</translation>
+    </message>
+    <message>
+        <source>test digits: {right} of {k} right</source>
+        <translation>测试数字：{k} 个中答对 {right} 个</translation>
+    </message>
+    <message>
+        <source>A few test examples (top) and the model&apos;s reconstructions of them (bottom): a digit&apos;s from its longest capsule (Fig. 3 of the paper), a pair&apos;s from its two longest, in red and green (Fig. 5). An orange frame: the answer is wrong. They are made again whenever the model changes, so a training run shows them sharpen as it learns. Hover over a tile for its label and answer.</source>
+        <translation>几个测试样本（上排）和模型对它们的重构（下排）：单个数字由最长的胶囊重构（论文图 3），数字对由最长的两个胶囊分别重构，以红色和绿色显示（图 5）。橙色边框表示回答错误。模型每次改变时都会重新生成，所以训练时可以看到它们随着学习逐渐变清晰。把鼠标停在某一格上可查看它的标签和回答。</translation>
+    </message>
+    <message>
+        <source>test example: {label}; read as {answer}</source>
+        <translation>测试样本：{label}；识别为 {answer}</translation>
+    </message>
+    <message>
+        <source>test example: {label}; read as {answer}, wrong</source>
+        <translation>测试样本：{label}；识别为 {answer}，错误</translation>
     </message>
     <message>
         <source>Resume</source>

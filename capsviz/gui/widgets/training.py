@@ -25,7 +25,9 @@ from capsviz import explanations
 from capsviz.data.datasets import TITLES
 from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.widgets.common import VerticalScroll, column, plot, row, settle
+from capsviz.gui.widgets.common import VerticalScroll, column, fit_view, image_view, plot, row, set_label, settle
+from capsviz.model.inference import Gallery
+from capsviz.model.pairs import red_green
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP
 from capsviz.train.config import PRECISIONS, TRAIN_LIMITS, TrainConfig, fine_tune_lr
@@ -50,6 +52,110 @@ LEGEND_GROUND = (0, 0, 0, 200)  # the legends' ground: the plots' black, nearly 
 # The GUI measures test accuracy on fewer images than `capsviz train` (which uses all 10,000):
 # training and the live views wait while an epoch's test images are classified.
 GUI_TEST_IMAGES = 2000
+
+
+GALLERY_HEIGHTS = (64, 120)  # least and greatest height of the gallery under the curves, pixels
+# the least height of the panel that shows the gallery: the two curves keep some 135 px each,
+# room for their keys in either language (a 768-pixel-high screen gives the panel about 330)
+GALLERY_LEAST_PANEL_HEIGHT = 340
+GALLERY_GAP = 3  # pixels between the gallery's tiles; a wrong answer's tile is framed in its middle one
+WRONG = np.array([1.0, 0.6, 0.1], np.float32)  # the frame of a reconstruction whose answer is wrong
+
+
+def gallery_mosaic(gallery: Gallery, gap: int = GALLERY_GAP) -> np.ndarray:
+    """The gallery as one RGB image, (2 (H + gap) + gap, K (H + gap) + gap, 3) float32 in [0, 1],
+    example k's tiles at columns gap + k (H + gap) onwards: the K inputs in grey in the top row
+    (from row gap), their reconstructions under them (from row H + 2 gap; a digit's in grey, a
+    pair's two in red and green, :func:`~capsviz.model.pairs.red_green`), each reconstruction
+    whose answer is wrong framed in orange in the middle of the gap around it."""
+    k, size = len(gallery.images), gallery.images.shape[-1]
+    step = size + gap
+    out = np.zeros((2 * step + gap, k * step + gap, 3), np.float32)
+    m = (gap + 1) // 2  # from a tile's edge to the middle of the gap around it
+    for i in range(k):
+        x, y = gap + i * step, gap + step
+        out[gap : gap + size, x : x + size] = gallery.images[i, :, :, None]
+        recon = gallery.reconstructions[i]
+        out[y : y + size, x : x + size] = red_green(recon[0], recon[1]) if gallery.pairs else recon[:, :, None]
+        if not gallery.right[i]:
+            frame = out[y - m : y + size + m, x - m : x + size + m]
+            frame[[0, -1], :] = WRONG
+            frame[:, [0, -1]] = WRONG
+    return out
+
+
+def gallery_caption(gallery: Gallery | None, tr=tr) -> str:
+    """The gallery's title: how many of its examples the model reads right."""
+    if gallery is None:
+        return tr("test examples")
+    right, k = int(gallery.right.sum()), len(gallery.right)
+    if gallery.pairs:
+        return tr("test pairs: {right} of {k} right", right=right, k=k)
+    return tr("test digits: {right} of {k} right", right=right, k=k)
+
+
+GALLERY_TIP = QT_TR_NOOP(
+    "A few test examples (top) and the model's reconstructions of them (bottom): a digit's from its "
+    "longest capsule (Fig. 3 of the paper), a pair's from its two longest, in red and green (Fig. 5). "
+    "An orange frame: the answer is wrong. They are made again whenever the model changes, so a "
+    "training run shows them sharpen as it learns. Hover over a tile for its label and answer."
+)
+
+
+class ReconstructionGallery(pg.GraphicsLayoutWidget):
+    """The model's reconstructions of a few test examples, as in the paper's Fig. 3 and 5:
+    inputs on top, reconstructions under them (orange frame: the answer is wrong), redrawn
+    at every change of model, so that a run shows them sharpen as it learns. Hovering a tile
+    tells its label and answer."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setBackground("k")
+        self.ci.setContentsMargins(2, 2, 2, 2)
+        self.title = self.addLabel(gallery_caption(None), row=0, col=0, size="8pt")
+        self.view, self.item = image_view(self, 1, 0, (2 * 31 + GALLERY_GAP, 10 * 31 + GALLERY_GAP))
+        self.gallery: Gallery | None = None
+        self.setToolTip(tr(GALLERY_TIP))
+        self.scene().sigMouseMoved.connect(self._hover)
+
+    def show_gallery(self, gallery: Gallery | None) -> None:
+        """Show ``gallery`` (None: an empty field)."""
+        self.gallery = gallery
+        set_label(self.title, gallery_caption(gallery), size="8pt")
+        if gallery is None:
+            self.item.setImage(np.zeros_like(self.item.image), autoLevels=False, levels=(0, 1))
+            return
+        mosaic = gallery_mosaic(gallery)
+        if mosaic.shape[:2] != self.item.image.shape[:2]:
+            fit_view(self.view, mosaic.shape)
+        self.item.setImage(mosaic, autoLevels=False, levels=(0, 1))
+
+    def tile_at(self, scene_pos) -> int | None:
+        """The example whose input or reconstruction is under ``scene_pos``, or None."""
+        g = self.gallery
+        if g is None or not self.view.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = self.view.mapSceneToView(scene_pos)
+        step = g.images.shape[-1] + GALLERY_GAP
+        x, y = p.x() - GALLERY_GAP, p.y() - GALLERY_GAP  # from the first tile's corner
+        k = int(x // step) if x >= 0 else -1
+        inside = 0 <= k < len(g.images) and x % step < step - GALLERY_GAP and 0 <= y < 2 * step - GALLERY_GAP
+        return k if inside else None
+
+    def describe(self, k: int) -> str:
+        """What the tooltip says of example ``k``: its label and the model's answer."""
+        g = self.gallery
+        if g.pairs:
+            label, answer = " + ".join(map(str, g.labels[k])), " + ".join(map(str, g.answers[k]))
+        else:
+            label, answer = str(g.labels[k]), str(g.answers[k])
+        if g.right[k]:
+            return tr("test example: {label}; read as {answer}", label=label, answer=answer)
+        return tr("test example: {label}; read as {answer}, wrong", label=label, answer=answer)
+
+    def _hover(self, scene_pos) -> None:
+        k = self.tile_at(scene_pos)
+        self.setToolTip(tr(GALLERY_TIP) if k is None else self.describe(k))
 
 
 class TrainingPanel(QWidget):
@@ -140,12 +246,12 @@ class TrainingPanel(QWidget):
         # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them.
         self.loss_plot = plot(bottom=tr("step"), left=tr("loss"), axis_width=AXIS_WIDTH, mouse=True)
         # the keys on a dark ground of their own: legible where a curve passes under them
-        self.loss_plot.addLegend(offset=(-5, 5), labelTextSize="8pt", verSpacing=-6, brush=LEGEND_GROUND)
+        self.loss_plot.addLegend(offset=(-5, 2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND)
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name=tr("total"))
         self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name=tr("margin"))
         self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name=tr("0.0005 × recon"))
         self.acc_plot = plot(bottom=tr("step"), left=tr("accuracy"), axis_width=AXIS_WIDTH, mouse=True)
-        self.acc_plot.addLegend(offset=(-5, -5), labelTextSize="8pt", verSpacing=-6, brush=LEGEND_GROUND)
+        self.acc_plot.addLegend(offset=(-5, -2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND)
         self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name=tr("train (batch)"))
@@ -155,11 +261,26 @@ class TrainingPanel(QWidget):
         for widget in (self.loss_plot, self.acc_plot):  # of one axis width: the two x axes line up
             widget.setMinimumWidth(MIN_PLOT_WIDTH)
             widget.getAxis("bottom").enableAutoSIPrefix(False)  # steps are counts: no "(x0.001)" on an empty plot
-        row(left, (column(self.loss_plot, self.acc_plot, spacing=2), 1), margins=(2, 2, 2, 2), parent=self)
-        self.redraws = Redraws(f"training_{dataset}", {"curves": self._draw_curves})
-        self.figures = {"training_loss": self.loss_plot, "training_accuracy": self.acc_plot}  # by file name
+        # the model's reconstructions of a few test examples, under the curves where the
+        # panel is high enough for both curves' keys beside them (resizeEvent)
+        self.gallery = ReconstructionGallery()
+        self.gallery.setMinimumHeight(GALLERY_HEIGHTS[0])
+        self.gallery.setMaximumHeight(GALLERY_HEIGHTS[1])
+        plots = column((self.loss_plot, 3), (self.acc_plot, 3), (self.gallery, 2), spacing=2)
+        row(left, (plots, 1), margins=(2, 2, 2, 2), parent=self)
+        self.redraws = Redraws(f"training_{dataset}", {"curves": self._draw_curves, "gallery": self._draw_gallery})
+        self._gallery: Gallery | None = None  # the newest, drawn at the next turn
+        self.figures = {
+            "training_loss": self.loss_plot,
+            "training_accuracy": self.acc_plot,
+            "training_reconstructions": self.gallery,
+        }  # by file name
         self.reset_curves()
         self.set_running(False)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.gallery.setVisible(event.size().height() >= GALLERY_LEAST_PANEL_HEIGHT)
 
     def _field(self, name: str, decimals: int | None = None, **options) -> QSpinBox | QDoubleSpinBox:
         """The spin box of training setting ``name`` (a field of :class:`TrainConfig`, which
@@ -214,7 +335,7 @@ class TrainingPanel(QWidget):
 
     def follow(self, core) -> None:
         """Drive ``core`` (an :class:`~capsviz.gui.core.ExplorerCore`) from Start, Pause and Stop,
-        and show its run: curves, progress and status."""
+        and show its run: curves, progress, status, and the gallery of its model of this dataset."""
         self.startRequested.connect(core.start_training)
         self._model_info = lambda: core.info if self.network.currentData() == "capsnet" else core.baseline_info
         for signal in (core.modelChanged, core.baselineChanged, self.from_scratch.toggled):
@@ -254,6 +375,7 @@ class TrainingPanel(QWidget):
         core.trainingStarted.connect(started)
         core.trainingEvent.connect(event)
         core.trainingFinished.connect(lambda: self.set_running(False))
+        core.galleryReady.connect(lambda gallery: core.dataset == self.dataset and self.show_gallery(gallery))
         core.trainingFinished.connect(self.suggest_lr)  # from the file the run wrote
 
     def suggest_lr(self, *_) -> None:
@@ -277,6 +399,14 @@ class TrainingPanel(QWidget):
     def add_epoch(self, ev: EpochEvent) -> None:
         self.curves.add_epoch(ev)
         self.redraws.request()
+
+    def show_gallery(self, gallery: Gallery | None) -> None:
+        """Draw ``gallery`` (the model's reconstructions of the test examples) at the next redraw."""
+        self._gallery = gallery
+        self.redraws.request("gallery")
+
+    def _draw_gallery(self) -> None:
+        self.gallery.show_gallery(self._gallery)
 
     def _draw_curves(self) -> None:
         h, tests = self.history, self.test_history
