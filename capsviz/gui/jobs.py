@@ -110,16 +110,18 @@ class BrowserEvaluator(BackgroundJob):
 
 class RobustnessMeasurer(BackgroundJob):
     """Runs the measurement of ``view`` for ``core``'s model, and its comparison CNN when it
-    has one, in a background thread; a new model or CNN clears the figures.
+    has one, in a background thread; a new model or CNN clears the figures, stopping a
+    measurement under way (its figures are the networks' it started with).
     ``show_exception(title, exc)`` reports a failure."""
 
     def __init__(self, core: ExplorerCore, view: RobustnessView, show_exception) -> None:
         super().__init__(core, show_exception, QT_TR_NOOP("Cannot measure robustness"))
         self._core, self.view = core, view
+        self._measuring = None  # a token of the measurement whose figures the view shows
         view.measureRequested.connect(self.start)
         view.stopRequested.connect(lambda: self.stop.set())
         for signal in (core.modelChanged, core.baselineChanged):
-            signal.connect(lambda: self.worker is None and view.clear())
+            signal.connect(self._networks_changed)
 
     def start(self, n: int) -> None:
         """Measure on the first ``n`` test digits (the MNIST test split, else the shipped sample)."""
@@ -129,12 +131,20 @@ class RobustnessMeasurer(BackgroundJob):
         self.view.set_running(True)
         networks = networks_to_measure(self._core.model, self._core.baseline)  # copies: training may swap them
         self.view.networks = len(networks)
-        add = lambda step: self.view.add_point(*step)  # noqa: E731
-        self.run(measure_first, networks, self._core.data_root, n, stop=True, yielded=add, finished=self._finished)
+        self._measuring = run = object()
+        add = lambda step: run is self._measuring and self.view.add_point(*step)  # noqa: E731
+        finished = lambda: self._finished(run)  # noqa: E731
+        self.run(measure_first, networks, self._core.data_root, n, stop=True, yielded=add, finished=finished)
 
-    def _finished(self) -> None:
+    def _networks_changed(self) -> None:
+        if self.worker is not None:
+            self._measuring = None  # what it still sends is the other networks'
+            self.quit()
+        self.view.clear()
+
+    def _finished(self, run: object) -> None:
         self.view.set_running(False)
-        if self.stop.is_set():
+        if run is self._measuring and self.stop.is_set():
             self.view.status.setText(tr("{status} (stopped)", status=self.view.status.text()))
 
 

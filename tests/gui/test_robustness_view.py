@@ -81,3 +81,21 @@ def test_measuring_ten_digits_fills_every_curve_from_their_plain_accuracy(qtbot,
     x, y = view.curves["rotation"].getData()
     np.testing.assert_allclose(x, [0, 10, 20, 30, 40, 50, 60])
     np.testing.assert_allclose(y, [view.results["rotation"][s] for s in x])
+
+
+def test_a_model_loaded_while_measuring_stops_the_measurement_and_clears_its_figures(qtbot, window, tmp_path):
+    from capsviz.train.checkpoint import load_checkpoint, save_checkpoint
+
+    other = save_checkpoint(tmp_path / "other.safetensors", load_checkpoint(window.core.model_file)[0])
+    window.docks["robustness"].raise_()
+    view = window.robustness_view
+    view.digits.setValue(2000)
+    qtbot.mouseClick(view.measure_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(view.results) > 0, timeout=60000)
+    assert window.open_checkpoint(other)
+    assert view.results == {} and view.status.text() == "not measured for this model"
+    qtbot.waitUntil(lambda: window.robustness.worker is None, timeout=60000)  # it stops
+    for _ in range(20):  # and what it sent before stopping stays out of the new model's view
+        qtbot.wait(10)
+    assert view.results == {} and view.status.text() == "not measured for this model"
+    assert view.measure_button.isEnabled() and not view.stop_button.isEnabled()
