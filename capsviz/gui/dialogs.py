@@ -95,12 +95,33 @@ def ask_checkpoint_to_open(window: QMainWindow) -> Path | None:
     return Path(path) if path else None
 
 
-def ask_checkpoint_to_save(window: QMainWindow) -> Path | None:
-    """Ask where to save the model as a checkpoint; None when the user cancels."""
-    path, _ = QFileDialog.getSaveFileName(
-        window, tr("Save checkpoint"), "capsnet.safetensors", "safetensors (*.safetensors)"
-    )
-    return Path(path) if path else None
+def ask_file_to_save(parent, title: str, name: str, kind: str) -> Path | None:
+    """Ask where to write a file, offering ``name`` (``kind``: the dialog's filter, such as
+    ``PNG (*.png)``); a name typed without a suffix gets ``name``'s (``grid`` ->
+    ``grid.png``). None when the user cancels."""
+    path, _ = QFileDialog.getSaveFileName(parent, title, name, kind)
+    if not path:
+        return None
+    path = Path(path)
+    return path if path.suffix else path.with_name(path.name + Path(name).suffix)
+
+
+def write_or_warn(parent, title: str, path: Path, write: Callable[[Path], object]) -> bool:
+    """``write(path)``; a file that cannot be written (a folder that is not there or not
+    writable, a suffix no writer knows) is said in a message box titled ``title``, in one
+    line, and nothing else changes. Returns whether the file was written."""
+    try:
+        write(path)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        QMessageBox.warning(parent, title, tr("Could not write {path}: {error}", path=path, error=reason))
+        return False
+    return True
+
+
+def ask_checkpoint_to_save(window: QMainWindow, name: str = "capsnet.safetensors") -> Path | None:
+    """Ask where to save the model as a checkpoint, offering ``name``; None when the user cancels."""
+    return ask_file_to_save(window, tr("Save checkpoint"), name, "safetensors (*.safetensors)")
 
 
 def confirm_stop_training(window: QMainWindow, paused: bool = False) -> bool:

@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox, QWidget
 
+from capsviz.gui.dialogs import ask_file_to_save, write_or_warn
 from capsviz.gui.i18n import tr
 from capsviz.model.inference import Inference, save_trace
 
@@ -104,7 +105,7 @@ def export_trace_dialog(window: QMainWindow, inference: Inference | None) -> Non
     if inference is None:
         QMessageBox.information(window, tr("Nothing to export"), tr("Draw a digit first."))
         return
-    path, _ = QFileDialog.getSaveFileName(window, tr("Export routing trace"), "trace.npz", tr("NumPy archive (*.npz)"))
-    if path:
-        save_trace(inference, path)
+    title = tr("Export routing trace")
+    path = ask_file_to_save(window, title, "trace.npz", tr("NumPy archive (*.npz)"))
+    if path is not None and write_or_warn(window, title, path, lambda path: save_trace(inference, path)):
         window.statusBar().showMessage(tr("saved {path}", path=path), 5000)

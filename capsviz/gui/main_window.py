@@ -628,7 +628,9 @@ class MainWindow(QMainWindow):
         self.transform_view.show_sweep(request and request.name, request and request.values, v, prediction, baseline)
 
     def _save_checkpoint(self) -> None:
-        path = dialogs.ask_checkpoint_to_save(self)
+        path = dialogs.ask_checkpoint_to_save(
+            self, "capsnet.safetensors" if self.kind == "mnist" else "capsnet_multimnist.safetensors"
+        )
         if path is not None and self.core.save_model(path) is not None:
             self.statusBar().showMessage(tr("saved {path}", path=path), 5000)
 

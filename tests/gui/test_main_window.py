@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton
 
 from capsviz.model.analysis import class_maps, mosaic_capsule, routed_mass
 from tests.gui.events import settle
@@ -352,6 +352,47 @@ def test_perturbation_grid_and_png_export(window, qtbot, tmp_path):
     out = dialog.save_png(tmp_path / "grid.png", scale=1)
     with Image.open(out) as im:
         assert im.size == (11 * 30 - 2, 16 * 30 - 2) and im.mode == "L"
+
+
+def test_a_file_named_without_its_suffix_gets_it_and_one_that_cannot_be_written_is_said_in_a_line(
+    window, qtbot, tmp_path, monkeypatch
+):
+    from PIL import Image
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    answers, warnings = [], []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(answers.pop(0)), ""))
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text, *a: warnings.append((title, text)))
+    qtbot.mouseClick(window.pose_view.grid_button, Qt.MouseButton.LeftButton)
+    dialog = window.pose_view.grid_dialog
+    qtbot.addWidget(dialog)
+    save = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Save PNG…")
+    answers.append(tmp_path / "grid_b")  # typed without ".png"
+    qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
+    with Image.open(tmp_path / "grid_b.png") as im:
+        assert im.format == "PNG" and im.mode == "L"
+    assert dialog.saved.text() == f"saved {tmp_path / 'grid_b.png'}" and warnings == []
+    answers.append(tmp_path / "no such folder" / "grid.png")
+    qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
+    missing = tmp_path / "no such folder" / "grid.png"
+    assert warnings == [("Save grid", f"Could not write {missing}: No such file or directory")]
+    # the routing trace: "trace_b" becomes trace_b.npz, and the status bar names that file
+    from capsviz.gui.export import export_trace_dialog
+
+    answers.append(tmp_path / "trace_b")
+    export_trace_dialog(window, window.core.inference)
+    assert (tmp_path / "trace_b.npz").is_file() and not (tmp_path / "trace_b").exists()
+    assert window.statusBar().currentMessage() == f"saved {tmp_path / 'trace_b.npz'}"
+    answers.append(tmp_path / "no such folder" / "trace.npz")
+    export_trace_dialog(window, window.core.inference)
+    assert warnings[-1] == (
+        "Export routing trace",
+        f"Could not write {tmp_path / 'no such folder' / 'trace.npz'}: No such file or directory",
+    )
+    # a checkpoint named without ".safetensors" gets it (the Open dialog lists only those)
+    answers.append(tmp_path / "saved_noext")
+    window.actions["save"].trigger()
+    assert (tmp_path / "saved_noext.safetensors").is_file() and len(warnings) == 2
 
 
 def test_length_scale_and_difference(window, qtbot):

@@ -1820,6 +1820,10 @@ What agreement looks like: where the parts agree on a pose, their votes crowd to
         <translation>safetensors (*.safetensors);;所有文件 (*)</translation>
     </message>
     <message>
+        <source>Could not write {path}: {error}</source>
+        <translation>无法写入 {path}：{error}</translation>
+    </message>
+    <message>
         <source>Save checkpoint</source>
         <translation>保存检查点</translation>
     </message>

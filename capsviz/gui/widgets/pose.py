@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDoubleSpinBox,
-    QFileDialog,
     QGridLayout,
     QLabel,
     QPushButton,
@@ -24,6 +23,7 @@ from superqt import QLabeledDoubleSlider
 from capsviz import explanations
 from capsviz.data.images import save_grey_png
 from capsviz.explorer import Redraws
+from capsviz.gui.dialogs import ask_file_to_save, write_or_warn
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import (
     ImagePanel,
@@ -54,9 +54,10 @@ class PerturbationDialog(QDialog):
         panel = ImagePanel(title, shape=self.image.shape, least=(420, 560))
         panel.set_image(self.image)
         save = QPushButton(tr("Save PNG…"), clicked=self._save_dialog)
+        self.saved = QLabel("")  # the file written last
         layout = QVBoxLayout(self)
         layout.addWidget(panel, 1)
-        layout.addWidget(save, alignment=Qt.AlignmentFlag.AlignRight)
+        layout.addLayout(row((self.saved, 1), save))
 
     def save_png(self, path: str | Path, scale: int = 3) -> Path:
         """Write the grid as an 8-bit grayscale PNG, each pixel ``scale`` × ``scale``."""
@@ -64,9 +65,10 @@ class PerturbationDialog(QDialog):
         return Path(path)
 
     def _save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, tr("Save grid"), "pose_grid.png", "PNG (*.png)")
-        if path:
-            self.save_png(path)
+        title = tr("Save grid")
+        path = ask_file_to_save(self, title, "pose_grid.png", "PNG (*.png)")
+        if path is not None and write_or_warn(self, title, path, self.save_png):
+            self.saved.setText(tr("saved {path}", path=path))
 
 
 class PoseView(QWidget, InferenceView):
