@@ -17,6 +17,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QApplication,
     QComboBox,
     QDockWidget,
@@ -76,6 +77,16 @@ KINDS = {
     "mnist": Kind("mnist", QT_TR_NOOP("Capsule Network explorer"), ALL_DOCKS, 1),
     "multimnist": Kind("multimnist", QT_TR_NOOP("overlapping digits (MultiMNIST)"), ALL_DOCKS[:5], 2),
 }
+
+
+FOCUS_CHAIN_LIMIT = 500  # widgets Tab passes over at most in search of one on screen
+
+
+def on_screen(widget: QWidget) -> bool:
+    """Whether some of ``widget`` can be seen (for a scroll area or a plot: of its viewport,
+    which covers it); false for a widget in a dock behind another dock's tab."""
+    shown = widget.viewport() if isinstance(widget, QAbstractScrollArea) else widget
+    return widget.isVisible() and not shown.visibleRegion().isEmpty()
 
 
 class MainWindow(QMainWindow):
@@ -659,6 +670,17 @@ class MainWindow(QMainWindow):
     def confirm_close(self) -> bool:
         """Whether to close while training runs (asks the user)."""
         return dialogs.confirm_stop_training(self, self.core.is_paused)
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: A002 (Qt's name)
+        """Tab and Shift+Tab move to the next control on screen: Qt's focus chain also holds
+        those of the docks behind another dock's tab, where the focus would be out of sight."""
+        for _ in range(FOCUS_CHAIN_LIMIT):
+            if not super().focusNextPrevChild(next):
+                return False
+            widget = QApplication.focusWidget()
+            if widget is None or on_screen(widget):
+                return True
+        return True
 
     def closeEvent(self, event) -> None:
         if self.core.is_training and not self.confirm_close():

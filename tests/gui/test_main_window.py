@@ -924,3 +924,33 @@ def test_the_training_panel_shows_the_models_reconstructions_of_test_digits(wind
     assert not np.allclose(fresh.reconstructions, g.reconstructions, atol=0.05)
     qtbot.waitUntil(lambda: panel.gallery.gallery is not fresh, timeout=20000)  # the next snapshot's
     assert panel.gallery.gallery is window.core.gallery
+
+
+def test_tab_goes_round_the_controls_on_screen_and_only_those(window, qtbot):
+    from capsviz.gui.main_window import on_screen
+
+    window.activateWindow()
+    start = window.input_panel.clear_button
+    start.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is start, timeout=3000)
+
+    def round_of_tabs() -> list:
+        visited = []
+        for _ in range(400):
+            qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+            widget = QApplication.focusWidget()
+            if widget is start:
+                return visited
+            visited.append(widget)
+        raise AssertionError(f"Tab did not come back to Clear; it stays in {type(widget).__name__}")
+
+    visited = round_of_tabs()
+    assert all(on_screen(w) for w in visited), [type(w).__name__ for w in visited if not on_screen(w)]
+    docks = {name for name, dock in window.docks.items() for w in visited if dock.isAncestorOf(w)}
+    assert {"lengths", "pose", "routing", "training"} <= docks and not docks & {"votes", "browser", "robustness"}
+    # a dock raised over its neighbours' tabs takes its place in the round; the browser's matrix lets Tab through
+    for name, control in (("browser", window.browser.matrix), ("robustness", window.robustness_view.measure_button)):
+        window.docks[name].raise_()
+        qtbot.waitUntil(lambda control=control: on_screen(control), timeout=3000)
+        visited = round_of_tabs()
+        assert control in visited and all(on_screen(w) for w in visited)

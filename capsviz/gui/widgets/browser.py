@@ -68,6 +68,7 @@ class MnistBrowser(QWidget):
         self.matrix.setHorizontalHeaderLabels([str(k) for k in range(10)])
         self.matrix.setVerticalHeaderLabels([str(k) for k in range(10)])
         self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.matrix.setTabKeyNavigation(False)  # Tab leaves the matrix for the next control; the arrows move in it
         self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         for header in (self.matrix.horizontalHeader(), self.matrix.verticalHeader()):
             header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
