@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
@@ -77,6 +77,16 @@ KINDS = {
     "mnist": Kind("mnist", QT_TR_NOOP("Capsule Network explorer"), ALL_DOCKS, 1),
     "multimnist": Kind("multimnist", QT_TR_NOOP("overlapping digits (MultiMNIST)"), ALL_DOCKS[:5], 2),
 }
+
+
+WINDOW_SIZE = (1600, 1000)  # pixels: the window's size on a first start, where the screen has room
+
+
+def first_window_size(width: int, height: int) -> QSize:
+    """The window's size on a first start (or on a screen of another size than the one its
+    layout was saved on): ``WINDOW_SIZE``, within the screen's free ``width`` x ``height``
+    pixels (a 1366 x 768 laptop's); never under the window's least size, which Qt keeps."""
+    return QSize(min(WINDOW_SIZE[0], width), min(WINDOW_SIZE[1], height))
 
 
 FOCUS_CHAIN_LIMIT = 500  # widgets Tab passes over at most in search of one on screen
@@ -283,7 +293,7 @@ class MainWindow(QMainWindow):
         for training_panel in self.training_panels.values():
             self.training_stack.addWidget(training_panel)
         self.training_stack.setToolTip(self.training_panels["mnist"].toolTip())
-        self.resize(1600, 1000)
+        self.resize(*WINDOW_SIZE)
         self.docks: dict[str, QDockWidget] = {}
         self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AllowNestedDocks)
         right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
@@ -366,13 +376,15 @@ class MainWindow(QMainWindow):
         same = size is not None and self.restored.screen == (size.width(), size.height())
         if self.restored.geometry is not None and same:
             self.restoreGeometry(self.restored.geometry)
-        elif self.restored.geometry is not None:
+            return
+        if self.restored.geometry is not None:
             self.restored.state = None
+        if size is not None and QApplication.platformName() != "offscreen":  # offscreen: no screen to fit
+            self.resize(first_window_size(size.width(), size.height()))
 
     def dock_shown(self, name: str) -> bool:
         """Whether dock ``name`` is on screen (a tabbed dock behind another tab is not)."""
-        dock = self.docks[name]
-        return dock.isVisible() and not dock.visibleRegion().isEmpty()
+        return on_screen(self.docks[name])
 
     def dragEnterEvent(self, event) -> None:
         if self.kind == "mnist":

@@ -110,3 +110,19 @@ def test_a_layout_saved_on_another_screen_size_gives_the_default_layout(qtbot, t
     assert again.docks["lengths"].isVisible()  # the default layout, not the one saved
     assert (again.width(), again.height()) == (1600, 1000)  # nor the saved geometry
     assert again.settings_notice == ""
+
+
+def test_a_first_start_fits_the_window_to_the_screens_free_room(qtbot, tmp_path, monkeypatch):
+    from capsviz.gui import main_window
+    from capsviz.gui.main_window import WINDOW_SIZE, first_window_size
+
+    assert first_window_size(2560, 1400).toTuple() == WINDOW_SIZE  # room: the size the docks are laid out for
+    assert first_window_size(1366, 738).toTuple() == (1366, 738)  # a laptop: its free room
+    assert first_window_size(1920, 1040).toTuple() == (1600, 1000)
+    # on a screen (the offscreen platform has none: tests and tools keep WINDOW_SIZE), the window fits it
+    screen = QApplication.primaryScreen().availableGeometry().size()
+    monkeypatch.setattr(main_window.QApplication, "platformName", staticmethod(lambda: "xcb"))
+    w = new_window(qtbot, temp_settings(tmp_path))
+    expected = first_window_size(screen.width(), screen.height()).expandedTo(w.minimumSizeHint())
+    assert (w.width(), w.height()) == (expected.width(), expected.height())
+    assert w.width() < WINDOW_SIZE[0] and w.height() <= screen.height()
