@@ -302,6 +302,8 @@ def main() -> None:
     window.show()
     if not settle(app, lambda: window.core.inference is not None, 60):  # classified in the inference thread
         raise SystemExit("the app did not classify its first input within 60 s")
+    # and done with what the start leaves to the inference thread (the training panel's gallery)
+    settle(app, lambda: not window.core.pending, 30)
 
     # 1. forward pass with trace, batch 1
     image = window.core.inference.input

@@ -457,17 +457,18 @@ class ExplorerCore(QObject):
         inference thread; ``inferenceReady`` brings it). No input: ``inferenceReady(None)`` now."""
         if self.closing or self.loading:  # the model of the dataset shown is still to come
             return
-        self._ask_gallery()
         serial = self._serials.next()
         if self.input.model_image is None:
             self._serials.show_all()  # results of older requests no longer apply
             self.inference = None
             self.inferenceReady.emit(None)
+            self._ask_gallery()
             return
         self._thread.submit(request_for(serial, self.model, self.input))
         self._cnn_serial = None if self.baseline is None else serial
         if self.baseline is not None:  # after the capsules, so their answer does not wait for it
             self._thread.submit(BaselineRequest(serial, self.baseline, self.input.model_image))
+        self._ask_gallery()  # after the input's pass, which an idle thread would otherwise start later
 
     def _ask_gallery(self) -> None:
         """Ask for the gallery of the model shown (see ``examples``) unless it was asked of it already."""

@@ -876,7 +876,7 @@ def contrast(a, b) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def test_the_training_panel_shows_the_models_reconstructions_of_test_digits(window, qtbot):
+def test_the_training_panel_shows_the_models_reconstructions_of_test_digits(window, qtbot, tmp_path):
     import torch
 
     from capsviz.data.mnist import load_test_or_sample
@@ -915,6 +915,16 @@ def test_the_training_panel_shows_the_models_reconstructions_of_test_digits(wind
     panel.gallery.scene().sigMouseMoved.emit(view.mapViewToScene(QPointF(x + 14, y + 14)))
     assert panel.gallery.toolTip() == "test example: 9; read as 4, wrong"
     panel.gallery.show_gallery(g)
+    # with no input, a model opened still gets its gallery
+    from capsviz.train.checkpoint import save_checkpoint
+
+    other = save_checkpoint(tmp_path / "other.safetensors", window.core.model)
+    qtbot.mouseClick(window.input_panel.clear_button, Qt.MouseButton.LeftButton)
+    assert window.core.inference is None and window.open_checkpoint(other)
+    qtbot.waitUntil(lambda: panel.gallery.gallery is not g, timeout=10000)
+    assert panel.gallery.gallery is window.core.gallery and window.core.info.path.name == "other.safetensors"
+    np.testing.assert_allclose(panel.gallery.gallery.reconstructions, g.reconstructions, atol=1e-6)  # the same weights
+    g = panel.gallery.gallery
     # a run from fresh weights shows the fresh model's reconstructions, made again as it learns
     if mnist_root() is None:
         return
