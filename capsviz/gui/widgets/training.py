@@ -113,7 +113,8 @@ class ReconstructionGallery(pg.GraphicsLayoutWidget):
         self.setBackground("k")
         self.ci.setContentsMargins(2, 2, 2, 2)
         self.title = self.addLabel(gallery_caption(None), row=0, col=0, size="8pt")
-        self.view, self.item = image_view(self, 1, 0, (2 * 31 + GALLERY_GAP, 10 * 31 + GALLERY_GAP))
+        step = 28 + GALLERY_GAP  # ten digits' tiles until the first gallery comes
+        self.view, self.item = image_view(self, 1, 0, (2 * step + GALLERY_GAP, 10 * step + GALLERY_GAP))
         self.gallery: Gallery | None = None
         self.setToolTip(tr(GALLERY_TIP))
         self.scene().sigMouseMoved.connect(self._hover)
