@@ -187,7 +187,8 @@ class ExplorerCore(QObject):
     readingReady() : the input's reading for the inference shown is in its ``reading``
         (it follows the capsules, before the CNN).
     galleryReady(object) : the :class:`~capsviz.model.inference.Gallery` of the model shown
-        (also in :attr:`gallery`), after each change of model, training snapshots included.
+        (also in :attr:`gallery`), after each change of model, training snapshots included;
+        None when it cannot be made (``error`` says why, once).
     sweepReady(object, object, object) : ``(request, v, p)``: a :class:`SweepRequest`, the
         digit capsules along it, (K, classes, pose dims) float32, and the compared CNN's
         class probabilities along it, (K, classes) float32 (None without a CNN).
@@ -233,6 +234,7 @@ class ExplorerCore(QObject):
         self.gallery: Gallery | None = None  # of the model shown, once computed
         self._gallery_model = None  # the model the last gallery was asked of
         self._gallery_answered = None  # the model whose gallery (or failure) came last
+        self._gallery_error = ""  # of the gallery, shown once
         self._kept: dict[str, tuple] = {}  # dataset -> its state, while another is shown
         self._loader = None  # the worker loading a model in the background, else None
         self.device_name = device
@@ -354,6 +356,7 @@ class ExplorerCore(QObject):
             kept = self._kept.pop(dataset, None)
             self.dataset = dataset
             self.inference = None
+            self.gallery = None  # the other dataset's; this one's comes with its model
             if kept is None:
                 self.input = ExplorerInput(iterations=self.input.iterations)
             else:  # its model, CNN and input as they were left
@@ -553,10 +556,16 @@ class ExplorerCore(QObject):
         if isinstance(request, GalleryRequest):
             if request.model is self._gallery_model:  # else another model's is on its way
                 self._gallery_answered = request.model
-                if isinstance(result, BaseException):
+                if request.dataset != self.dataset:
+                    pass  # the window went on to another dataset, whose model's gallery follows
+                elif isinstance(result, BaseException):
                     self.gallery = None
-                    self._exception(tr("Cannot reconstruct the test examples"), result)
+                    self.galleryReady.emit(None)
+                    if str(result) != self._gallery_error:  # once, not at every training snapshot
+                        self._gallery_error = str(result)
+                        self._exception(tr("Cannot reconstruct the test examples"), result)
                 else:
+                    self._gallery_error = ""
                     self.gallery = result
                     self.galleryReady.emit(result)
             self.resultHandled.emit()
@@ -690,15 +699,15 @@ class ExplorerCore(QObject):
             self._changed(self.baselineChanged)
             return
         self.model = snapshot.model
-        self._ask_gallery()
         snapshot.compare_with(self.baseline)  # the CNN may have changed since the snapshot was made
         if snapshot.source is self.input and snapshot.inference is not None:
             self._serials.next()
             self._serials.show_all()  # newer than any pass still running for the old weights
             self.inference = snapshot.inference
             self.inferenceReady.emit(snapshot.inference)
+            self._ask_gallery()
         else:
-            self.infer()
+            self.infer()  # and the gallery after the pass
 
     def _on_training_error(self, exc: Exception) -> None:
         self._exception(tr("Training failed"), exc)

@@ -97,13 +97,13 @@ def ask_checkpoint_to_open(window: QMainWindow) -> Path | None:
 
 def ask_file_to_save(parent, title: str, name: str, kind: str) -> Path | None:
     """Ask where to write a file, offering ``name`` (``kind``: the dialog's filter, such as
-    ``PNG (*.png)``); a name typed without a suffix gets ``name``'s (``grid`` ->
-    ``grid.png``). None when the user cancels."""
+    ``PNG (*.png)``); a name typed without ``name``'s suffix gets it (``grid`` -> ``grid.png``,
+    ``run-0.5`` -> ``run-0.5.png``; ``grid.PNG`` stays). None when the user cancels."""
     path, _ = QFileDialog.getSaveFileName(parent, title, name, kind)
     if not path:
         return None
-    path = Path(path)
-    return path if path.suffix else path.with_name(path.name + Path(name).suffix)
+    path, suffix = Path(path), Path(name).suffix
+    return path if path.suffix.lower() == suffix.lower() else path.with_name(path.name + suffix)
 
 
 def write_or_warn(parent, title: str, path: Path, write: Callable[[Path], object]) -> bool:

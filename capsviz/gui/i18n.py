@@ -206,8 +206,8 @@ def _plot_slots(view) -> Iterator[tuple[object, str, Callable[[], str], Callable
             yield item, "label", lambda item=item: item.text, item.setText
         elif isinstance(item, pg.AxisItem) and item.labelText:
             yield item, "axis", lambda item=item: item.labelText, lambda t, item=item: item.setLabel(t, item.labelUnits)
-        elif isinstance(item, pg.InfLineLabel):  # its text is made again from its format when shown or moved
-            yield item, "text", item.toPlainText, item.setFormat
+        elif isinstance(item, pg.InfLineLabel):  # its text is made from its format when shown or moved
+            yield item, "text", lambda item=item: item.format, item.setFormat
         elif isinstance(item, pg.TextItem):
             yield item, "text", item.toPlainText, item.setText
 

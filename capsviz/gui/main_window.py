@@ -85,7 +85,8 @@ WINDOW_SIZE = (1600, 1000)  # pixels: the window's size on a first start, where 
 def first_window_size(width: int, height: int) -> QSize:
     """The window's size on a first start (or on a screen of another size than the one its
     layout was saved on): ``WINDOW_SIZE``, within the screen's free ``width`` x ``height``
-    pixels (a 1366 x 768 laptop's); never under the window's least size, which Qt keeps."""
+    pixels (a 1366 x 768 laptop's, where the window is also maximised, its title bar on the
+    screen too); never under the window's least size, which Qt keeps."""
     return QSize(min(WINDOW_SIZE[0], width), min(WINDOW_SIZE[1], height))
 
 
@@ -380,7 +381,10 @@ class MainWindow(QMainWindow):
         if self.restored.geometry is not None:
             self.restored.state = None
         if size is not None and QApplication.platformName() != "offscreen":  # offscreen: no screen to fit
-            self.resize(first_window_size(size.width(), size.height()))
+            fit = first_window_size(size.width(), size.height())
+            self.resize(fit)  # the size it takes when no longer maximised
+            if fit.toTuple() != WINDOW_SIZE:  # a small screen: the whole of it, the title bar on it too
+                self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
 
     def dock_shown(self, name: str) -> bool:
         """Whether dock ``name`` is on screen (a tabbed dock behind another tab is not)."""

@@ -371,6 +371,11 @@ def test_a_file_named_without_its_suffix_gets_it_and_one_that_cannot_be_written_
     qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
     with Image.open(tmp_path / "grid_b.png") as im:
         assert im.format == "PNG" and im.mode == "L"
+    answers.append(tmp_path / "run-0.5")  # a dot in the name is not a suffix
+    qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
+    assert (tmp_path / "run-0.5.png").is_file()
+    answers.append(tmp_path / "grid_b")
+    qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
     assert dialog.saved.text() == f"saved {tmp_path / 'grid_b.png'}" and warnings == []
     answers.append(tmp_path / "no such folder" / "grid.png")
     qtbot.mouseClick(save, Qt.MouseButton.LeftButton)

@@ -749,3 +749,37 @@ def test_the_training_panels_gallery_shows_test_pairs_reconstructed_in_red_and_g
     tile = panel.gallery.item.image[GALLERY_GAP + step : GALLERY_GAP + step + 36, GALLERY_GAP : GALLERY_GAP + 36]
     layered = np.clip(g.reconstructions[0, 0][..., None] * RED + g.reconstructions[0, 1][..., None] * GREEN, 0, 1)
     np.testing.assert_allclose(tile, layered, atol=1e-6)
+
+
+def test_each_training_panel_gets_only_its_own_kinds_gallery(qtbot, window, pair_checkpoint, monkeypatch):
+    from capsviz.gui.widgets.training import TrainingPanel
+
+    shown = {"mnist": [], "multimnist": []}
+    original = TrainingPanel.show_gallery
+    monkeypatch.setattr(
+        TrainingPanel, "show_gallery", lambda self, g: (shown[self.dataset].append(g), original(self, g))
+    )
+    window.core.load_model(None)  # a digits gallery asked for, and at once the switch to pairs
+    assert window.show_kind("multimnist", pair_checkpoint)
+    qtbot.waitUntil(lambda: bool(shown["multimnist"]), timeout=20000)
+    wait_for_pairs(qtbot, window)
+    assert all(g is not None and g.pairs for g in shown["multimnist"])
+    assert all(g is not None and not g.pairs for g in shown["mnist"])
+    assert window.core.gallery is shown["multimnist"][-1]
+
+
+def test_a_gallery_that_cannot_be_made_is_said_once_and_leaves_an_empty_strip(qtbot, window, monkeypatch):
+    import capsviz.explorer as explorer
+    from capsviz.train.checkpoint import load_checkpoint
+
+    errors = []
+    window.core.error.connect(lambda title, message, details: errors.append((title, message)))
+    monkeypatch.setattr(explorer, "reconstruction_gallery", lambda *a: (_ for _ in ()).throw(ValueError("no decoder")))
+    panel = window.training_panel
+    for _ in range(2):  # two more models: one message
+        window.core.apply_snapshot(explorer.WeightsSnapshot(load_checkpoint(SHIPPED)[0], None, window.core.input))
+        qtbot.waitUntil(lambda: not window.core.pending, timeout=10000)
+        settle(qtbot, window)
+    assert errors == [("Cannot reconstruct the test examples", "ValueError: no decoder")]
+    assert window.core.gallery is None and panel.gallery.gallery is None
+    assert panel.gallery.title.text == "test examples" and not panel.gallery.item.image.any()

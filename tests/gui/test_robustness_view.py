@@ -92,6 +92,7 @@ def test_a_model_loaded_while_measuring_stops_the_measurement_and_clears_its_fig
     view.digits.setValue(2000)
     qtbot.mouseClick(view.measure_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(view.results) > 0, timeout=60000)
+    assert window.robustness.worker is not None  # still measuring: 2,000 digits take a while
     assert window.open_checkpoint(other)
     assert view.results == {} and view.status.text() == "not measured for this model"
     qtbot.waitUntil(lambda: window.robustness.worker is None, timeout=60000)  # it stops

@@ -551,10 +551,10 @@ class RoutingView(QWidget, InferenceView):
         view_px = self.entropy_plot.getViewBox().height()
         label_px = self.uniform_line.label.boundingRect().height() + 2
         share = label_px / view_px if view_px > 0 else 0.5  # of the height, for the label
-        label = self.uniform_line.label
-        if label.isVisible() != (share <= 0.5):  # pyqtgraph sets its text again whenever it is shown
-            label.setVisible(share <= 0.5)
-        y = entropy_extent(self.entropy, min(share, 0.5))
+        label, fits = self.uniform_line.label, share <= 0.5
+        if label.isVisible() != fits:  # pyqtgraph sets its text again whenever it is shown
+            label.setVisible(fits)
+        y = entropy_extent(self.entropy, share if fits else 0.05)  # for a hidden label only a margin
         if y != self._entropy_y:
             self._entropy_y = y
             self.entropy_plot.setYRange(*y, padding=0)

@@ -140,7 +140,8 @@ class ReconstructionGallery(pg.GraphicsLayoutWidget):
         step = g.images.shape[-1] + GALLERY_GAP
         x, y = p.x() - GALLERY_GAP, p.y() - GALLERY_GAP  # from the first tile's corner
         k = int(x // step) if x >= 0 else -1
-        inside = 0 <= k < len(g.images) and x % step < step - GALLERY_GAP and 0 <= y < 2 * step - GALLERY_GAP
+        on_tile = x % step < step - GALLERY_GAP and y % step < step - GALLERY_GAP  # not in a gap
+        inside = 0 <= k < len(g.images) and 0 <= y < 2 * step and on_tile
         return k if inside else None
 
     def describe(self, k: int) -> str:
