@@ -234,7 +234,6 @@ class ExplorerCore(QObject):
         self.gallery: Gallery | None = None  # of the model shown, once computed
         self._gallery_model = None  # the model the last gallery was asked of
         self._gallery_answered = None  # the model whose gallery (or failure) came last
-        self._gallery_error = ""  # of the gallery, shown once
         self._kept: dict[str, tuple] = {}  # dataset -> its state, while another is shown
         self._loader = None  # the worker loading a model in the background, else None
         self.device_name = device
@@ -254,7 +253,7 @@ class ExplorerCore(QObject):
         self._sweep_since = QElapsedTimer()  # since the last sweep started
         self._sweep_timer = QTimer(self, singleShot=True)
         self._sweep_timer.timeout.connect(self._start_sweep)
-        self._last_error = ""  # of the inference, shown once, not once per input
+        self._last_errors: dict[str, str] = {}  # kind of pass -> its last failure's message, shown once
         self._thread = InferenceThread(self)
         self._thread.finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
         self._worker = None
@@ -554,31 +553,20 @@ class ExplorerCore(QObject):
             self._late_result(request, result)
             return
         if isinstance(request, GalleryRequest):
-            if request.model is self._gallery_model:  # else another model's is on its way
+            # else another model's is on its way, or the window went on to another dataset
+            if request.model is self._gallery_model:
                 self._gallery_answered = request.model
-                if request.dataset != self.dataset:
-                    pass  # the window went on to another dataset, whose model's gallery follows
-                elif isinstance(result, BaseException):
-                    self.gallery = None
-                    self.galleryReady.emit(None)
-                    if str(result) != self._gallery_error:  # once, not at every training snapshot
-                        self._gallery_error = str(result)
-                        self._exception(tr("Cannot reconstruct the test examples"), result)
-                else:
-                    self._gallery_error = ""
-                    self.gallery = result
-                    self.galleryReady.emit(result)
+                if request.dataset == self.dataset:
+                    failed = self._failed("gallery", tr("Cannot reconstruct the test examples"), result)
+                    self.gallery = None if failed else result
+                    self.galleryReady.emit(self.gallery)
             self.resultHandled.emit()
             return
         if request.model is not self.model or not self._serials.take(request.serial):
             return  # another model came (its own request follows), or something newer is shown
-        if isinstance(result, BaseException):
-            if str(result) != self._last_error:
-                self._last_error = str(result)
-                self._exception(tr("Cannot classify the input"), result)
+        if self._failed("inference", tr("Cannot classify the input"), result):
             self.resultHandled.emit()
             return
-        self._last_error = ""
         self.inference = result
         if self.read is not None and request.setup is not None:  # after the capsules: their lengths do not wait
             self._reading_serial = request.serial
@@ -743,3 +731,14 @@ class ExplorerCore(QObject):
 
     def _exception(self, title: str, exc: BaseException) -> None:
         self._error(title, *exception_report(exc))
+
+    def _failed(self, kind: str, title: str, result) -> bool:
+        """Whether ``result`` of a ``kind`` of pass (``inference``, ``gallery``) is an exception;
+        one is shown under ``title`` unless the last of that kind said the same (a stream of
+        inputs, or of training snapshots, gives it once), and a success ends that run of them."""
+        failed = isinstance(result, BaseException)
+        message = str(result) if failed else ""
+        if failed and message != self._last_errors.get(kind):
+            self._exception(title, result)
+        self._last_errors[kind] = message
+        return failed

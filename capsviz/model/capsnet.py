@@ -238,15 +238,19 @@ class Decoder(nn.Module):
         Parameters
         ----------
         v : Tensor, shape (B, 10, 16)
-        classes : LongTensor, shape (B,), values in [0, 10)
+        classes : LongTensor, shape (B,), values in [0, 10); or (B, K): one reconstruction
+            per listed class, in one pass (MultiMNIST, Sec. 6: K = 2)
 
         Returns
         -------
-        Tensor, shape (B, 1, H, H), pixel values in (0, 1)
+        Tensor, shape (B, 1, H, H), or (B, K, 1, H, H); pixel values in (0, 1)
         """
+        size = self.cfg.image_size
+        if classes.dim() == 2:
+            k = classes.shape[1]
+            return self.forward(v.repeat_interleave(k, dim=0), classes.reshape(-1)).reshape(-1, k, 1, size, size)
         mask = nn.functional.one_hot(classes, self.cfg.num_classes).to(v.dtype)  # (B, 10)
         masked = (v * mask.unsqueeze(-1)).flatten(1)  # (B, 160)
-        size = self.cfg.image_size
         return self.net(masked).reshape(-1, 1, size, size)
 
     def decode_pose(self, pose: Tensor, classes: Tensor) -> Tensor:
@@ -353,13 +357,7 @@ class CapsNet(nn.Module):
         lengths = capsule_length(v)  # (B, 10)
         recon = None
         if reconstruct:
-            classes = target if target is not None else lengths.argmax(dim=1)
-            if classes.dim() == 2:  # one reconstruction per listed class, in one decoder pass
-                k = classes.shape[1]
-                recon = self.decoder(v.repeat_interleave(k, dim=0), classes.reshape(-1))
-                recon = recon.reshape(-1, k, 1, size, size)
-            else:
-                recon = self.decoder(v, classes)
+            recon = self.decoder(v, target if target is not None else lengths.argmax(dim=1))
         routing_trace = None
         if rec is not None:
             vs = torch.stack(rec["v"])  # (R, B, J, D)

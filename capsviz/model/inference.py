@@ -244,9 +244,7 @@ def reconstruction_gallery(
         answers = torch.where(crossed[:, None], answers.flip(1), answers)  # each digit's capsule in its place
     else:
         answers = out.lengths.argmax(dim=1)
-    per_example = answers.shape[1] if answers.dim() == 2 else 1
-    recon = model.decoder(out.v.repeat_interleave(per_example, dim=0), answers.reshape(-1))
-    recon = recon.float().cpu().numpy().reshape(*answers.shape, size, size)
+    recon = model.decoder(out.v, answers).float().cpu().numpy().reshape(*answers.shape, size, size)
     return Gallery(images, labels, answers.cpu().numpy(), recon)
 
 
@@ -275,11 +273,16 @@ def perturbation_grid(
     return images.float().cpu().numpy().reshape(dims, k, size, size)
 
 
-def tile_grid(grid: np.ndarray, gap: int = 2) -> np.ndarray:
-    """(rows, cols, H, W) images -> one (rows*(H+gap)-gap, cols*(W+gap)-gap) image, gaps 0."""
-    rows, cols, h, w = grid.shape
-    out = np.zeros((rows * (h + gap) - gap, cols * (w + gap) - gap), dtype=np.float32)
+def tile_grid(grid: np.ndarray, gap: int = 2, margin: int = 0) -> np.ndarray:
+    """(rows, cols, H, W, ...) images (grey, or with trailing channels such as RGB) -> one
+    (rows*(H+gap)-gap+2*margin, cols*(W+gap)-gap+2*margin, ...) float32 image, tile (r, c) at
+    (margin + r*(H+gap), margin + c*(W+gap)); gaps and margin 0."""
+    rows, cols, h, w = grid.shape[:4]
+    out = np.zeros(
+        (rows * (h + gap) - gap + 2 * margin, cols * (w + gap) - gap + 2 * margin, *grid.shape[4:]), np.float32
+    )
     for r in range(rows):
         for c in range(cols):
-            out[r * (h + gap) : r * (h + gap) + h, c * (w + gap) : c * (w + gap) + w] = grid[r, c]
+            y, x = margin + r * (h + gap), margin + c * (w + gap)
+            out[y : y + h, x : x + w] = grid[r, c]
     return out

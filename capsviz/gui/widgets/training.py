@@ -26,7 +26,7 @@ from capsviz.data.datasets import TITLES
 from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import VerticalScroll, column, fit_view, image_view, plot, row, set_label, settle
-from capsviz.model.inference import Gallery
+from capsviz.model.inference import Gallery, tile_grid
 from capsviz.model.pairs import red_green
 from capsviz.runtime import available_devices
 from capsviz.texts import QT_TR_NOOP
@@ -68,19 +68,17 @@ def gallery_mosaic(gallery: Gallery, gap: int = GALLERY_GAP) -> np.ndarray:
     (from row gap), their reconstructions under them (from row H + 2 gap; a digit's in grey, a
     pair's two in red and green, :func:`~capsviz.model.pairs.red_green`), each reconstruction
     whose answer is wrong framed in orange in the middle of the gap around it."""
-    k, size = len(gallery.images), gallery.images.shape[-1]
-    step = size + gap
-    out = np.zeros((2 * step + gap, k * step + gap, 3), np.float32)
-    m = (gap + 1) // 2  # from a tile's edge to the middle of the gap around it
-    for i in range(k):
+    recon = gallery.reconstructions
+    shown = [red_green(r[0], r[1]) for r in recon] if gallery.pairs else np.repeat(recon[..., None], 3, axis=-1)
+    inputs = np.repeat(gallery.images[..., None], 3, axis=-1)
+    out = tile_grid(np.stack([inputs, np.asarray(shown, np.float32)]), gap, margin=gap)
+    size = gallery.images.shape[-1]
+    step, m = size + gap, (gap + 1) // 2  # m: from a tile's edge to the middle of the gap around it
+    for i in np.flatnonzero(~gallery.right):
         x, y = gap + i * step, gap + step
-        out[gap : gap + size, x : x + size] = gallery.images[i, :, :, None]
-        recon = gallery.reconstructions[i]
-        out[y : y + size, x : x + size] = red_green(recon[0], recon[1]) if gallery.pairs else recon[:, :, None]
-        if not gallery.right[i]:
-            frame = out[y - m : y + size + m, x - m : x + size + m]
-            frame[[0, -1], :] = WRONG
-            frame[:, [0, -1]] = WRONG
+        frame = out[y - m : y + size + m, x - m : x + size + m]
+        frame[[0, -1], :] = WRONG
+        frame[:, [0, -1]] = WRONG
     return out
 
 
