@@ -305,7 +305,10 @@ class MainWindow(QMainWindow):
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["routing"], self.docks["training"], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["routing"], self.docks["training"]], [950, 550], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [420, 600], Qt.Orientation.Horizontal)
+        # the pose view as wide as its controls in one row, where the window has room for it, and
+        # a few pixels to spare (resizeDocks leaves a dock a pixel short of the width it asks)
+        pose = self.docks["pose"].sizeHint().width() + 8
+        self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [364, pose], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
         # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
         # Qt 6 leaves a second, stray tab bar drawn over the other docks.
@@ -468,15 +471,9 @@ class MainWindow(QMainWindow):
         self._title()
 
     def _show_central(self) -> None:
-        """The kind's input panel, and the pose view's controls in two rows beside the wider
-        pair panel (so the capsule lengths keep the width of their titles); both in one turn,
-        so the window never needs the wide panel and the wide controls at once."""
-        pairs = self.kind == "multimnist"
-        if pairs:
-            self.pose_view.set_two_rows(True)
-        self.central.setCurrentWidget(self.pair_panel if pairs else self.input_panel)
-        if not pairs:
-            self.pose_view.set_two_rows(False)
+        """The kind's input panel (the pose view puts its buttons under its choices where the
+        wider pair panel leaves it too little width for one row)."""
+        self.central.setCurrentWidget(self.pair_panel if self.kind == "multimnist" else self.input_panel)
 
     def _show_training(self) -> None:
         """The kind's training panel, and its tooltip on the dock (which names the data set)."""

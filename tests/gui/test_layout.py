@@ -1,6 +1,7 @@
 """What the window shows, measured on the real widgets: text inside its plots and docks,
-tick labels apart, controls on screen at 1600 x 1000 (the default), 1366 x 768 and
-1366 x 700 (a 768-pixel screen less a title bar and a panel: the window's least height)."""
+tick labels apart, controls on screen at 1600 x 1000 (the default), 1366 x 768,
+1366 x 700 (a 768-pixel screen less a title bar and a panel: the window's least height) and
+1280 x 720 (a 1920 x 1080 screen at 150 % scale)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from tests.gui.events import settle
 SIZES = [
     pytest.param((1600, 1000), marks=pytest.mark.slow),
     pytest.param((1366, 768), marks=pytest.mark.slow),
+    pytest.param((1280, 720), marks=pytest.mark.slow),
     (1366, 700),
 ]
 
@@ -308,25 +310,48 @@ def test_the_docks_come_back_as_they_were_after_the_pair_mode(window, qtbot):
     assert layout() == before
 
 
+def one_row_width(pose) -> int:
+    """The pose view's width with its choices and buttons in one row."""
+    margins = pose.layout().contentsMargins()
+    return pose.header.layout().sizeHint().width() + margins.left() + margins.right()
+
+
 def test_switching_kinds_moves_the_pose_buttons_and_keeps_the_window_size(window, qtbot):
-    """Beside the pair panel the pose buttons go under its choices; the window never needs
-    the wide panel and the one-row controls at once, so it keeps 1366 x 700."""
+    """Beside the wider pair panel the pose buttons go under its choices: the view wraps them
+    exactly where one row does not fit, so the window keeps 1366 x 700 in either mode."""
     resize(qtbot, window, (1366, 700))
     pose = window.pose_view
-    one_row_width = pose.minimumSizeHint().width()
-    for kind, two in (("multimnist", True), ("mnist", False), ("multimnist", True), ("mnist", False)):
+    assert pose.minimumSizeHint().width() < one_row_width(pose) - 150  # its least width: the buttons under
+    for kind in ("multimnist", "mnist", "multimnist", "mnist"):
         assert window.show_kind(kind)
         shown = lambda kind=kind: window.core.dataset == kind and window.core.inference is not None  # noqa: E731
         qtbot.waitUntil(shown, timeout=60000)
         settle(qtbot, window, 30000)
         assert (window.width(), window.height()) == (1366, 700)
+        two = pose.width() < one_row_width(pose)
+        assert two or kind == "mnist"  # beside the pair panel one row cannot fit at 1366
         assert pose.two_rows is two
         under = rect_in(pose.reset_button, pose).top() > rect_in(pose.digit, pose).bottom()
         assert under is two
-        if two:
-            assert pose.minimumSizeHint().width() < one_row_width - 150
-        else:
-            assert pose.minimumSizeHint().width() == one_row_width
+        assert pose.header.rect().contains(rect_in(pose.actions, pose.header))  # the buttons whole
+        assert not rect_in(pose.actions, pose).intersects(rect_in(pose.input_panel, pose))
+
+
+def test_the_default_window_shows_the_pose_controls_in_one_row(window, qtbot):
+    """At the first start's 1600 x 1000 the pose dock is as wide as its controls in one row."""
+    assert (window.width(), window.height()) == (1600, 1000)
+    settle(qtbot, window)
+    pose = window.pose_view
+    assert not pose.two_rows
+    assert rect_in(pose.reset_button, pose).top() < rect_in(pose.digit, pose).bottom()
+    # narrowed, it puts the buttons under the choices, and back at its width in one row again
+    window.resizeDocks([window.docks["pose"]], [pose.minimumSizeHint().width() + 20], Qt.Orientation.Horizontal)
+    settle(qtbot, window)
+    assert pose.two_rows and rect_in(pose.reset_button, pose).top() > rect_in(pose.digit, pose).bottom()
+    assert controls_cut_off(window) == []
+    window.resizeDocks([window.docks["pose"]], [one_row_width(pose) + 10], Qt.Orientation.Horizontal)
+    settle(qtbot, window)
+    assert not pose.two_rows
 
 
 def controls_cut_off(window) -> list[str]:
@@ -399,12 +424,13 @@ def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-def test_the_window_fits_1366_by_700_with_nothing_cut_and_the_mosaic_readable(qtbot, window, language):
+@pytest.mark.parametrize("size", [(1366, 700), pytest.param((1280, 720), marks=pytest.mark.slow)])
+def test_the_window_fits_small_screens_with_nothing_cut_and_the_mosaic_readable(qtbot, window, size, language):
     window.set_language(language)
     hint = window.minimumSizeHint()
-    assert hint.width() <= 1366 and hint.height() <= 700, hint
-    resize(qtbot, window, (1366, 700))
-    assert (window.width(), window.height()) == (1366, 700)
+    assert hint.width() <= size[0] and hint.height() <= size[1], hint
+    resize(qtbot, window, size)
+    assert (window.width(), window.height()) == size
     for name, dock in window.docks.items():
         if window.dock_shown(name):
             assert window.rect().contains(rect_in(dock, window)), name
@@ -428,14 +454,15 @@ def test_the_window_fits_1366_by_700_with_nothing_cut_and_the_mosaic_readable(qt
 @pytest.mark.parametrize("kind", ["mnist", pytest.param("multimnist", marks=pytest.mark.slow)])
 def test_class_map_titles_stand_apart_and_give_the_mass_where_it_fits(qtbot, window, kind):
     """Each title reads "j: mass", Σ_i ‖u_i‖ c_ij at the iteration shown, with one decimal in
-    the default window and rounded at the window's least size, where one decimal would run
-    into the next title; never closer than 3 pixels to the next."""
+    the default window, rounded at 1366 x 700, where one decimal would run into the next
+    title, and "j" alone at the window's least size, where the rounded mass would; never
+    closer than 3 pixels to the next."""
     if kind != "mnist":
         assert window.show_kind(kind)
         qtbot.waitUntil(lambda: window.core.dataset == kind and window.core.inference is not None, timeout=60000)
     view = window.routing_view
     least = window.minimumSizeHint()
-    for size, decimals in (((1600, 1000), 1), ((least.width(), least.height()), 0)):
+    for size, decimals in (((1600, 1000), 1), ((1366, 700), 0), ((least.width(), least.height()), None)):
         resize(qtbot, window, size)
         inf = window.core.inference
         for key, r in ((Qt.Key.Key_End, inf.iterations), (Qt.Key.Key_Home, 1)):
@@ -446,7 +473,10 @@ def test_class_map_titles_stand_apart_and_give_the_mass_where_it_fits(qtbot, win
             if r == 1:  # every c_ij is 0.1
                 np.testing.assert_allclose(mass, 0.1 * inf.u_lengths.sum(), rtol=1e-5)
             texts = [title.toPlainText() for title in view.titles]
-            assert texts == [f"{j}: {m:.{decimals}f}" for j, m in enumerate(mass)], (size, r)
+            if decimals is None:
+                assert texts == [f"{j}" for j in range(10)], (size, r)
+            else:
+                assert texts == [f"{j}: {m:.{decimals}f}" for j, m in enumerate(mass)], (size, r)
             for j, title in enumerate(view.titles):
                 colour = title.textItem.defaultTextColor().getRgb()[:3]
                 assert colour == (PREDICTED if j == inf.prediction else TITLE)
@@ -454,11 +484,12 @@ def test_class_map_titles_stand_apart_and_give_the_mass_where_it_fits(qtbot, win
             for row in (boxes[:5], boxes[5:]):  # two rows of five maps
                 for left, right in itertools.pairwise(row):
                     assert right.left() - left.right() >= 3, (size, r, texts)
-        if decimals == 0:  # one decimal more would not fit between the titles' centres
+        if decimals != 1:  # the next longer form would not fit between the titles' centres
             metrics = QFontMetricsF(view.titles[0].textItem.font())
             pitch = view.titles[1].scenePos().x() - view.titles[0].scenePos().x()
-            wider = [metrics.horizontalAdvance(f"{j}: {m:.1f}") for j, m in enumerate(view.mass.max(0))]
-            assert max(wider) > pitch - TITLE_GAP, (pitch, wider)
+            longer = 0 if decimals is None else decimals + 1
+            wider = [metrics.horizontalAdvance(f"{j}: {m:.{longer}f}") for j, m in enumerate(view.mass.max(0))]
+            assert max(wider) > pitch - TITLE_GAP, (size, pitch, wider)
 
 
 # -- d. the progress bar ----------------------------------------------------------------------------------

@@ -1705,11 +1705,11 @@ What agreement looks like: where the parts agree on a pose, their votes crowd to
     </message>
     <message>
         <source>v_j by iteration</source>
-        <translation>各次迭代的 v_j</translation>
+        <translation>各次的 v_j</translation>
     </message>
     <message>
         <source>v_j at r</source>
-        <translation>第 r 次迭代的 v_j</translation>
+        <translation>第 r 次的 v_j</translation>
     </message>
     <message>
         <source>votes&lt;br&gt;in the rectangle</source>

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt import QLabeledDoubleSlider
+from superqt import QFlowLayout, QLabeledDoubleSlider
 
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
@@ -70,6 +70,28 @@ def readout(text: str = "", **options) -> QLabel:
     """A label for figures the user may copy: word-wrapped, its text selectable with the mouse
     (``options``: more of the QLabel's properties, such as ``toolTip``)."""
     return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse, **options)
+
+
+class FlowRow(QFlowLayout):
+    """``widgets`` (each a widget, or a text: a QLabel of it) left to right in one row where
+    the width allows, else wrapped into as many rows as they need (superqt's flow layout).
+    Its least width is its widest widget's; its size hint asks for all of them in one row,
+    so a dock given its hint shows one row."""
+
+    def __init__(self, *widgets: QWidget | str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setContentsMargins(0, 0, 0, 0)
+        self.setHorizontalSpacing(6)  # the box layouts' spacing beside it
+        for widget in widgets:
+            self.addWidget(QLabel(widget) if isinstance(widget, str) else widget)
+
+    def sizeHint(self) -> QSize:
+        hints = [self.itemAt(k).sizeHint() for k in range(self.count())]
+        width = sum(h.width() for h in hints) + self.horizontalSpacing() * max(len(hints) - 1, 0)
+        width += 1  # the flow layout keeps a row only where it ends left of the last pixel (QRect.right())
+        margins = self.contentsMargins()
+        height = max((h.height() for h in hints), default=0)
+        return QSize(width + margins.left() + margins.right(), height + margins.top() + margins.bottom())
 
 
 class VerticalScroll(QScrollArea):
@@ -239,17 +261,62 @@ def iteration_axis(plot: pg.PlotWidget, iterations: int) -> None:
         plot.getAxis("bottom").setTicks([[(k, str(k)) for k in range(1, iterations + 1)]])
 
 
+class WrappedLabel(pg.LabelItem):
+    """A title whose lines wrap, centred, to the width its layout gives it: its least width is
+    ``least`` pixels (or its text's, if narrower), not its text's, so a narrow panel shows the
+    title whole on more lines instead of cutting it (a line breaks between words, or between
+    CJK characters). Its preferred width is its text's on the lines its ``<br>`` make."""
+
+    def __init__(self, text: str = " ", least: int = 0, **opts) -> None:
+        self.least = least
+        self.natural = 0.0  # the text's width unwrapped
+        super().__init__(text, **opts)
+        option = self.item.document().defaultTextOption()
+        option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.item.document().setDefaultTextOption(option)
+
+    def setText(self, text, **args) -> None:
+        self.item.setTextWidth(-1)  # unwrapped first, for its natural width; resizeEvent wraps it
+        super().setText(text, **args)
+
+    def resizeEvent(self, ev) -> None:
+        width = self.size().width()
+        self.item.setTextWidth(width if 0 < width < self.natural else -1)
+        super().resizeEvent(ev)
+
+    def updateMin(self) -> None:
+        bounds = self.itemRect()
+        if self.item.textWidth() < 0:
+            self.natural = bounds.width()
+        least = min(self.least, self.natural)
+        self.setMinimumWidth(least)
+        self.setMinimumHeight(bounds.height())
+        self._sizeHint = {
+            Qt.SizeHint.MinimumSize: (least, bounds.height()),
+            Qt.SizeHint.PreferredSize: (self.natural, bounds.height()),
+            Qt.SizeHint.MaximumSize: (-1, -1),
+            Qt.SizeHint.MinimumDescent: (0, 0),
+        }
+        self.updateGeometry()
+
+
 def graphics_panel(
-    title: str = "", margins: tuple[int, int, int, int] | None = None, **label
+    title: str = "", margins: tuple[int, int, int, int] | None = None, wrap: int | None = None, **label
 ) -> tuple[pg.GraphicsLayoutWidget, pg.LabelItem]:
     """A black graphics layout with contents ``margins`` (left, top, right, bottom; pyqtgraph's
     default unless given) and ``title`` in its first row (``label``: the options of
-    ``addLabel``, such as ``size`` and ``colspan``): (layout, title)."""
+    ``addLabel``, such as ``size`` and ``colspan``): (layout, title). With ``wrap``, the
+    title is a :class:`WrappedLabel` at least ``wrap`` pixels wide."""
     panel = pg.GraphicsLayoutWidget()
     panel.setBackground("k")
     if margins is not None:
         panel.ci.setContentsMargins(*margins)
-    return panel, panel.addLabel(title, row=0, col=0, **label)
+    if wrap is None:
+        return panel, panel.addLabel(title, row=0, col=0, **label)
+    span = {key: label.pop(key) for key in ("rowspan", "colspan") if key in label}
+    title_item = WrappedLabel(title, wrap, **label)
+    panel.addItem(title_item, row=0, col=0, **span)
+    return panel, title_item
 
 
 def offset_slider(

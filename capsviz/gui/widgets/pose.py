@@ -26,6 +26,7 @@ from capsviz.explorer import Redraws
 from capsviz.gui.dialogs import ask_file_to_save, write_or_warn
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import (
+    FlowRow,
     ImagePanel,
     InferenceView,
     chosen_digit,
@@ -81,7 +82,6 @@ class PoseView(QWidget, InferenceView):
     reconstruction together with others that stay as inferred (the overlapping-digits window
     keeps the other digit's): ``shown`` (H, W) or (H, W, 3) goes on the reconstruction panel,
     ``combined`` (H, W) is compared with the input; without it both are the reconstruction.
-    ``two_rows`` puts the controls in two rows, for a dock beside a wide central view.
     """
 
     reconstructionChanged = Signal()
@@ -91,7 +91,6 @@ class PoseView(QWidget, InferenceView):
         decode: Callable[[np.ndarray, int], np.ndarray] | None = None,
         grid: Callable[[np.ndarray, int], np.ndarray] | None = None,
         compose: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
-        two_rows: bool = False,
         parent=None,
     ) -> None:
         super().__init__(parent)
@@ -143,13 +142,21 @@ class PoseView(QWidget, InferenceView):
         self.recon_panel = ImagePanel(tr("reconstruction"), least=least)
         self.diff_panel = ImagePanel(tr("reconstruction − input"), levels=(-1.0, 1.0), colormap=DIVERGING, least=least)
         self.status = QLabel("")
-        self.actions = QWidget()  # the buttons and the length readout, after or under the choices
-        row(self.reset_button, self.grid_button, (self.status, 1), margins=(0, 0, 0, 0), parent=self.actions)
+        self.status.setMinimumWidth(self.status.fontMetrics().horizontalAdvance("‖v‖ = 0.000"))  # no jump when set
+        # as wide as "predicted (k)" from the start: the controls' width, and the dock's, stay as they are
+        self.digit.setItemText(0, tr("predicted ({k})", k=8))
+        self.digit.setMinimumWidth(self.digit.sizeHint().width())
+        self.digit.setItemText(0, tr("predicted"))
+        # the choices, and after them the buttons and the length readout; under the choices
+        # where the view is narrower than both (then its least width is its images' and
+        # sliders', for a dock beside a wide central view or on a small screen)
+        self.choices = QWidget()
         choices = (tr("capsule"), self.digit, tr("range"), self.range, tr("length ×"), self.scale)
-        self.choices_row = row(*choices, 1)  # the stretch after the choices: 0 while the actions follow them
-        self.header = column(self.choices_row, self.actions)  # built in two rows
-        self.two_rows = True
-        self.set_two_rows(two_rows)
+        row(*choices, margins=(0, 0, 0, 0), parent=self.choices)
+        self.actions = QWidget()
+        row(self.reset_button, self.grid_button, self.status, margins=(0, 0, 0, 0), parent=self.actions)
+        self.header = QWidget()
+        FlowRow(self.choices, self.actions, parent=self.header)
         images = row(*((panel, 1) for panel in (self.input_panel, self.recon_panel, self.diff_panel)))
         column(self.header, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
@@ -162,25 +169,11 @@ class PoseView(QWidget, InferenceView):
         self.figures = dict(zip(names, (self.input_panel, self.recon_panel, self.diff_panel)))
         self.digit.currentIndexChanged.connect(self._update_reconstruction)
 
-    def set_two_rows(self, two: bool) -> None:
-        """The buttons and the length readout in a row of their own under the choices
-        (``two``: the view's least width is then its images' and sliders', for a dock
-        beside a wide central view), or after the choices in one row."""
-        if two == self.two_rows:
-            return
-        self.two_rows = two
-        self.header.removeWidget(self.actions)
-        self.choices_row.removeWidget(self.actions)
-        stretch = self.choices_row.count() - 1
-        if two:
-            self.header.addWidget(self.actions)
-        else:
-            self.choices_row.insertWidget(stretch, self.actions, 1)
-            stretch += 1
-        self.choices_row.setStretch(stretch, 1 if two else 0)
-        if self.layout() is not None:  # the new least width at once, for the dock around it
-            self.layout().invalidate()
-            self.updateGeometry()
+    @property
+    def two_rows(self) -> bool:
+        """Whether the buttons and the length readout are under the choices (the view is
+        narrower than both side by side)."""
+        return self.actions.y() > self.choices.y()
 
     def selected_digit(self) -> int | None:
         return chosen_digit(self.digit, self.prediction)

@@ -26,6 +26,7 @@ from capsviz.gui.widgets.common import (
     InferenceView,
     SeriesKey,
     VerticalScroll,
+    WideEnoughForTexts,
     chosen_digit,
     clear_data,
     colour_bar,
@@ -99,6 +100,7 @@ DEPARTURE = 2  # SCALES: departure from uniform
 # the mosaic's and the overlay's titles while they show no digit
 MOSAIC_TITLE, OVERLAY_TITLE = QT_TR_NOOP("c_ij by capsule type"), QT_TR_NOOP("map over the input")
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
+MAPS_LEAST_WIDTH = 200  # pixels: the class maps' panel, where its title takes more lines
 TITLE_POINTS = 8  # the class-map titles' font size (title_texts shortens them over narrow maps)
 TITLE_GAP = 6  # pixels kept between neighbouring class-map titles
 DIVERGING = pg.colormap.get("CET-D1")  # blue, light grey at the centre (0), red
@@ -166,8 +168,11 @@ class RoutingView(QWidget, InferenceView):
         # -- maps -------------------------------------------------------------------
         # One image holds the ten 6x6 class maps (two rows of five, each under its title),
         # so they share one aspect-locked view, one colour scale and one repaint.
-        # what the maps show (two lines: the quantity and iteration, then how to read the colours)
-        self.graphics, self.maps_title = graphics_panel(tr("class maps") + "<br>", colspan=2, size="8pt")
+        # what the maps show (the quantity and iteration, then how to read the colours: two lines,
+        # wrapped to more where the panel is narrower)
+        self.graphics, self.maps_title = graphics_panel(
+            tr("class maps") + "<br>", wrap=MAPS_LEAST_WIDTH, colspan=2, size="8pt"
+        )
         self.grid = 6  # side G of the PrimaryCaps grid on screen (6 for MNIST, 10 for MultiMNIST)
         self.map_view, self.class_image = image_view(self.graphics, 1, 0, class_grid_shape(6), VIRIDIS)
         self.titles: list[pg.TextItem] = []
@@ -181,6 +186,7 @@ class RoutingView(QWidget, InferenceView):
             self.titles.append(title)
         self.map_view.sigResized.connect(lambda *_: self._set_titles())
         self.colorbar = colour_bar(self.graphics, self.class_image, 1, 1)
+        self.maps_width = WideEnoughForTexts(self.graphics, [self.graphics])  # its title's least, its scale's
         self._departure_colours = False  # the class maps' and the mosaic's colour map is VIRIDIS
 
         # narrow margins: in a low dock the mosaic gets the height

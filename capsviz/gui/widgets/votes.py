@@ -12,6 +12,7 @@ from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import (
     VIRIDIS,
+    FlowRow,
     ImagePanel,
     InferenceView,
     KeyEntry,
@@ -80,15 +81,16 @@ class VotePanel(QWidget):
         self.plot.getPlotItem().layout.addItem(self.colorbar, 2, 5)
         self.colorbar.axis.setWidth(None)  # as wide as its labels and its name (c_ij): beside the dots, not over them
         sparse_ticks(self.colorbar.axis)
-        self.width_for_texts = WideEnoughForTexts(self.plot, [self.plot])  # its key and colour bar whole
         # two lines: the count and where, so the title fits the narrow panel
-        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(140, 110))
+        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(120, 110))
         self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         # the digit choice over the fields, so the scatter takes the panel's whole height
         grid.addWidget(self.plot, 0, 0, 2, 1)
-        grid.addLayout(row(tr("capsule"), self.digit, 1), 0, 1)
+        choice = QWidget()  # the choice under its name where the column is narrower than both
+        FlowRow(tr("capsule"), self.digit, parent=choice)
+        grid.addWidget(choice, 0, 1)
         grid.addWidget(self.fields, 1, 1)
         grid.setRowStretch(1, 1)
         grid.setColumnStretch(0, 3)
@@ -120,6 +122,10 @@ class VotesView(QWidget, InferenceView):
         controls = row(tr("iteration"), (self.iteration, 1), self.iteration_label)
         # two panels, one over the other, for a model that gives two answers (set_answers)
         self.all_panels = [VotePanel(tr("predicted"), k) for k in range(2)]
+        # each scatter as wide as the keys and colour scales of both need: one over the other, equally wide
+        plots = [panel.plot for panel in self.all_panels]
+        for panel in self.all_panels:
+            panel.width_for_texts = WideEnoughForTexts(panel.plot, plots)
         self.panels = self.all_panels[:1]  # the panels shown
         self.readout = readout(tr(HINT))
         stack = column(*((panel, 1) for panel in self.all_panels))
