@@ -510,12 +510,9 @@ class MainWindow(QMainWindow):
         return {name for name, dock in self.docks.items() if not dock.isHidden()}
 
     def _title(self, *_, training: Path | None = None) -> None:
-        kind = KINDS[self.kind]
-        title = f"capsviz — {tr(kind.title)}"
-        if kind.dataset != "mnist":
-            title += f" — {self.core.model_file.name}"
-            if training is not None:
-                title += tr(", training into {name}", name=training.name)
+        title = f"capsviz — {tr(KINDS[self.kind].title)} — {self.core.model_file.name}"
+        if training is not None:
+            title += tr(", training into {name}", name=training.name)
         self.setWindowTitle(title)
 
     def _pair_changed(self) -> None:

@@ -234,6 +234,7 @@ def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, 
     panel.train_subset.setValue(320)
     with qtbot.waitSignal(window.core.trainingStarted) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    assert window.windowTitle().endswith(f", training into {started.args[0].name}")
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 1, timeout=60000)
     pause_training(qtbot, window)
     paused_at = window.core._holder["trainer"].step
@@ -926,6 +927,7 @@ def test_the_training_panel_shows_the_models_reconstructions_of_test_digits(wind
     other = save_checkpoint(tmp_path / "other.safetensors", window.core.model)
     qtbot.mouseClick(window.input_panel.clear_button, Qt.MouseButton.LeftButton)
     assert window.core.inference is None and window.open_checkpoint(other)
+    assert window.windowTitle() == "capsviz — Capsule Network explorer — other.safetensors"  # the model shown
     qtbot.waitUntil(lambda: panel.gallery.gallery is not g, timeout=10000)
     assert panel.gallery.gallery is window.core.gallery and window.core.info.path.name == "other.safetensors"
     np.testing.assert_allclose(panel.gallery.gallery.reconstructions, g.reconstructions, atol=1e-6)  # the same weights

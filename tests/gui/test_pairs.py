@@ -369,7 +369,7 @@ def test_opening_a_multimnist_checkpoint_switches_the_window_and_back(qtbot, win
     settle(qtbot, window)
     assert window.core.model is before and window.central.currentWidget() is window.input_panel
     assert not window.docks["browser"].isHidden() and window.training_panel.config().dataset == "mnist"
-    assert window.windowTitle() == "capsviz — Capsule Network explorer"
+    assert window.windowTitle() == f"capsviz — Capsule Network explorer — {window.core.model_file.name}"
 
 
 def draw_stroke(qtbot, canvas, points):
