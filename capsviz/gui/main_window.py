@@ -44,7 +44,7 @@ from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings,
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
-from capsviz.gui.widgets.common import CurrentPage, share_iteration
+from capsviz.gui.widgets.common import CurrentPage, share_digit, share_iteration
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pairs import PairPanel
 from capsviz.gui.widgets.pose import PoseView
@@ -154,8 +154,11 @@ class MainWindow(QMainWindow):
         self.training_panels = {dataset: TrainingPanel(dataset) for dataset in KINDS}
         self.browser = MnistBrowser()
         self.transform_view = TransformView()
-        # one routing iteration r for every view of the window
+        # one routing iteration r and one digit capsule j for every view of the window (the
+        # votes' lower panel, a pair's second longest capsule, keeps its own)
         share_iteration(self.routing_view.iteration, self.votes_view.iteration)
+        votes = self.votes_view.all_panels[0].digit
+        share_digit(self.routing_view.digit, self.pose_view.digit, votes, self.transform_view.capsule)
         # a switch of kind lays the window out again over several turns, before the views draw
         self.redraws = Redraws(
             "kind", {"central": self._show_central, "training": self._show_training, "docks": self._show_kind_docks}

@@ -324,6 +324,21 @@ def test_clicking_a_class_map_selects_that_digit(window, qtbot):
     assert shown.shape == (27, 55)
     # the default scale shows each c_ij's departure from uniform, c_ij - 0.1
     np.testing.assert_allclose(shown[0:6, 0:6], inf.c[r, 0:36, 3].reshape(6, 6) - 0.1, rtol=1e-5, atol=1e-7)
+    # one digit capsule for the window: the pose, the votes and the transforms sweep show 3 too
+    pose, votes = window.pose_view, window.votes_view
+    assert pose.selected_digit() == 3 and votes.digit_of(votes.panels[0]) == 3
+    assert window.transform_view.capsule.currentData() == 3 and inf.prediction != 3
+    from capsviz.model.inference import reconstruct
+
+    expected = reconstruct(window.core.model, inf.v[-1][3], 3)
+    np.testing.assert_allclose(pose.reconstruction, expected, atol=1e-6)
+    window.docks["votes"].raise_()
+    qtbot.waitUntil(lambda: votes.panels[0].j == 3, timeout=5000)
+    # the default chosen on the pose view: every view back on the prediction
+    pose.digit.setFocus()
+    qtbot.keyClick(pose.digit, Qt.Key.Key_Home)
+    assert view.selected_digit() == inf.prediction and view.digit.currentIndex() == 0
+    assert votes.digit_of(votes.panels[0]) == inf.prediction and window.transform_view.capsule.currentIndex() == 0
 
 
 def test_primary_capsule_length_maps(window, qtbot):

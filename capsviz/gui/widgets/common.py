@@ -415,6 +415,15 @@ def share_iteration(*sliders: QSlider) -> None:
         slider.valueChanged.connect(lambda r, others=others: [other.setValue(r) for other in others])
 
 
+def share_digit(*choices: QComboBox) -> None:
+    """Make ``choices`` (each a :func:`digit_choice`) one selection of the digit capsule j:
+    choosing one chooses it in the others, the default (the prediction, or a pair's longest
+    capsule) too. Each view keeps its own choice beside its plots; the window has one j."""
+    for choice in choices:
+        others = [other for other in choices if other is not choice]
+        choice.currentIndexChanged.connect(lambda k, others=others: [other.setCurrentIndex(k) for other in others])
+
+
 def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:
     """Keep the labelled ticks of a vertical ``axis`` at least ``gap`` label heights apart;
     returns ``axis``.
