@@ -25,7 +25,8 @@ LENGTHS = QT_TR_NOOP(
     "all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length "
     "changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary "
     "capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for "
-    "MultiMNIST): which local features fired.\n\n"
+    "MultiMNIST): which local features fired. Click one to select that primary capsule in "
+    "every view (click it again to let it go).\n\n"
     "With a CNN to compare (the shipped baseline, or one trained in the Training panel), its "
     "class probabilities stand to the right of each capsule's bar (purple; its answer, or two answers, in red): "
     "a softmax over the ten digits (MultiMNIST: ten independent sigmoids)."
@@ -73,7 +74,9 @@ ROUTING_SCALE = QT_TR_NOOP(
 )
 ROUTING_MOSAIC = QT_TR_NOOP(
     "c_ij of every primary capsule i for the selected digit j: one G × G tile per "
-    "capsule type, 4 rows of 8 types (type 0 top left)"
+    "capsule type, 4 rows of 8 types (type 0 top left). Click a capsule to select it: it is "
+    "ringed here, in the primary capsule lengths and among the votes, with its receptive "
+    "field on the input (click it again to let it go)"
 )
 ROUTING_ENTROPY = QT_TR_NOOP(
     "Mean over the primary capsules of -Σ_j c_ij ln c_ij, in nats; "

@@ -108,6 +108,20 @@ STEPS = (
         ),
     ),
     Step(
+        "follow",
+        "votes",
+        QT_TR_NOOP("Follow one capsule"),
+        QT_TR_NOOP(
+            "The most decisive capsule of this digit is selected: i = {capsule} (type {type}, at y = {y}, "
+            "x = {x}, length ‖u_i‖ = {u_length}). It is ringed on the mosaic and among the primary capsule "
+            "lengths, the input pixels it sees are framed, and its vote is circled here among the votes for "
+            "{answer}. At r = 1 it splits its output evenly, 0.1 to each digit; at r = {iterations} it sends "
+            "{coupling} to digit {favoured}. Click any primary capsule to follow it the same way, and click it "
+            "again to let it go."
+        ),
+        keep="routing",
+    ),
+    Step(
         "margin",
         "lengths",
         QT_TR_NOOP("The margin loss"),
@@ -188,6 +202,27 @@ def figures(effect, check=None, lengths=None, answer: int | None = None) -> dict
     if check is not None:
         out.update(differ=f"{check.differ:,}", examples=f"{check.examples:,}")
     return out
+
+
+def capsule_figures(u_lengths, c, i: int) -> dict[str, str]:
+    """The fields of the step that follows primary capsule ``i``, as text: its index, type and
+    grid position (y, x), its length, and at the last iteration its largest coupling and the
+    digit that gets it. u_lengths : (I,) primary capsule lengths; c : (R, I, J) couplings."""
+    from capsviz.model.analysis import grid_side
+
+    g = grid_side(len(u_lengths))
+    t, rest = divmod(int(i), g * g)
+    y, x = divmod(rest, g)
+    favoured = int(c[-1, i].argmax())
+    return {
+        "capsule": f"{i:,}",
+        "type": str(t),
+        "y": str(y),
+        "x": str(x),
+        "u_length": f"{u_lengths[i]:.2f}",
+        "coupling": f"{c[-1, i, favoured]:.2f}",
+        "favoured": str(favoured),
+    }
 
 
 # the sentences of the routing step, chosen by the figures (routing_sentences)

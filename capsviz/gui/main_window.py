@@ -44,7 +44,7 @@ from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings,
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
-from capsviz.gui.widgets.common import CurrentPage, share_digit, share_iteration
+from capsviz.gui.widgets.common import CapsuleSelection, CurrentPage, share_digit, share_iteration
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pairs import PairPanel
 from capsviz.gui.widgets.pose import PoseView
@@ -159,6 +159,12 @@ class MainWindow(QMainWindow):
         share_iteration(self.routing_view.iteration, self.votes_view.iteration)
         votes = self.votes_view.all_panels[0].digit
         share_digit(self.routing_view.digit, self.pose_view.digit, votes, self.transform_view.capsule)
+        # one selected primary capsule i: clicked in the routing mosaic, the length maps or the
+        # votes, ringed in all three and its receptive field on the input
+        self.capsule_selection = CapsuleSelection(self)
+        for view in (self.routing_view, self.lengths_view, self.votes_view):
+            view.capsuleClicked.connect(self.capsule_selection.toggle)
+            self.capsule_selection.changed.connect(view.set_selected_capsule)
         # a switch of kind lays the window out again over several turns, before the views draw
         self.redraws = Redraws(
             "kind", {"central": self._show_central, "training": self._show_training, "docks": self._show_kind_docks}
@@ -452,6 +458,7 @@ class MainWindow(QMainWindow):
         if dataset != self.kind:
             self.left_layouts[self.kind] = (self._docks_shown(), self.saveState(STATE_VERSION))
             self.kind = dataset
+            self.capsule_selection.set(None)  # a capsule of the other kind's grid
             self._show_kind_widgets()
         if dataset == "multimnist":
             self._pair_changed()

@@ -27,6 +27,7 @@ class Tour(QFrame):
         self.window_ = window
         self.index: int | None = None
         self._test = None  # the test digits the first step loads from
+        self._follow = False  # the follow step's capsule is still to be selected (its input is inferred)
         self.setObjectName("tour")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#tour { background: #fdf6e3; border: 2px solid #f0a020; border-radius: 6px; }")
@@ -118,6 +119,9 @@ class Tour(QFrame):
             return {}
         check = w.routing_checker.kept()
         fields = lessons.figures(effect, check, inf.lengths[-1], inf.prediction)
+        i = w.capsule_selection.index
+        if i is not None and i < len(inf.u_lengths):
+            fields.update(lessons.capsule_figures(inf.u_lengths, inf.c, i))
         for name, source in lessons.routing_sentences(effect, check).items():
             fields[name] = tr(source, **fields)
         return fields
@@ -127,6 +131,8 @@ class Tour(QFrame):
         if self.index is None:
             return
         step = self.step
+        if self._follow and step.key == "follow":
+            self._follow = not self._select_decisive()
         fields = self.fields()
         self.heading.setText(tr(step.title))
         try:
@@ -161,6 +167,21 @@ class Tour(QFrame):
     def _set_up_routing_effect(self) -> None:
         self._set_up_routing_last()
         self.window_.routing_view.mark_button.setChecked(True)
+
+    def _set_up_follow(self) -> None:
+        self._set_up_routing_last()
+        self._follow = not self._select_decisive()
+
+    def _select_decisive(self) -> bool:
+        """Select the most decisive primary capsule of the input shown (the longest, where none
+        is decisive); False while that input's routing is still to come."""
+        w = self.window_
+        effect, inf = w.routing_view.effect, w.core.inference
+        if effect is None or inf is None or w.routing_view.inference is not inf or w.core.inference_pending:
+            return False
+        i = int(effect.decisive[0]) if len(effect.decisive) else int(np.argmax(inf.u_lengths))
+        w.capsule_selection.set(i)
+        return True
 
     def _set_up_pose(self) -> None:
         self._set_up_digit()

@@ -260,6 +260,66 @@ def test_hovering_the_mosaic_reads_the_trace_values(window, qtbot):
     assert f"c_i{j} = {inf.c[r, i, j]:.4f}" in text and f"b_i{j} = {inf.b[r, i, j]:.4f}" in text
 
 
+def click_view_at(qtbot, widget, view_box, x: float, y: float) -> None:
+    """A real left click on ``widget`` (a pyqtgraph view) at data point (x, y) of ``view_box``."""
+    pos = widget.mapFromScene(view_box.mapViewToScene(QPointF(x, y)))
+    qtbot.mouseClick(widget.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_a_primary_capsule_clicked_is_selected_in_every_view(window, qtbot):
+    """One selected primary capsule for the window (design §7): clicked on the routing
+    mosaic, a vote or the length maps, it is ringed in all three, its receptive field on the
+    input; clicked again it is let go; a new input keeps it."""
+    from capsviz.gui.widgets.common import SELECTED
+
+    routing, lengths, votes = window.routing_view, window.lengths_view, window.votes_view
+    window.docks["votes"].raise_()
+    qtbot.waitUntil(lambda: votes.panels[0].j is not None, timeout=5000)
+    inf = window.core.inference
+
+    def ringed_at(i: int) -> bool:
+        t, y, x = divmod(i, 36)[0], *divmod(i % 36, 6)
+        cell = [(t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5]  # its centre in the mosaics
+        field = [2 * x + 8.5, 2 * y + 8.5]  # the centre of the 17 x 17 input pixels it sees
+        return (
+            np.allclose(np.column_stack(routing.selected_cell.getData()), [cell])
+            and np.allclose(np.column_stack(lengths.selected_cell.getData()), [cell])
+            and np.allclose(np.column_stack(routing.selected_field.getData()), [field])
+            and np.allclose(np.column_stack(votes.panels[0].selected_ring.getData()), votes.panels[0].points[i : i + 1])
+        )
+
+    assert routing.selected_cell.opts["pen"].color().getRgb()[:3] == SELECTED
+    t, y, x = 13, 2, 4
+    click_view_at(qtbot, routing.detail, routing.mosaic_view, (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5)
+    i = t * 36 + y * 6 + x
+    assert window.capsule_selection.index == i and ringed_at(i)
+    assert f"capsule i={i} " in routing.readout.text() and f"capsule i={i} " in votes.readout.text()
+    # a vote clicked: the one farthest from any other, so no other dot is under the mouse
+    points = votes.panels[0].points
+    gaps = np.linalg.norm(points[:, None] - points[None], axis=-1) + np.eye(len(points)) * 1e9
+    far = int(gaps.min(axis=1).argmax())
+    votes.panels[0].plot.setRange(
+        xRange=(points[:, 0].min(), points[:, 0].max()), yRange=(points[:, 1].min(), points[:, 1].max())
+    )
+    settle(qtbot, window)
+    click_view_at(qtbot, votes.panels[0].plot, votes.panels[0].plot.getViewBox(), *points[far])
+    assert window.capsule_selection.index == far and ringed_at(far)
+    # clicked again, on the length maps: let go, no ring anywhere
+    t, rest = divmod(far, 36)
+    y, x = divmod(rest, 6)
+    click_view_at(qtbot, lengths.primary, lengths.primary_view, (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5)
+    assert window.capsule_selection.index is None
+    for ring in (routing.selected_cell, routing.selected_field, lengths.selected_cell, votes.panels[0].selected_ring):
+        assert len(ring.getData()[0]) == 0
+    # selected again, a new input keeps it: its vote for the new input ringed
+    click_view_at(qtbot, lengths.primary, lengths.primary_view, (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5)
+    qtbot.mouseClick(window.input_panel.sample_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.core.inference is not inf and not window.core.pending, timeout=10000)
+    settle(qtbot, window)
+    qtbot.waitUntil(lambda: votes.panels[0].drawn is window.core.inference, timeout=5000)
+    assert window.capsule_selection.index == far and ringed_at(far)
+
+
 def test_routed_mass_and_entropy_are_the_traces(window):
     view = window.routing_view
     inf = window.core.inference

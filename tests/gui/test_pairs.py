@@ -352,9 +352,11 @@ def test_opening_a_multimnist_checkpoint_switches_the_window_and_back(qtbot, win
     qtbot.waitUntil(lambda: window.errors.error_box is not None, timeout=5000)
     assert "a model for MultiMNIST (36x36 images); the explorer takes MNIST models" in window.errors.error_box.text()
     window.errors.error_box.close()
+    window.capsule_selection.set(1100)  # a capsule of the 6 x 6 grid: not one of the pair model's
     assert window.open_checkpoint(pair_checkpoint)
     wait_for_pairs(qtbot, window)
     assert pair_checkpoint.name in window.windowTitle() and window.actions["pairs"].isChecked()
+    assert window.capsule_selection.index is None and len(window.routing_view.selected_cell.getData()[0]) == 0
     assert window.central.currentWidget() is window.pair_panel
     assert {name for name, dock in window.docks.items() if not dock.isHidden()} == {
         "lengths",

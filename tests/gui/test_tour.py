@@ -59,6 +59,17 @@ def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, languag
             assert view.iteration.value() == view.iteration.maximum() and view.mark_button.isChecked()
             assert f"{len(view.effect.decisive):,}" in tour.body.text()
             assert f"{view.effect.entropy[-1]:.4f}" in tour.body.text()
+        elif step.key == "follow":  # the most decisive capsule selected, ringed, and its figures said
+            i = int(window.routing_view.effect.decisive[0])
+            assert window.capsule_selection.index == i and window.dock_shown("votes")
+            panel = window.votes_view.panels[0]
+            assert len(panel.selected_ring.getData()[0]) == 1
+            (x0, x1), (y0, y1) = panel.plot.getViewBox().viewRange()  # its vote in view, however far
+            x, y = panel.points[i]
+            assert x0 <= x <= x1 and y0 <= y <= y1, (panel.points[i], x0, x1, y0, y1)
+            favoured = int(inf.c[-1, i].argmax())
+            assert f"{i:,}" in tour.body.text() and f"{inf.c[-1, i, favoured]:.2f}" in tour.body.text()
+            assert f"{inf.u_lengths[i]:.2f}" in tour.body.text()
         elif step.key == "pose":
             assert window.pose_view.offsets()[4] == pytest.approx(0.2) and window.dock_shown("pose")
         elif step.key == "transforms":

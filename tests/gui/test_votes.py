@@ -92,7 +92,8 @@ def test_hovering_a_vote_reads_c_b_and_the_agreement(qtbot, window):
     assert np.linalg.norm(panel.points[k] - panel.points[i]) < 0.05 * np.ptp(panel.points[:, 0])
     panel.digit.setCurrentIndex(panel.digit.findData((j + 1) % 10))  # another capsule: that reading is gone
     settle(qtbot, window)
-    assert panel.j == (j + 1) % 10 and view.readout.text() == "hover over a vote to read it"
+    assert panel.j == (j + 1) % 10
+    assert view.readout.text() == "hover over a vote to read it, click it to select its capsule"
 
 
 def test_the_rectangle_shows_the_receptive_fields_of_its_votes(qtbot, window):

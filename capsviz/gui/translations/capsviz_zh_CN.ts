@@ -288,6 +288,14 @@
         <translation>在这个数字上，{primary} 个主胶囊中有 {decisive} 个做出了明确的路由选择（某个 c_ij 偏离 0.1 超过 0.05）；它们在拼图和输入上被框了出来，承载了主胶囊输出的 {share} %。耦合系数的平均熵从 {entropy_first} 变到 {entropy_last} 奈特。{answers}{test_set}{spread}</translation>
     </message>
     <message>
+        <source>Follow one capsule</source>
+        <translation>跟踪一个胶囊</translation>
+    </message>
+    <message>
+        <source>The most decisive capsule of this digit is selected: i = {capsule} (type {type}, at y = {y}, x = {x}, length ‖u_i‖ = {u_length}). It is ringed on the mosaic and among the primary capsule lengths, the input pixels it sees are framed, and its vote is circled here among the votes for {answer}. At r = 1 it splits its output evenly, 0.1 to each digit; at r = {iterations} it sends {coupling} to digit {favoured}. Click any primary capsule to follow it the same way, and click it again to let it go.</source>
+        <translation>这个数字上最明确路由的胶囊已被选中：i = {capsule}（类型 {type}，位于 y = {y}、x = {x}，长度 ‖u_i‖ = {u_length}）。它在镶嵌图上和主胶囊长度图中被圈出，它所看到的输入像素被框出，它的投票在这里 {answer} 的投票中被圈出。在 r = 1 时它把输出平均分给各个数字，每个 0.1；到 r = {iterations} 时它把 {coupling} 送给数字 {favoured}。点击任何一个主胶囊都可以这样跟踪它，再点一次即取消选中。</translation>
+    </message>
+    <message>
         <source>The margin loss</source>
         <translation>间隔损失</translation>
     </message>
@@ -884,8 +892,8 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>按胶囊类型排列的 c_ij</translation>
     </message>
     <message>
-        <source>c_ij of every primary capsule i for the selected digit j: one G × G tile per capsule type, 4 rows of 8 types (type 0 top left)</source>
-        <translation>每个主胶囊 i 对所选数字 j 的 c_ij：每种胶囊类型一块 G × G 的方块，共 4 行、每行 8 种（类型 0 在左上）</translation>
+        <source>c_ij of every primary capsule i for the selected digit j: one G × G tile per capsule type, 4 rows of 8 types (type 0 top left). Click a capsule to select it: it is ringed here, in the primary capsule lengths and among the votes, with its receptive field on the input (click it again to let it go)</source>
+        <translation>每个主胶囊 i 对所选数字 j 的 c_ij：每种胶囊类型一块 G × G 的方块，共 4 行、每行 8 种（类型 0 在左上）。点击一个胶囊即选中它：它在这里、在主胶囊长度图中和投票中都会被圈出，它在输入上的感受野也会被框出（再点一次取消选中）</translation>
     </message>
     <message>
         <source>map over the input</source>
@@ -896,10 +904,10 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>数字 {j} 的图铺在输入上</translation>
     </message>
     <message>
-        <source>Length ‖v_j‖ of each digit capsule after the last routing iteration: the network&apos;s estimate that digit j is present; the longest (MultiMNIST: the two longest) in orange. Training pushes the true class above m⁺ = 0.9 and all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for MultiMNIST): which local features fired.
+        <source>Length ‖v_j‖ of each digit capsule after the last routing iteration: the network&apos;s estimate that digit j is present; the longest (MultiMNIST: the two longest) in orange. Training pushes the true class above m⁺ = 0.9 and all others below m⁻ = 0.1 (margin loss, Eq. 4). The middle plot shows how each length changes from one routing iteration to the next. Below: the lengths ‖u_i‖ of the primary capsules, one map per capsule type (32 types; 6×6 positions for MNIST, 10×10 for MultiMNIST): which local features fired. Click one to select that primary capsule in every view (click it again to let it go).
 
 With a CNN to compare (the shipped baseline, or one trained in the Training panel), its class probabilities stand to the right of each capsule&apos;s bar (purple; its answer, or two answers, in red): a softmax over the ten digits (MultiMNIST: ten independent sigmoids).</source>
-        <translation>最后一次路由迭代之后各数字胶囊的长度 ‖v_j‖：网络对数字 j 存在的估计；最长的那个（MultiMNIST：最长的两个）显示为橙色。训练把真实类别推到 m⁺ = 0.9 以上，把其余类别压到 m⁻ = 0.1 以下（间隔损失，式 4）。中间的图显示每个长度在一次次路由迭代中怎样变化。下方是主胶囊的长度 ‖u_i‖，每种胶囊类型一张图（32 种类型；MNIST 为 6×6 个位置，MultiMNIST 为 10×10 个）：哪些局部特征被激活了。
+        <translation>最后一次路由迭代之后各数字胶囊的长度 ‖v_j‖：网络对数字 j 存在的估计；最长的那个（MultiMNIST：最长的两个）显示为橙色。训练把真实类别推到 m⁺ = 0.9 以上，把其余类别压到 m⁻ = 0.1 以下（间隔损失，式 4）。中间的图显示每个长度在一次次路由迭代中怎样变化。下方是主胶囊的长度 ‖u_i‖，每种胶囊类型一张图（32 种类型；MNIST 为 6×6 个位置，MultiMNIST 为 10×10 个）：哪些局部特征被激活了。点击其中一个，即在每个视图中选中这个主胶囊（再点一次取消选中）。
 
 有对照 CNN 时（随附的对照模型，或在训练面板里训练的），它的类别概率画在每个胶囊柱子的右边（紫色；它的回答，一个或两个，显示为红色）：对十个数字做 softmax（MultiMNIST：十个相互独立的 S 型函数）。</translation>
     </message>
@@ -1724,8 +1732,8 @@ What agreement looks like: where the parts agree on a pose, their votes crowd to
         <translation>用其耦合系数给投票着色的路由迭代 r</translation>
     </message>
     <message>
-        <source>hover over a vote to read it</source>
-        <translation>把鼠标停在投票上读出它</translation>
+        <source>hover over a vote to read it, click it to select its capsule</source>
+        <translation>把鼠标停在投票上读出它，点击它即选中它的胶囊</translation>
     </message>
     <message>
         <source>longest</source>

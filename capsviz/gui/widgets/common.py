@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
@@ -422,6 +422,42 @@ def share_digit(*choices: QComboBox) -> None:
     for choice in choices:
         others = [other for other in choices if other is not choice]
         choice.currentIndexChanged.connect(lambda k, others=others: [other.setCurrentIndex(k) for other in others])
+
+
+SELECTED = (60, 220, 255)  # the selected primary capsule's rings in every view (the decisive ones': white, orange)
+
+
+class CapsuleSelection(QObject):
+    """The window's selected primary capsule (design §7: one selection per window), as
+    napari's layer selection: ``index`` is None or i in 0..I-1. A view that shows primary
+    capsules rings it and emits the capsule clicked on; :meth:`toggle` selects it, or clears
+    the selection when it is selected already. ``changed(object)``: the new index or None."""
+
+    changed = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.index: int | None = None
+
+    def set(self, index: int | None) -> None:
+        if index != self.index:
+            self.index = index
+            self.changed.emit(index)
+
+    def toggle(self, index: int) -> None:
+        self.set(None if index == self.index else index)
+
+
+def selection_ring(view: pg.ViewBox | pg.PlotWidget, size: float, px: bool = False) -> pg.ScatterPlotItem:
+    """A ring for the selected primary capsule in ``view``: a square ``size`` data units across
+    (a mosaic cell, a receptive field), or with ``px`` a circle ``size`` pixels across (a
+    vote); empty until given a position."""
+    ring = pg.ScatterPlotItem(
+        pxMode=px, size=size, symbol="o" if px else "s", pen=pg.mkPen(SELECTED, width=2), brush=None
+    )
+    ring.setZValue(10)  # over the decisive marks
+    view.addItem(ring)
+    return ring
 
 
 def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
 from capsviz import explanations
@@ -27,11 +28,13 @@ from capsviz.gui.widgets.common import (
     level_line,
     mosaic_hit,
     plot,
+    selection_ring,
     settle,
 )
 from capsviz.model.analysis import capsule_index, colour_levels, grid_side, mosaic_shape, primary_readout, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
+from capsviz.model.routing_effect import marked_capsules
 
 BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
@@ -42,7 +45,10 @@ CNN_PREDICTED = (250, 120, 120)
 class LengthsView(QWidget, InferenceView):
     """Bar chart of ‖v_j‖ (10 classes) plus lengths per routing iteration. ``answers``: how
     many digits the model names, its longest capsules (and the CNN's most probable classes)
-    marked: 1 for MNIST, 2 for MultiMNIST."""
+    marked: 1 for MNIST, 2 for MultiMNIST. ``capsuleClicked(int)``: the primary capsule i
+    clicked on in the length maps (the window selects it: :meth:`set_selected_capsule`)."""
+
+    capsuleClicked = Signal(int)
 
     def __init__(self, answers: int = 1, parent=None) -> None:
         super().__init__(parent)
@@ -70,6 +76,9 @@ class LengthsView(QWidget, InferenceView):
         self.primary_view, self.primary_maps = image_view(self.primary, 1, 0, mosaic_shape(6), VIRIDIS)
         self.primary_bar = colour_bar(self.primary, self.primary_maps, 1, 1)
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
+        self.primary.scene().sigMouseClicked.connect(self._click_primary)
+        self.selected_capsule: int | None = None
+        self.selected_cell = selection_ring(self.primary_view, 1.6)
         column((self.bars_plot, 4), (self.iter_plot, 3), (self.primary, 4), margins=(2, 2, 2, 2), parent=self)
         # never narrower than its titles and keys (beside the pair panel, the dock is squeezed)
         margins = self.layout().contentsMargins()
@@ -140,6 +149,24 @@ class LengthsView(QWidget, InferenceView):
         levels = (0.0, 1.0) if u_lengths is None else colour_levels(u_lengths)
         self.primary_maps.setImage(image, autoLevels=False, levels=levels)
         self.primary_bar.setLevels(levels)
+        self._ring_selected()
+
+    def set_selected_capsule(self, i: int | None) -> None:
+        """Ring primary capsule ``i`` on the length maps (None: none)."""
+        self.selected_capsule = i
+        self._ring_selected()
+
+    def _ring_selected(self) -> None:
+        i, u_lengths = self.selected_capsule, self.u_lengths
+        if i is None or u_lengths is None or i >= len(u_lengths):
+            clear_data(self.selected_cell)
+            return
+        self.selected_cell.setData(pos=marked_capsules(np.array([i]), len(u_lengths))[0])
+
+    def _click_primary(self, event) -> None:
+        hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, event.scenePos(), self.grid)
+        if hit is not None:
+            self.capsuleClicked.emit(capsule_index(*hit, self.grid))
 
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)

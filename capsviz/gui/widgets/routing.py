@@ -45,6 +45,7 @@ from capsviz.gui.widgets.common import (
     plot,
     readout,
     row,
+    selection_ring,
     set_label,
     settle,
 )
@@ -139,6 +140,7 @@ class RoutingView(QWidget, InferenceView):
 
     iterationsChanged = Signal(int)
     checkRequested = Signal()
+    capsuleClicked = Signal(int)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -215,6 +217,10 @@ class RoutingView(QWidget, InferenceView):
         field = pg.mkPen((250, 180, 40), width=1)  # thinner: twelve 17-pixel fields overlap on the input
         self.field_marks = pg.ScatterPlotItem(pxMode=False, size=RF_SIZE, symbol="s", pen=field, brush=None)
         self.overlay_view.addItem(self.field_marks)
+        # the window's selected primary capsule (selected_capsule): its cell, and its field on the input
+        self.selected_capsule: int | None = None
+        self.selected_cell = selection_ring(self.mosaic_view, 1.6)
+        self.selected_field = selection_ring(self.overlay_view, RF_SIZE)
 
         tip = tr("Σ_i ‖u_i‖ c_ij: how much of the primary capsules' output each digit receives")
         self.mass_plot = plot(bottom=tr("iteration r"), tip=tip, axis_width=AXIS_WIDTH)
@@ -301,6 +307,7 @@ class RoutingView(QWidget, InferenceView):
         self.mark_button.toggled.connect(self._redraw)
         self.graphics.scene().sigMouseMoved.connect(self._hover_maps)
         self.detail.scene().sigMouseMoved.connect(self._hover_mosaic)
+        self.detail.scene().sigMouseClicked.connect(self._click_mosaic)
         self.graphics.scene().sigMouseClicked.connect(self._click_maps)
 
     def mosaic_min_height(self, grid: int) -> int:
@@ -484,6 +491,7 @@ class RoutingView(QWidget, InferenceView):
         mosaic, field = marked_capsules(marked, len(inf.u_lengths)) if len(marked) else ([], [])
         self.mosaic_marks.setData(pos=mosaic)
         self.field_marks.setData(pos=field)
+        self._ring_selected()
         if inf is None:
             side = field_side(self.grid)
             self._use_colours()
@@ -583,6 +591,28 @@ class RoutingView(QWidget, InferenceView):
         cell = self._map_cell(event.scenePos())
         if cell is not None:
             self.digit.setCurrentIndex(cell[0] + 1)
+
+    def _click_mosaic(self, event) -> None:
+        hit = None if self.inference is None else mosaic_hit(self.mosaic_view, event.scenePos(), self.grid)
+        if hit is not None:
+            self.capsuleClicked.emit(capsule_index(*hit, self.grid))
+
+    def set_selected_capsule(self, i: int | None) -> None:
+        """Ring primary capsule ``i`` (None: none) on the mosaic and its receptive field on the
+        input, and read its values out (the window's selection, :class:`CapsuleSelection`)."""
+        self.selected_capsule = i
+        self._ring_selected()
+
+    def _ring_selected(self) -> None:
+        inf, i = self.inference, self.selected_capsule
+        if inf is None or i is None or i >= len(inf.u_lengths):
+            clear_data(self.selected_cell, self.selected_field)
+            return
+        cell, field = marked_capsules(np.array([i]), len(inf.u_lengths))
+        self.selected_cell.setData(pos=cell)
+        self.selected_field.setData(pos=field)
+        r = self.iteration.value() - 1
+        self.readout.setText(capsule_readout(inf, i, self.selected_digit(), r, tr))
 
     def _hover_mosaic(self, scene_pos) -> None:
         hit = None if self.inference is None else mosaic_hit(self.mosaic_view, scene_pos, self.grid)

@@ -27,6 +27,7 @@ from capsviz.gui.widgets.common import (
     plot,
     readout,
     row,
+    selection_ring,
     set_label,
     sparse_ticks,
 )
@@ -45,7 +46,7 @@ from capsviz.texts import QT_TR_NOOP
 
 LEVELS = 64  # colour steps for c_ij: few distinct brushes keep the scatter quick to restyle
 SIZES = np.array([2.0, 3.0, 4.5, 6.0, 8.0])  # dot diameters in pixels, by the length of u_i
-HINT = QT_TR_NOOP("hover over a vote to read it")  # the readout while no vote is read
+HINT = QT_TR_NOOP("hover over a vote to read it, click it to select its capsule")  # the readout while no vote is read
 PATH, CURRENT = (255, 90, 60), (255, 255, 255)
 
 
@@ -72,6 +73,7 @@ class VotePanel(QWidget):
         self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen((240, 240, 240), width=1, style=Qt.PenStyle.DashLine))
         for item in (self.scatter, self.path, self.current, self.box):
             self.plot.addItem(item)
+        self.selected_ring = selection_ring(self.plot, 16, px=True)  # the window's selected capsule's vote
         dots = tuple(VIRIDIS.map(t, mode="qcolor") for t in (0.1, 0.5, 1.0))
         votes = KeyEntry(tr("votes û_j|i"), (self.scatter,), dots, "dot")
         path = KeyEntry(tr("v_j by iteration"), (self.path,), (PATH,), "line+dot")
@@ -113,6 +115,7 @@ class VotesView(QWidget, InferenceView):
     """
 
     hovered = Signal(str)
+    capsuleClicked = Signal(int)
 
     def __init__(self, panels: int = 1, parent=None) -> None:
         super().__init__(parent)
@@ -132,6 +135,7 @@ class VotesView(QWidget, InferenceView):
         column(controls, (stack, 1), self.readout, margins=(2, 2, 2, 2), parent=self)
         self._brushes = [pg.mkBrush(VIRIDIS.map(k / (LEVELS - 1), mode="qcolor")) for k in range(LEVELS)]
         self.redraws = Redraws("votes", {"votes": self._draw})
+        self.selected_capsule: int | None = None  # the window's selected primary capsule, its votes ringed
         self._projected: dict[int, tuple] = {}  # digit j -> (mean, axes, points, centres) for this input
         self._stale = False  # an inference came while the view was hidden
         self.iteration.valueChanged.connect(self.show_iteration)
@@ -140,6 +144,7 @@ class VotesView(QWidget, InferenceView):
         for panel in self.all_panels:
             panel.digit.currentIndexChanged.connect(lambda _=0, p=panel: self._draw_panel(p))
             panel.scatter.sigHovered.connect(lambda _item, points, _ev, p=panel: self._hover(p, points))
+            panel.scatter.sigClicked.connect(lambda _item, points, _ev: self._click(points))
             panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
 
     def set_answers(self, answers: int) -> None:
@@ -213,6 +218,7 @@ class VotesView(QWidget, InferenceView):
             fit_iterations(self.iteration, inf.iterations)
         for panel in self.panels:
             self._draw_panel(panel)
+        self._read_selected()
 
     def _draw_panel(self, panel: VotePanel) -> None:
         inf = self.inference
@@ -239,6 +245,7 @@ class VotesView(QWidget, InferenceView):
         # (drag or scroll the plot to reach them)
         low, high = vote_extent(points, centres)
         panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
+        self._ring_selected(panel)
         self._style(panel, brushes=False)
         self._show_fields(panel)
 
@@ -249,6 +256,7 @@ class VotesView(QWidget, InferenceView):
         for panel in self.panels:
             if panel.drawn is self.inference:
                 self._style(panel)
+        self._read_selected()
 
     def colour_scale(self, j: int) -> tuple[float, float]:
         """The dots' colour scale for digit j: one for all iterations of this input
@@ -276,6 +284,37 @@ class VotesView(QWidget, InferenceView):
     def describe(self, j: int, i: int) -> str:
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
         return vote_readout(self.inference, i, j, self.iteration.value() - 1, tr)
+
+    def _click(self, points) -> None:
+        if len(points):
+            self.capsuleClicked.emit(int(points[0].data()))
+
+    def set_selected_capsule(self, i: int | None) -> None:
+        """Ring the vote of primary capsule ``i`` in each panel (None: none), and read it out."""
+        self.selected_capsule = i
+        for panel in self.panels:
+            self._ring_selected(panel)
+        self._read_selected()
+
+    def _read_selected(self) -> None:
+        i, panel = self.selected_capsule, self.panels[0]
+        if i is not None and panel.drawn is self.inference and panel.points is not None and i < len(panel.points):
+            self.readout.setText(self.describe(panel.j, i))
+
+    def _ring_selected(self, panel: VotePanel) -> None:
+        """Ring the selected capsule's vote in ``panel``; a vote outside the view (the view holds
+        the bulk of the votes) widens it to take the vote in."""
+        i = self.selected_capsule
+        if i is None or panel.points is None or i >= len(panel.points):
+            clear_data(panel.selected_ring)
+            return
+        x, y = panel.points[i]
+        panel.selected_ring.setData(pos=panel.points[i : i + 1])
+        (x0, x1), (y0, y1) = panel.plot.getViewBox().viewRange()
+        if not (x0 <= x <= x1 and y0 <= y <= y1):
+            dx, dy = 0.05 * (x1 - x0), 0.05 * (y1 - y0)
+            x_range = (min(x0, x - dx), max(x1, x + dx))
+            panel.plot.setRange(xRange=x_range, yRange=(min(y0, y - dy), max(y1, y + dy)), padding=0)
 
     def _hover(self, panel: VotePanel, points) -> None:
         if len(points) and panel.j is not None:
