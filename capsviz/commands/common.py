@@ -15,7 +15,12 @@ from capsviz.train.config import TRAIN_LIMITS, Limit
 DEVICE_HELP = N_("auto, cpu, cuda, cuda:N or mps")
 ROUTING_HELP = N_("routing iterations at inference, 1 to 100 (default: the number the model was trained with)")
 # the numeric flags that are not training settings
-LIMITS = {**TRAIN_LIMITS, "eval_batch_size": Limit(int, 1, 100_000), "test_pairs": Limit(int, 1, 1_000_000)}
+LIMITS = {
+    **TRAIN_LIMITS,
+    "eval_batch_size": Limit(int, 1, 100_000),
+    "test_pairs": Limit(int, 1, 1_000_000),
+    "test_images": Limit(int, 1, 10_000),
+}
 
 
 class CliError(Exception):

@@ -1,7 +1,8 @@
 """``capsviz eval``: the test accuracy of a checkpoint, one report for every kind of model.
 
-An MNIST model (CapsNet or CNN) is scored on the 10,000 MNIST test digits, a MultiMNIST
-model on the fixed MultiMNIST test pairs (both digits right, Sec. 6), by
+An MNIST model (CapsNet or CNN) is scored on the 10,000 MNIST test digits (or the first N,
+``--test-images``), a MultiMNIST model on the fixed MultiMNIST test pairs (both digits
+right, Sec. 6), by
 :func:`capsviz.evaluate.score`; the report's wording per data set is in :data:`REPORTS`.
 """
 
@@ -78,6 +79,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
         ),
     )
     e.add_argument(
+        "--test-images",
+        type=checked("test_images"),
+        default=None,
+        metavar="N",
+        help=_("MNIST models: evaluate on the first N of the 10,000 test images (default: all)"),
+    )
+    e.add_argument(
         "--test-pairs",
         type=checked("test_pairs"),
         default=None,
@@ -120,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     model, info = load_model(args, kind=None)
     if args.test_pairs is not None and info.dataset != "multimnist":
         raise CliError(_("{path}: --test-pairs is for MultiMNIST models; this is an MNIST model", path=path))
+    if args.test_images is not None and info.dataset != "mnist":
+        raise CliError(_("{path}: --test-images is for MNIST models; this is a MultiMNIST model", path=path))
     if info.kind == "baseline" and (args.per_iteration or args.routing_iterations is not None):
         raise CliError(
             _(
@@ -132,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     iterations = 0 if info.kind == "baseline" else args.routing_iterations or info.model_config.routing_iterations
     report = REPORTS[info.dataset]
     images, labels = test_examples(info.dataset, test, args.test_pairs)
+    if args.test_images is not None:
+        images, labels = images[: args.test_images], labels[: args.test_images]
     n = len(images)
 
     def scored(n_iterations: int):
@@ -142,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     print(_("checkpoint: {path}", path=path))
     if report.header:
         print(_(report.header, n=n))
+    if n < len(test.images) and info.dataset == "mnist":
+        print(_("MNIST test images: the first {n:,} of {total:,}", n=n, total=len(test.images)))
     print(model_line(info, iterations))
     right = first.right
     error = _percent(n - right, n)

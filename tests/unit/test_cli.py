@@ -59,6 +59,27 @@ def test_eval_prints_full_test_accuracy(shipped_checkpoint):
     assert "confusion matrix" in r.stdout
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_eval_of_the_first_test_images_counts_them(shipped_checkpoint):
+    from capsviz.data.mnist import MnistSplit, load_mnist
+
+    r = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--test-images", "400", "--per-iteration", "1")
+    assert r.returncode == 0, r.stderr
+    assert "MNIST test images: the first 400 of 10,000" in r.stdout
+    m = re.search(r"test accuracy: ([\d.]+) % \((\d+) / 400\)", r.stdout)
+    assert m, r.stdout
+    model, _, _ = load_checkpoint(shipped_checkpoint)
+    test = load_mnist(train=False, data_root=mnist_root())
+    first = MnistSplit(test.images[:400], test.labels[:400])
+    assert int(m.group(2)) == int((evaluate_model(model, first) == first.labels).sum())
+    confusion = [list(map(int, line.split()[1:])) for line in r.stdout.splitlines()[-10:]]
+    assert sum(map(sum, confusion)) == 400
+    assert re.search(r"^\s+1 \| [\d,]+ / 400 \|", r.stdout, re.M)  # the per-iteration table on the same 400
+    for bad in ("0", "10001", "many"):
+        refused = capsviz("eval", "--test-images", bad)
+        assert refused.returncode == 2 and "--test-images: must be an integer in [1, 10,000]" in refused.stderr
+
+
 @pytest.mark.slow
 def test_eval_without_data_says_where_to_put_it(tmp_path, shipped_checkpoint):
     r = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--data-root", str(tmp_path))

@@ -175,6 +175,8 @@ def test_eval_of_a_multimnist_model_scores_the_fixed_test_pairs(widened_checkpoi
         assert int(row[4]) == int((top != last).any(axis=1).sum())
     refused = capsviz("eval", "--test-pairs", "10")
     assert refused.returncode == 2 and "--test-pairs is for MultiMNIST models" in refused.stderr
+    refused = capsviz("eval", "--checkpoint", str(widened_checkpoint), "--test-images", "10")
+    assert refused.returncode == 2 and "--test-images is for MNIST models" in refused.stderr
 
 
 @pytest.mark.slow
