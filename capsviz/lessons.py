@@ -3,8 +3,9 @@
 
 Texts are English sources marked for Qt's translation tools (:func:`~capsviz.texts.QT_TR_NOOP`: lupdate
 files them with the app's other texts, the app translates them where it shows them). A text
-may hold ``{name}`` fields: figures of the model and input on screen, from :func:`figures`,
-so that what a step says of the loaded model stays true for a model the user trains.
+may hold ``{name}`` fields: figures of the model and input on screen, from :func:`figures`
+(and :func:`follow_figures`), so that what a step says of the loaded model stays true for a
+model the user trains.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ class Step:
     key : names the example the app sets up for it (:mod:`capsviz.gui.tour`)
     view : the dock (a key of the window's docks) or ``"input"`` (the central input source)
         the step stands beside and highlights
-    title, text : English sources; ``text`` may hold fields of :func:`figures`
+    title, text : English sources; ``text`` may hold fields of :func:`figures` (and the follow
+        step's of :func:`follow_figures`)
     keep : a dock the text speaks of beside ``view``, which the step's panel leaves visible
         where the window has room for that ("" for none)
     """
@@ -204,15 +206,22 @@ def figures(effect, check=None, lengths=None, answer: int | None = None) -> dict
     return out
 
 
-def capsule_figures(u_lengths, c, i: int) -> dict[str, str]:
+def most_decisive(c) -> int:
+    """The primary capsule whose coupling departs most from an even split at the last
+    iteration, ``max_j |c_ij - 1/J|`` (the first of :func:`~capsviz.model.routing_effect.routing_effect`'s
+    decisive capsules where there are any): c (R, I, J) couplings -> i."""
+    from capsviz.model.routing_effect import departures
+
+    return int(departures(c[-1]).argmax())
+
+
+def follow_figures(u_lengths, c, i: int) -> dict[str, str]:
     """The fields of the step that follows primary capsule ``i``, as text: its index, type and
     grid position (y, x), its length, and at the last iteration its largest coupling and the
     digit that gets it. u_lengths : (I,) primary capsule lengths; c : (R, I, J) couplings."""
-    from capsviz.model.analysis import grid_side
+    from capsviz.model.analysis import capsule_position
 
-    g = grid_side(len(u_lengths))
-    t, rest = divmod(int(i), g * g)
-    y, x = divmod(rest, g)
+    t, y, x = capsule_position(i, len(u_lengths))
     favoured = int(c[-1, i].argmax())
     return {
         "capsule": f"{i:,}",

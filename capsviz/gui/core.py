@@ -242,6 +242,7 @@ class ExplorerCore(QObject):
         self.model = model.to(self.device).eval()
         self.info: CheckpointInfo | None = None
         self.checkpoint_path: Path | None = None  # the loaded file (None: the shipped model or none)
+        self.training_into: Path | None = None  # the file the run under way saves to (None: no run)
         self._describe(QT_TR_NOOP("untrained"))
         self.input = ExplorerInput()
         self.inference: Inference | None = None  # the newest result shown
@@ -408,6 +409,12 @@ class ExplorerCore(QObject):
     def model_file(self) -> Path:
         """The file of the model shown (the shipped one when no other was loaded)."""
         return self.checkpoint_path or (self.info.path if self.info is not None else SHIPPED[self.dataset]())
+
+    @property
+    def from_no_file(self) -> bool:
+        """Whether the model shown is a run's from fresh weights, in no file yet (the run saves it
+        to :attr:`training_into`)."""
+        return self.training_into is not None and self.info is None and self.checkpoint_path is None
 
     def load_baseline(self, path: Path | None = None) -> bool:
         """Load the CNN shown beside the capsules from ``path`` (None: the CNN shipped for
@@ -638,6 +645,7 @@ class ExplorerCore(QObject):
             self.info, self.checkpoint_path = None, None
             self._describe(QT_TR_NOOP("training from scratch"))
             self._changed(self.modelChanged)
+        self.training_into = run.checkpoint
         self.trainingStarted.emit(run.checkpoint)
         self._worker.start()
         return run.checkpoint
@@ -702,6 +710,7 @@ class ExplorerCore(QObject):
 
     def _on_training_finished(self) -> None:
         self._worker = None
+        self.training_into = None
         self._stop_event = self._pause_event = None
         if not self.closing and (self.train_config is None or self.train_config.model == "capsnet"):
             self.modelChanged.emit()

@@ -290,7 +290,7 @@ class MainWindow(QMainWindow):
         core.baselineChanged.connect(self._show_baseline_summary)
         core.cnnReady.connect(lambda: self.lengths_view.redraws.request("cnn"))
         core.readingReady.connect(self._show_reading)
-        core.trainingStarted.connect(lambda checkpoint: self._title(training=Path(checkpoint)))
+        core.trainingStarted.connect(self._title)
         core.trainingFinished.connect(self._title)
 
     # -- layout -------------------------------------------------------------------
@@ -318,7 +318,8 @@ class MainWindow(QMainWindow):
         # a few pixels to spare (resizeDocks leaves a dock a pixel short of the width it asks)
         pose = self.docks["pose"].sizeHint().width() + 8
         self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [364, pose], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["routing"]], [480], Qt.Orientation.Vertical)
+        # the bottom docks high enough for the whole training form at the first start's size, in either language
+        self.resizeDocks([self.docks["routing"]], [492], Qt.Orientation.Vertical)
         # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
         # Qt 6 leaves a second, stray tab bar drawn over the other docks.
         self._add_dock("votes", tr("Votes"), self.votes_view, None)
@@ -519,10 +520,15 @@ class MainWindow(QMainWindow):
     def _docks_shown(self) -> set[str]:
         return {name for name, dock in self.docks.items() if not dock.isHidden()}
 
-    def _title(self, *_, training: Path | None = None) -> None:
-        title = f"capsviz — {tr(KINDS[self.kind].title)} — {self.core.model_file.name}"
-        if training is not None:
-            title += tr(", training into {name}", name=training.name)
+    def _title(self, *_) -> None:
+        """The window's title: the kind shown, the model's file, and the file a run trains into."""
+        core, title = self.core, f"capsviz — {tr(KINDS[self.kind].title)} — "
+        if core.from_no_file:  # a run from fresh weights: its model is in no file yet
+            title += tr("training into {name}", name=core.training_into.name)
+        else:
+            title += core.model_file.name
+            if core.training_into is not None:
+                title += tr(", training into {name}", name=core.training_into.name)
         self.setWindowTitle(title)
 
     def _pair_changed(self) -> None:

@@ -28,6 +28,7 @@ class Tour(QFrame):
         self.index: int | None = None
         self._test = None  # the test digits the first step loads from
         self._follow = False  # the follow step's capsule is still to be selected (its input is inferred)
+        self._followed: int | None = None  # the capsule the follow step selected, which its text is about
         self.setObjectName("tour")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#tour { background: #fdf6e3; border: 2px solid #f0a020; border-radius: 6px; }")
@@ -119,9 +120,9 @@ class Tour(QFrame):
             return {}
         check = w.routing_checker.kept()
         fields = lessons.figures(effect, check, inf.lengths[-1], inf.prediction)
-        i = w.capsule_selection.index
+        i = self._followed
         if i is not None and i < len(inf.u_lengths):
-            fields.update(lessons.capsule_figures(inf.u_lengths, inf.c, i))
+            fields.update(lessons.follow_figures(inf.u_lengths, inf.c, i))
         for name, source in lessons.routing_sentences(effect, check).items():
             fields[name] = tr(source, **fields)
         return fields
@@ -173,14 +174,14 @@ class Tour(QFrame):
         self._follow = not self._select_decisive()
 
     def _select_decisive(self) -> bool:
-        """Select the most decisive primary capsule of the input shown (the longest, where none
-        is decisive); False while that input's routing is still to come."""
+        """Select the most decisive primary capsule of the input shown
+        (:func:`~capsviz.lessons.most_decisive`); False while that input's routing is still to come."""
         w = self.window_
-        effect, inf = w.routing_view.effect, w.core.inference
-        if effect is None or inf is None or w.routing_view.inference is not inf or w.core.inference_pending:
+        inf = w.core.inference
+        if inf is None or w.routing_view.inference is not inf or w.core.inference_pending:
             return False
-        i = int(effect.decisive[0]) if len(effect.decisive) else int(np.argmax(inf.u_lengths))
-        w.capsule_selection.set(i)
+        self._followed = lessons.most_decisive(inf.c)
+        w.capsule_selection.set(self._followed)
         return True
 
     def _set_up_pose(self) -> None:

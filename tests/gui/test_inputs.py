@@ -247,6 +247,15 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     assert np.ptp(sweep["poses"], axis=0).max() > 0.1
     assert sweep["lengths"][8:13].min() > 0.5
     assert sweep_threads and threading.main_thread() not in sweep_threads
+    # another capsule chosen (here in the routing view: one digit for the window) is drawn from
+    # the sweep on screen, which holds every capsule: no sweep is computed again
+    passes = len(sweep_threads)
+    routing = window.routing_view.digit
+    routing.setCurrentIndex(routing.findData(1))
+    settle(qtbot, window)
+    assert view.sweep["digit"] == 1 and view.sweep["poses"].shape == (21, 16)
+    np.testing.assert_allclose(view.sweep["poses"][10], infer(window.core.model, base).v[-1, 1], atol=1e-4)
+    assert len(sweep_threads) == passes
     view.reset_button.click()
     settle(qtbot, window)
     np.testing.assert_allclose(window.core.inference.input, base)

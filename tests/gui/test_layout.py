@@ -423,6 +423,20 @@ def test_every_training_field_comes_into_view_when_tabbed_to(window, qtbot):
     assert seen == list(panel._inputs)
 
 
+def test_the_training_form_shows_whole_at_the_default_size_in_either_language(window, qtbot):
+    """At the first start's 1600 x 1000 the training form needs no scrolling, and a switch of
+    language (taller glyphs) gives its area the height the form asks for then."""
+    assert (window.width(), window.height()) == (1600, 1000)
+    area = window.training_panel.form_area
+    for language in ("zh_CN", "en"):
+        window.set_language(language)
+        settle(qtbot, window)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert area.verticalScrollBar().maximum() == 0, language
+        assert area.viewport().height() >= area.widget().sizeHint().height(), language
+
+
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize("size", [(1366, 700), pytest.param((1280, 720), marks=pytest.mark.slow)])
 def test_the_window_fits_small_screens_with_nothing_cut_and_the_mosaic_readable(qtbot, window, size, language):

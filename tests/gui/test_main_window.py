@@ -234,7 +234,12 @@ def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, 
     panel.train_subset.setValue(320)
     with qtbot.waitSignal(window.core.trainingStarted) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    assert window.windowTitle().endswith(f", training into {started.args[0].name}")
+    # a run from fresh weights: its model is in no file yet, only the one it trains into
+    name = started.args[0].name
+    assert window.windowTitle() == f"capsviz — Capsule Network explorer — training into {name}"
+    window.set_language("zh_CN")  # the title in the other language keeps the run
+    assert window.windowTitle().endswith(f"正在训练并保存到 {name}")
+    window.set_language("en")
     qtbot.waitUntil(lambda: len(panel.history["step"]) >= 1, timeout=60000)
     pause_training(qtbot, window)
     paused_at = window.core._holder["trainer"].step
@@ -266,57 +271,112 @@ def click_view_at(qtbot, widget, view_box, x: float, y: float) -> None:
     qtbot.mouseClick(widget.viewport(), Qt.MouseButton.LeftButton, pos=pos)
 
 
+def double_click_view_at(qtbot, widget, view_box, x: float, y: float) -> None:
+    """A real double-click as Qt delivers one: press and release, then the double-click event
+    in place of the second press, and its release (QTest's mouseDClick sends no first release)."""
+    from PySide6.QtGui import QMouseEvent
+
+    viewport, left = widget.viewport(), Qt.MouseButton.LeftButton
+    pos = widget.mapFromScene(view_box.mapViewToScene(QPointF(x, y)))
+    qtbot.mouseClick(viewport, left, pos=pos)
+    global_pos = QPointF(viewport.mapToGlobal(pos))
+    event = QMouseEvent(
+        QEvent.Type.MouseButtonDblClick, QPointF(pos), global_pos, left, left, Qt.KeyboardModifier.NoModifier
+    )
+    QApplication.sendEvent(viewport, event)
+    qtbot.mouseRelease(viewport, left, pos=pos)
+
+
 def test_a_primary_capsule_clicked_is_selected_in_every_view(window, qtbot):
     """One selected primary capsule for the window (design §7): clicked on the routing
-    mosaic, a vote or the length maps, it is ringed in all three, its receptive field on the
-    input; clicked again it is let go; a new input keeps it."""
+    mosaic, a vote (also one under the rectangle) or the length maps, it is ringed in all
+    three, its receptive field on the input, and read out; clicked again it is let go, the
+    readouts back to their hints; a double-click selects, another button does nothing; a new
+    input keeps the selection, and another digit keeps its readout."""
     from capsviz.gui.widgets.common import SELECTED
 
     routing, lengths, votes = window.routing_view, window.lengths_view, window.votes_view
+    panel = votes.panels[0]
     window.docks["votes"].raise_()
-    qtbot.waitUntil(lambda: votes.panels[0].j is not None, timeout=5000)
+    qtbot.waitUntil(lambda: panel.j is not None, timeout=5000)
     inf = window.core.inference
 
+    def cell_of(i: int) -> tuple[float, float]:
+        t, rest = divmod(i, 36)
+        y, x = divmod(rest, 6)
+        return (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5  # its centre in the mosaics (x, y)
+
     def ringed_at(i: int) -> bool:
-        t, y, x = divmod(i, 36)[0], *divmod(i % 36, 6)
-        cell = [(t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5]  # its centre in the mosaics
+        y, x = divmod(i % 36, 6)
         field = [2 * x + 8.5, 2 * y + 8.5]  # the centre of the 17 x 17 input pixels it sees
         return (
-            np.allclose(np.column_stack(routing.selected_cell.getData()), [cell])
-            and np.allclose(np.column_stack(lengths.selected_cell.getData()), [cell])
+            np.allclose(np.column_stack(routing.selected_cell.getData()), [cell_of(i)])
+            and np.allclose(np.column_stack(lengths.selected_cell.getData()), [cell_of(i)])
             and np.allclose(np.column_stack(routing.selected_field.getData()), [field])
-            and np.allclose(np.column_stack(votes.panels[0].selected_ring.getData()), votes.panels[0].points[i : i + 1])
+            and np.allclose(np.column_stack(panel.selected_ring.getData()), panel.points[i : i + 1])
         )
 
+    def no_ring() -> bool:
+        rings = (routing.selected_cell, routing.selected_field, lengths.selected_cell, panel.selected_ring)
+        return all(len(ring.getData()[0]) == 0 for ring in rings)
+
+    def click_vote(i: int) -> None:
+        click_view_at(qtbot, panel.plot, panel.plot.getViewBox(), *panel.points[i])
+
     assert routing.selected_cell.opts["pen"].color().getRgb()[:3] == SELECTED
-    t, y, x = 13, 2, 4
-    click_view_at(qtbot, routing.detail, routing.mosaic_view, (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5)
-    i = t * 36 + y * 6 + x
+    i = 13 * 36 + 2 * 6 + 4  # type 13, y = 2, x = 4
+    click_view_at(qtbot, routing.detail, routing.mosaic_view, *cell_of(i))
     assert window.capsule_selection.index == i and ringed_at(i)
     assert f"capsule i={i} " in routing.readout.text() and f"capsule i={i} " in votes.readout.text()
-    # a vote clicked: the one farthest from any other, so no other dot is under the mouse
-    points = votes.panels[0].points
+    # a vote clicked, and clicked again on its ring: selected, then let go
+    points = panel.points
     gaps = np.linalg.norm(points[:, None] - points[None], axis=-1) + np.eye(len(points)) * 1e9
-    far = int(gaps.min(axis=1).argmax())
-    votes.panels[0].plot.setRange(
+    far = int(gaps.min(axis=1).argmax())  # the vote farthest from any other
+    panel.plot.setRange(
         xRange=(points[:, 0].min(), points[:, 0].max()), yRange=(points[:, 1].min(), points[:, 1].max())
     )
     settle(qtbot, window)
-    click_view_at(qtbot, votes.panels[0].plot, votes.panels[0].plot.getViewBox(), *points[far])
+    click_vote(far)
     assert window.capsule_selection.index == far and ringed_at(far)
-    # clicked again, on the length maps: let go, no ring anywhere
-    t, rest = divmod(far, 36)
-    y, x = divmod(rest, 6)
-    click_view_at(qtbot, lengths.primary, lengths.primary_view, (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5)
-    assert window.capsule_selection.index is None
-    for ring in (routing.selected_cell, routing.selected_field, lengths.selected_cell, votes.panels[0].selected_ring):
-        assert len(ring.getData()[0]) == 0
-    # selected again, a new input keeps it: its vote for the new input ringed
-    click_view_at(qtbot, lengths.primary, lengths.primary_view, (t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5)
+    click_vote(far)
+    assert window.capsule_selection.index is None and no_ring()
+    assert routing.readout.text() == "hover over a map to read its values"
+    # a vote under the dashed rectangle (which takes drags): the one nearest the mouse, here
+    # the one under the rectangle farthest on screen from any other
+    (x0, y0), (w, h) = panel.box.pos(), panel.box.size()
+    panel.plot.setRange(xRange=(x0, x0 + w), yRange=(y0, y0 + h), padding=0)  # zoomed in on the rectangle
+    settle(qtbot, window)
+    vb = panel.plot.getViewBox()
+    on_screen = np.array(
+        [(q.x(), q.y()) for q in (panel.plot.mapFromScene(vb.mapViewToScene(QPointF(*xy))) for xy in points)]
+    )
+    apart = np.linalg.norm(on_screen[:, None] - on_screen[None], axis=-1) + np.eye(len(points)) * 1e9
+    inside = np.flatnonzero(votes.selected(panel))
+    near = int(inside[apart[inside].min(axis=1).argmax()])
+    assert apart[near].min() >= 2  # pixels
+    click_vote(near)
+    assert window.capsule_selection.index == near and ringed_at(near)
+    # a double-click selects: its second click does not let go again; a right click does nothing
+    double_click_view_at(qtbot, lengths.primary, lengths.primary_view, *cell_of(far))
+    assert window.capsule_selection.index == far and ringed_at(far)
+    pos = routing.detail.mapFromScene(routing.mosaic_view.mapViewToScene(QPointF(*cell_of(i))))
+    qtbot.mouseClick(routing.detail.viewport(), Qt.MouseButton.RightButton, pos=pos)
+    assert window.capsule_selection.index == far
+    # let go with the mouse off the votes: their readout back to its hint too
+    click_view_at(qtbot, lengths.primary, lengths.primary_view, *cell_of(far))
+    assert window.capsule_selection.index is None and no_ring()
+    assert votes.readout.text() == "hover over a vote to read it, click it to select its capsule"
+    click_view_at(qtbot, lengths.primary, lengths.primary_view, *cell_of(far))
+    # another digit keeps the selected vote read out; a new input keeps the selection
+    digit = routing.digit
+    digit.setCurrentIndex(digit.findData((inf.prediction + 1) % 10))
+    settle(qtbot, window)
+    assert panel.j == (inf.prediction + 1) % 10 and f"capsule i={far} " in votes.readout.text()
+    digit.setCurrentIndex(0)
     qtbot.mouseClick(window.input_panel.sample_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.core.inference is not inf and not window.core.pending, timeout=10000)
     settle(qtbot, window)
-    qtbot.waitUntil(lambda: votes.panels[0].drawn is window.core.inference, timeout=5000)
+    qtbot.waitUntil(lambda: panel.drawn is window.core.inference, timeout=5000)
     assert window.capsule_selection.index == far and ringed_at(far)
 
 

@@ -593,10 +593,10 @@ def test_the_training_panel_trains_a_multimnist_model_the_pair_follows(qtbot, pa
     panel.test_subset.setValue(20)
     panel.epochs.setValue(1)
     panel.from_scratch.setChecked(False)  # fine-tune the loaded model
-    before = pairs.core.model
+    before, loaded = pairs.core.model, pairs.core.model_file.name
     with qtbot.waitSignal(pairs.core.trainingStarted, timeout=5000) as started:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    assert "training into" in pairs.windowTitle()
+    assert pairs.windowTitle().endswith(f" — {loaded}, training into {started.args[0].name}")  # the model's file kept
     assert not pairs.show_kind("mnist")  # no switch while the run trains
     qtbot.waitUntil(lambda: not pairs.core.is_training, timeout=120000)
     wait_for_pairs(qtbot, pairs)

@@ -72,6 +72,10 @@
         <translation>鲁棒性曲线尚未测量：请在其停靠窗中点击“测量”</translation>
     </message>
     <message>
+        <source>training into {name}</source>
+        <translation>正在训练并保存到 {name}</translation>
+    </message>
+    <message>
         <source>, training into {name}</source>
         <translation>，正在训练并保存到 {name}</translation>
     </message>
@@ -293,7 +297,7 @@
     </message>
     <message>
         <source>The most decisive capsule of this digit is selected: i = {capsule} (type {type}, at y = {y}, x = {x}, length ‖u_i‖ = {u_length}). It is ringed on the mosaic and among the primary capsule lengths, the input pixels it sees are framed, and its vote is circled here among the votes for {answer}. At r = 1 it splits its output evenly, 0.1 to each digit; at r = {iterations} it sends {coupling} to digit {favoured}. Click any primary capsule to follow it the same way, and click it again to let it go.</source>
-        <translation>这个数字上最明确路由的胶囊已被选中：i = {capsule}（类型 {type}，位于 y = {y}、x = {x}，长度 ‖u_i‖ = {u_length}）。它在镶嵌图上和主胶囊长度图中被圈出，它所看到的输入像素被框出，它的投票在这里 {answer} 的投票中被圈出。在 r = 1 时它把输出平均分给各个数字，每个 0.1；到 r = {iterations} 时它把 {coupling} 送给数字 {favoured}。点击任何一个主胶囊都可以这样跟踪它，再点一次即取消选中。</translation>
+        <translation>这个数字上最明确路由的胶囊已被选中：i = {capsule}（类型 {type}，位于 y = {y}、x = {x}，长度 ‖u_i‖ = {u_length}）。它在拼图上和主胶囊长度图中被圈出，它所看到的输入像素被框出，它的投票在这里 {answer} 的投票中被圈出。在 r = 1 时它把输出平均分给各个数字，每个 0.1；到 r = {iterations} 时它把 {coupling} 送给数字 {favoured}。点击任何一个主胶囊都可以这样跟踪它，再点一次即取消选中。</translation>
     </message>
     <message>
         <source>The margin loss</source>
@@ -1713,7 +1717,7 @@ What agreement looks like: where the parts agree on a pose, their votes crowd to
     </message>
     <message>
         <source>v_j by iteration</source>
-        <translation>各次的 v_j</translation>
+        <translation>v_j 的轨迹</translation>
     </message>
     <message>
         <source>v_j at r</source>

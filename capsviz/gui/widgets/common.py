@@ -28,7 +28,8 @@ from superqt import QFlowLayout, QLabeledDoubleSlider
 
 from capsviz.gui import i18n
 from capsviz.gui.i18n import tr
-from capsviz.model.analysis import mosaic_capsule, rounded_extent, tick_spacing
+from capsviz.model.analysis import capsule_index, mosaic_capsule, rounded_extent, tick_spacing
+from capsviz.model.routing_effect import marked_capsules
 
 VIRIDIS = pg.colormap.get("viridis")
 # one colour per digit j, for the plots with a line per digit; not fully saturated, so that
@@ -75,8 +76,8 @@ def readout(text: str = "", **options) -> QLabel:
 class FlowRow(QFlowLayout):
     """``widgets`` (each a widget, or a text: a QLabel of it) left to right in one row where
     the width allows, else wrapped into as many rows as they need (superqt's flow layout).
-    Its least width is its widest widget's; its size hint asks for all of them in one row,
-    so a dock given its hint shows one row."""
+    Each widget takes its size hint; the row's least width is the widest hint, its size hint
+    all of them in one row, so a dock given its hint shows one row."""
 
     def __init__(self, *widgets: QWidget | str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +85,14 @@ class FlowRow(QFlowLayout):
         self.setHorizontalSpacing(6)  # the box layouts' spacing beside it
         for widget in widgets:
             self.addWidget(QLabel(widget) if isinstance(widget, str) else widget)
+
+    def minimumSize(self) -> QSize:
+        # the flow layout places each widget at its size hint: the widest hint, not the widest least size
+        size = QSize()
+        for k in range(self.count()):
+            size = size.expandedTo(self.itemAt(k).sizeHint())
+        margins = self.contentsMargins()
+        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
 
     def sizeHint(self) -> QSize:
         hints = [self.itemAt(k).sizeHint() for k in range(self.count())]
@@ -112,6 +121,13 @@ class VerticalScroll(QScrollArea):
         margins = self.contentsMargins()
         hint.setHeight(self.widget().sizeHint().height() + margins.top() + margins.bottom())
         return hint
+
+    def eventFilter(self, watched, event) -> bool:
+        # the widget laid out anew (other texts, another language): the layout around the
+        # area asks for its hint again, which its own layout does not pass on
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
 
 
 class CurrentPage(QStackedWidget):
@@ -405,23 +421,31 @@ def fit_iterations(slider: QSlider, iterations: int) -> None:
             other.setValue(min(slider.value(), other.maximum()))
 
 
+def _share(controls, changed: str, set_value: str) -> None:
+    """Make ``controls`` one selection: each one's ``changed`` signal sets its value (by its
+    method ``set_value``) in the others; setting the value a control has emits nothing, so
+    the chain stops there."""
+    for control in controls:
+        others = [other for other in controls if other is not control]
+        getattr(control, changed).connect(
+            lambda value, others=others: [getattr(other, set_value)(value) for other in others]
+        )
+
+
 def share_iteration(*sliders: QSlider) -> None:
     """Make ``sliders`` one selection of the routing iteration r: moving one moves the others
     (each view keeps its own slider beside its plots; the window has one r, as napari's Dims
     give every layer one position)."""
     for slider in sliders:
-        others = [other for other in sliders if other is not slider]
-        slider.shares_r_with = others
-        slider.valueChanged.connect(lambda r, others=others: [other.setValue(r) for other in others])
+        slider.shares_r_with = [other for other in sliders if other is not slider]
+    _share(sliders, "valueChanged", "setValue")
 
 
 def share_digit(*choices: QComboBox) -> None:
     """Make ``choices`` (each a :func:`digit_choice`) one selection of the digit capsule j:
     choosing one chooses it in the others, the default (the prediction, or a pair's longest
     capsule) too. Each view keeps its own choice beside its plots; the window has one j."""
-    for choice in choices:
-        others = [other for other in choices if other is not choice]
-        choice.currentIndexChanged.connect(lambda k, others=others: [other.setCurrentIndex(k) for other in others])
+    _share(choices, "currentIndexChanged", "setCurrentIndex")
 
 
 SELECTED = (60, 220, 255)  # the selected primary capsule's rings in every view (the decisive ones': white, orange)
@@ -458,6 +482,32 @@ def selection_ring(view: pg.ViewBox | pg.PlotWidget, size: float, px: bool = Fal
     ring.setZValue(10)  # over the decisive marks
     view.addItem(ring)
     return ring
+
+
+def clicked_capsule(event, view: pg.ViewBox, grid: int) -> int | None:
+    """The primary capsule i that a single left click ``event`` (a pyqtgraph scene click)
+    lands on in ``view``, which shows a :func:`~capsviz.model.analysis.type_mosaic` of a
+    ``grid`` x ``grid`` PrimaryCaps grid; None off its cells, for another button, or for the
+    second click of a double-click (which would let go what the first selected)."""
+    if event.button() != Qt.MouseButton.LeftButton or event.double():
+        return None
+    hit = mosaic_hit(view, event.scenePos(), grid)
+    return None if hit is None else capsule_index(*hit, grid)
+
+
+def ring_capsule(i: int | None, n_primary: int | None, cell: pg.ScatterPlotItem, field=None) -> bool:
+    """Put ``cell`` (a :func:`selection_ring`) on primary capsule i's cell of a type mosaic of
+    ``n_primary`` capsules, and ``field``, where given, on the input pixels it sees; take
+    them off for i None or not one of the n_primary (None: no capsules shown). Returns
+    whether they are on."""
+    rings = [ring for ring in (cell, field) if ring is not None]
+    if i is None or n_primary is None or i >= n_primary:
+        clear_data(*rings)
+        return False
+    for ring, pos in zip((cell, field), marked_capsules(np.array([i]), n_primary)):
+        if ring is not None:
+            ring.setData(pos=pos)
+    return True
 
 
 def sparse_ticks(axis: pg.AxisItem, gap: float = 1.6) -> pg.AxisItem:

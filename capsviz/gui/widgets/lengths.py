@@ -18,6 +18,7 @@ from capsviz.gui.widgets.common import (
     WideEnoughForTexts,
     capsule_bars,
     clear_data,
+    clicked_capsule,
     colour_bar,
     column,
     digit_lines,
@@ -28,13 +29,13 @@ from capsviz.gui.widgets.common import (
     level_line,
     mosaic_hit,
     plot,
+    ring_capsule,
     selection_ring,
     settle,
 )
 from capsviz.model.analysis import capsule_index, colour_levels, grid_side, mosaic_shape, primary_readout, type_mosaic
 from capsviz.model.inference import longest
 from capsviz.model.losses import M_MINUS, M_PLUS
-from capsviz.model.routing_effect import marked_capsules
 
 BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
@@ -157,16 +158,13 @@ class LengthsView(QWidget, InferenceView):
         self._ring_selected()
 
     def _ring_selected(self) -> None:
-        i, u_lengths = self.selected_capsule, self.u_lengths
-        if i is None or u_lengths is None or i >= len(u_lengths):
-            clear_data(self.selected_cell)
-            return
-        self.selected_cell.setData(pos=marked_capsules(np.array([i]), len(u_lengths))[0])
+        n = None if self.u_lengths is None else len(self.u_lengths)
+        ring_capsule(self.selected_capsule, n, self.selected_cell)
 
     def _click_primary(self, event) -> None:
-        hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, event.scenePos(), self.grid)
-        if hit is not None:
-            self.capsuleClicked.emit(capsule_index(*hit, self.grid))
+        i = None if self.u_lengths is None else clicked_capsule(event, self.primary_view, self.grid)
+        if i is not None:
+            self.capsuleClicked.emit(i)
 
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)

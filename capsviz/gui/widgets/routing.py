@@ -29,6 +29,7 @@ from capsviz.gui.widgets.common import (
     WideEnoughForTexts,
     chosen_digit,
     clear_data,
+    clicked_capsule,
     colour_bar,
     column,
     digit_choice,
@@ -44,6 +45,7 @@ from capsviz.gui.widgets.common import (
     mosaic_hit,
     plot,
     readout,
+    ring_capsule,
     row,
     selection_ring,
     set_label,
@@ -101,6 +103,7 @@ DEPARTURE = 2  # SCALES: departure from uniform
 # the mosaic's and the overlay's titles while they show no digit
 MOSAIC_TITLE, OVERLAY_TITLE = QT_TR_NOOP("c_ij by capsule type"), QT_TR_NOOP("map over the input")
 TITLE, PREDICTED = (200, 200, 200), (250, 180, 40)  # class-map titles; the prediction's as its bar
+READOUT_HINT = QT_TR_NOOP("hover over a map to read its values")  # the readout while nothing is read
 MAPS_LEAST_WIDTH = 200  # pixels: the class maps' panel, where its title takes more lines
 TITLE_POINTS = 8  # the class-map titles' font size (title_texts shortens them over narrow maps)
 TITLE_GAP = 6  # pixels kept between neighbouring class-map titles
@@ -258,7 +261,7 @@ class RoutingView(QWidget, InferenceView):
         self.entropy_plot.getViewBox().sigResized.connect(lambda *_: self._entropy_range())
 
         # the value under the mouse, at the top of the right-hand column
-        self.readout = readout(tr("hover over a map to read its values"), styleSheet="font-size: 8pt; color: #505050;")
+        self.readout = readout(tr(READOUT_HINT), styleSheet="font-size: 8pt; color: #505050;")
         # the mosaic's panel keeps the height its tiles need to be read, also in a low dock
         self.detail.setMinimumHeight(self.mosaic_min_height(6))
         grid = QGridLayout()
@@ -593,26 +596,24 @@ class RoutingView(QWidget, InferenceView):
             self.digit.setCurrentIndex(cell[0] + 1)
 
     def _click_mosaic(self, event) -> None:
-        hit = None if self.inference is None else mosaic_hit(self.mosaic_view, event.scenePos(), self.grid)
-        if hit is not None:
-            self.capsuleClicked.emit(capsule_index(*hit, self.grid))
+        i = None if self.inference is None else clicked_capsule(event, self.mosaic_view, self.grid)
+        if i is not None:
+            self.capsuleClicked.emit(i)
 
     def set_selected_capsule(self, i: int | None) -> None:
         """Ring primary capsule ``i`` (None: none) on the mosaic and its receptive field on the
         input, and read its values out (the window's selection, :class:`CapsuleSelection`)."""
         self.selected_capsule = i
-        self._ring_selected()
+        if not self._ring_selected():
+            self.readout.setText(tr(READOUT_HINT))
 
-    def _ring_selected(self) -> None:
+    def _ring_selected(self) -> bool:
         inf, i = self.inference, self.selected_capsule
-        if inf is None or i is None or i >= len(inf.u_lengths):
-            clear_data(self.selected_cell, self.selected_field)
-            return
-        cell, field = marked_capsules(np.array([i]), len(inf.u_lengths))
-        self.selected_cell.setData(pos=cell)
-        self.selected_field.setData(pos=field)
-        r = self.iteration.value() - 1
-        self.readout.setText(capsule_readout(inf, i, self.selected_digit(), r, tr))
+        n = None if inf is None else len(inf.u_lengths)
+        if not ring_capsule(i, n, self.selected_cell, self.selected_field):
+            return False
+        self.readout.setText(capsule_readout(inf, i, self.selected_digit(), self.iteration.value() - 1, tr))
+        return True
 
     def _hover_mosaic(self, scene_pos) -> None:
         hit = None if self.inference is None else mosaic_hit(self.mosaic_view, scene_pos, self.grid)

@@ -43,7 +43,8 @@ class TransformView(QWidget):
     Signals
     -------
     transformChanged(object) : the new :class:`InputTransform`.
-    sweepRequested() : the sweep settings changed (parameter or capsule).
+    sweepRequested() : the sweep settings changed (the parameter; the capsule, where no sweep of
+        this input is on screen to draw it from).
     """
 
     transformChanged = Signal(object)
@@ -70,7 +71,8 @@ class TransformView(QWidget):
             self.parameter.addItem(tr(label), name)
         self.capsule = digit_choice(tr("The digit capsule whose pose is plotted"))
         self.parameter.currentIndexChanged.connect(self.sweepRequested)
-        self.capsule.currentIndexChanged.connect(self.sweepRequested)
+        self.capsule.currentIndexChanged.connect(self._show_capsule)
+        self._computed: tuple | None = None  # show_sweep's arguments of the sweep on screen: it holds every capsule
 
         # the key under the title names the lines; a fixed axis width: tick labels of another
         # width would lay the plot out and paint it again on each sweep
@@ -127,15 +129,24 @@ class TransformView(QWidget):
         capsule is the chosen one, else ``prediction``, else the longest at the middle of the
         sweep. A sweep of a parameter no longer chosen is ignored (the change asked for another)."""
         if name is None or values is None or v is None:
-            self._pending = (None,)
+            self._pending, self._computed = (None,), None
         elif name != self.parameter.currentData():
             return
         else:
+            self._computed = (name, values, v, prediction, baseline)
             middle = int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())  # the longest there
             digit = chosen_digit(self.capsule, middle if prediction is None else prediction)
             self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])
         self.stale = False
         self.redraws.request()
+
+    def _show_capsule(self) -> None:
+        """Another capsule chosen: the sweep on screen holds it, so it is drawn from there; a
+        sweep of an earlier input (:attr:`stale`), or none yet, is asked for."""
+        if self._computed is not None and not self.stale:
+            self.show_sweep(*self._computed)
+        else:
+            self.sweepRequested.emit()
 
     def _draw_sweep(self) -> None:
         if self._pending is not None:

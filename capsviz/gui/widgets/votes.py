@@ -144,7 +144,8 @@ class VotesView(QWidget, InferenceView):
         for panel in self.all_panels:
             panel.digit.currentIndexChanged.connect(lambda _=0, p=panel: self._draw_panel(p))
             panel.scatter.sigHovered.connect(lambda _item, points, _ev, p=panel: self._hover(p, points))
-            panel.scatter.sigClicked.connect(lambda _item, points, _ev: self._click(points))
+            # clicks from the scene: the rectangle over the votes, and the ring, take their own
+            panel.plot.scene().sigMouseClicked.connect(lambda event, p=panel: self._click(p, event))
             panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
 
     def set_answers(self, answers: int) -> None:
@@ -218,7 +219,6 @@ class VotesView(QWidget, InferenceView):
             fit_iterations(self.iteration, inf.iterations)
         for panel in self.panels:
             self._draw_panel(panel)
-        self._read_selected()
 
     def _draw_panel(self, panel: VotePanel) -> None:
         inf = self.inference
@@ -226,7 +226,7 @@ class VotesView(QWidget, InferenceView):
         j = self.digit_of(panel)
         if inf is None or inf.u_hat is None or j is None:
             panel.j, panel.points, panel.centres, panel.drawn = None, None, None, None
-            clear_data(panel.scatter, panel.path, panel.current)
+            clear_data(panel.scatter, panel.path, panel.current, panel.selected_ring)
             panel.fields.set_image(None)
             return
         _, _, points, centres = self.projection(j)
@@ -246,6 +246,7 @@ class VotesView(QWidget, InferenceView):
         low, high = vote_extent(points, centres)
         panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
         self._ring_selected(panel)
+        self._read_selected()
         self._style(panel, brushes=False)
         self._show_fields(panel)
 
@@ -285,21 +286,32 @@ class VotesView(QWidget, InferenceView):
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
         return vote_readout(self.inference, i, j, self.iteration.value() - 1, tr)
 
-    def _click(self, points) -> None:
+    def _click(self, panel: VotePanel, event) -> None:
+        """A single left click on a vote of ``panel``: its capsule, the one nearest the mouse
+        where dots overlap."""
+        if event.button() != Qt.MouseButton.LeftButton or event.double() or panel.points is None:
+            return
+        at = panel.scatter.mapFromScene(event.scenePos())
+        points = panel.scatter.pointsAt(at)
         if len(points):
-            self.capsuleClicked.emit(int(points[0].data()))
+            nearest = min(points, key=lambda p: (p.pos().x() - at.x()) ** 2 + (p.pos().y() - at.y()) ** 2)
+            self.capsuleClicked.emit(int(nearest.data()))
 
     def set_selected_capsule(self, i: int | None) -> None:
         """Ring the vote of primary capsule ``i`` in each panel (None: none), and read it out."""
         self.selected_capsule = i
         for panel in self.panels:
             self._ring_selected(panel)
-        self._read_selected()
+        if not self._read_selected():
+            self.readout.setText(tr(HINT))
 
-    def _read_selected(self) -> None:
+    def _read_selected(self) -> bool:
+        """The selected capsule's vote in the first panel, read out; False where there is none."""
         i, panel = self.selected_capsule, self.panels[0]
-        if i is not None and panel.drawn is self.inference and panel.points is not None and i < len(panel.points):
-            self.readout.setText(self.describe(panel.j, i))
+        if i is None or panel.drawn is not self.inference or panel.points is None or i >= len(panel.points):
+            return False
+        self.readout.setText(self.describe(panel.j, i))
+        return True
 
     def _ring_selected(self, panel: VotePanel) -> None:
         """Ring the selected capsule's vote in ``panel``; a vote outside the view (the view holds
