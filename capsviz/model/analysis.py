@@ -371,6 +371,20 @@ def capsule_readout(inference, i: int, j: int, r: int, tr=english) -> str:
     )
 
 
+def coupling_path(inference, i: int, j: int, tr=english) -> str:
+    """How primary capsule i's coupling to digit j moved over the routing iterations, and the
+    digit it sends the most to at the last: ``inference.c`` (R, I, J)."""
+    c = inference.c[:, i]  # (R, J)
+    top = int(c[-1].argmax())
+    return tr(
+        "c_i{j} over the iterations: {path}; the most, {top:.3f}, to digit {k}",
+        j=j,
+        path=" → ".join(f"{value:.3f}" for value in c[:, j]),
+        top=c[-1, top],
+        k=top,
+    )
+
+
 def vote_readout(inference, i: int, j: int, r: int, tr=english) -> str:
     """Primary capsule i's vote for digit j at iteration r: :func:`capsule_figures` and the
     agreement û_j|i · v_j (``inference.u_hat`` (I, J, D), ``inference.v`` (R, J, D))."""

@@ -329,6 +329,8 @@ def test_a_primary_capsule_clicked_is_selected_in_every_view(window, qtbot):
     click_view_at(qtbot, routing.detail, routing.mosaic_view, *cell_of(i))
     assert window.capsule_selection.index == i and ringed_at(i)
     assert f"capsule i={i} " in routing.readout.text() and f"capsule i={i} " in votes.readout.text()
+    j = inf.prediction  # the routing readout says how its coupling to the digit shown moved
+    assert " → ".join(f"{value:.3f}" for value in inf.c[:, i, j]) in routing.readout.text()
     # a vote clicked, and clicked again on its ring: selected, then let go
     points = panel.points
     gaps = np.linalg.norm(points[:, None] - points[None], axis=-1) + np.eye(len(points)) * 1e9

@@ -20,6 +20,7 @@ from capsviz.model.analysis import (
     class_maps,
     colour_levels,
     colour_steps,
+    coupling_path,
     coupling_scale,
     entropy_extent,
     fields_image,
@@ -198,6 +199,19 @@ def test_the_readouts_say_a_cell_a_capsule_and_a_vote():
     )
     assert primary_readout(Trace.u_lengths, 40) == f"{place}<br>‖u_i‖ = 0.5000"
     assert capsule_readout(Trace, 40, 2, 0, tr=lambda text, **f: "T:" + text.format(**f)).startswith("T:capsule")
+
+
+def test_a_selected_capsules_coupling_path_reads_each_iteration_and_where_it_sends_most():
+    class Trace:  # capsule 7 of 1152 over 3 iterations: to digit 4, even, then 0.3, then 0.6
+        c = np.full((3, 1152, 10), 0.1, np.float32)
+
+    Trace.c[1, 7] = 0.7 / 9
+    Trace.c[1, 7, 4] = 0.3
+    Trace.c[2, 7] = 0.4 / 9
+    Trace.c[2, 7, 4] = 0.6
+    np.testing.assert_allclose(Trace.c.sum(-1), 1.0, rtol=1e-6)  # couplings: a distribution over the digits
+    assert coupling_path(Trace, 7, 4) == "c_i4 over the iterations: 0.100 → 0.300 → 0.600; the most, 0.600, to digit 4"
+    assert coupling_path(Trace, 7, 0).startswith("c_i0 over the iterations: 0.100 → 0.078 → 0.044; the most, 0.600")
 
 
 def test_the_class_maps_caption_says_what_they_show_and_how_to_read_the_colours():

@@ -992,6 +992,10 @@ With a CNN to compare (the shipped baseline, or one trained in the Training pane
         <translation>预测（{j}）</translation>
     </message>
     <message>
+        <source>c_i{j} over the iterations: {path}; the most, {top:.3f}, to digit {k}</source>
+        <translation>c_i{j} 在各次迭代中：{path}；最多的 {top:.3f} 送给数字 {k}</translation>
+    </message>
+    <message>
         <source>class maps {quantity}</source>
         <translation>类别图 {quantity}</translation>
     </message>

@@ -63,6 +63,7 @@ from capsviz.model.analysis import (
     class_grid_shape,
     class_tile_origin,
     colour_levels,
+    coupling_path,
     entropy_extent,
     field_side,
     grid_side,
@@ -612,7 +613,9 @@ class RoutingView(QWidget, InferenceView):
         n = None if inf is None else len(inf.u_lengths)
         if not ring_capsule(i, n, self.selected_cell, self.selected_field):
             return False
-        self.readout.setText(capsule_readout(inf, i, self.selected_digit(), self.iteration.value() - 1, tr))
+        j = self.selected_digit()
+        text = capsule_readout(inf, i, j, self.iteration.value() - 1, tr)
+        self.readout.setText(f"{text}<br>{coupling_path(inf, i, j, tr)}")  # the selected one: its routing too
         return True
 
     def _hover_mosaic(self, scene_pos) -> None:
