@@ -116,10 +116,10 @@ STEPS = (
         QT_TR_NOOP(
             "The most decisive capsule of this digit is selected: i = {capsule} (type {type}, at y = {y}, "
             "x = {x}, length ‖u_i‖ = {u_length}). It is ringed on the mosaic and among the primary capsule "
-            "lengths, the input pixels it sees are framed, and its vote is circled here among the votes for "
-            "{answer}. At r = 1 it splits its output evenly, 0.1 to each digit; at r = {iterations} it sends "
-            "{coupling} to digit {favoured}. Click any primary capsule to follow it the same way, and click it "
-            "again to let it go."
+            "lengths, the input pixels it sees are framed on the map of {answer} on the input, and its vote is "
+            "circled here among the votes for {answer}. At r = 1 it splits its output evenly, 0.1 to each "
+            "digit; at r = {iterations} it sends {coupling} to digit {favoured}. Click any primary capsule to "
+            "follow it the same way, and click it again to let it go."
         ),
         keep="routing",
     ),
@@ -228,8 +228,8 @@ def follow_figures(u_lengths, c, i: int) -> dict[str, str]:
         "type": str(t),
         "y": str(y),
         "x": str(x),
-        "u_length": f"{u_lengths[i]:.2f}",
-        "coupling": f"{c[-1, i, favoured]:.2f}",
+        "u_length": f"{u_lengths[i]:.4f}",
+        "coupling": f"{c[-1, i, favoured]:.3f}",
         "favoured": str(favoured),
     }
 

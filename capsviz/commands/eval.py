@@ -185,7 +185,9 @@ def run(args: argparse.Namespace) -> int:
                 keep_routing_check(user_cache_dir(), path, RoutingCheck(n, iterations, differ, s.right, right))
     if first.confusion is not None:
         cm = first.confusion
-        print(_("per class: ") + "  ".join(f"{k}: {100 * cm[k, k] / max(cm[k].sum(), 1):.2f}%" for k in range(len(cm))))
+        # a class none of the images shows (a few first test images) has no accuracy: "–"
+        per_class = (f"{100 * cm[k, k] / cm[k].sum():.2f}%" if cm[k].sum() else "–" for k in range(len(cm)))
+        print(_("per class: ") + "  ".join(f"{k}: {a}" for k, a in enumerate(per_class)))
         print(_("confusion matrix (rows: true, columns: predicted)"))
         print("      " + "".join(f"{k:>6}" for k in range(len(cm))))
         for k in range(len(cm)):

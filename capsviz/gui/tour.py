@@ -153,6 +153,7 @@ class Tour(QFrame):
         first = self._test.image(0)
         if w.core.input.image is None or not np.array_equal(w.core.input.image, first):
             w.sources.show_mnist(self._test, 0)
+        w.routing_view.digit.setCurrentIndex(0)  # every view on the answer's capsule, as the texts say
         w.docks[self.step.view].show()
         w.docks[self.step.view].raise_()
 
@@ -171,6 +172,7 @@ class Tour(QFrame):
 
     def _set_up_follow(self) -> None:
         self._set_up_routing_last()
+        self.window_.routing_view.mark_button.setChecked(False)  # the one capsule's frame alone on the input
         self._follow = not self._select_decisive()
 
     def _select_decisive(self) -> bool:

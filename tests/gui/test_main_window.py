@@ -359,6 +359,7 @@ def test_a_primary_capsule_clicked_is_selected_in_every_view(window, qtbot):
     assert apart[near].min() >= 2  # pixels
     click_vote(near)
     assert window.capsule_selection.index == near and ringed_at(near)
+    assert f"capsule i={near} " in votes.readout.text()  # the hover under the mouse names the same vote
     # a double-click selects: its second click does not let go again; a right click does nothing
     double_click_view_at(qtbot, lengths.primary, lengths.primary_view, *cell_of(far))
     assert window.capsule_selection.index == far and ringed_at(far)
@@ -381,6 +382,24 @@ def test_a_primary_capsule_clicked_is_selected_in_every_view(window, qtbot):
     settle(qtbot, window)
     qtbot.waitUntil(lambda: panel.drawn is window.core.inference, timeout=5000)
     assert window.capsule_selection.index == far and ringed_at(far)
+    # a vote far from the rest widens the view to take it in; let go, the view holds the bulk again
+    points = panel.points
+    outside = np.abs(points - np.median(points, axis=0)).max(axis=1).argmax()
+    (x0, x1), (y0, y1) = panel.plot.getViewBox().viewRange()
+    if not (x0 <= points[outside, 0] <= x1 and y0 <= points[outside, 1] <= y1):
+        window.capsule_selection.set(int(outside))
+        (x0, x1), (y0, y1) = panel.plot.getViewBox().viewRange()
+        assert x0 <= points[outside, 0] <= x1 and y0 <= points[outside, 1] <= y1
+        window.capsule_selection.set(None)
+        (x0, x1), (y0, y1) = panel.plot.getViewBox().viewRange()
+        assert not (x0 <= points[outside, 0] <= x1 and y0 <= points[outside, 1] <= y1)
+    # the canvas cleared: no input, no values of one read out, no votes' titles of the last
+    window.capsule_selection.set(far)
+    qtbot.mouseClick(window.input_panel.clear_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.core.inference is None, timeout=5000)
+    settle(qtbot, window)
+    assert routing.readout.text() == "hover over a map to read its values" and no_ring()
+    assert panel.plot.getPlotItem().titleLabel.title == "votes" and not panel.box.isVisible()
 
 
 def test_routed_mass_and_entropy_are_the_traces(window):

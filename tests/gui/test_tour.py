@@ -25,8 +25,11 @@ def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, languag
     settle(qtbot, window)
     tour = window.tour
     qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton)  # the menus exist and answer
+    digit = window.routing_view.digit
+    digit.setCurrentIndex(digit.findData(3))  # another capsule chosen: the tour shows the answer's
     window.actions["tour"].trigger()
     assert tour.index == 0 and tour.isVisible() and tour.frame.isVisible()
+    assert digit.currentIndex() == 0 and window.pose_view.selected_digit() == window.core.inference.prediction
     offer = getattr(window, "tour_offer", None)
     assert offer is None or not offer.isVisible()  # the first start's link goes: the tour is taken
     seen = []
@@ -68,8 +71,10 @@ def test_the_tour_runs_end_to_end_setting_up_each_example(window, qtbot, languag
             x, y = panel.points[i]
             assert x0 <= x <= x1 and y0 <= y <= y1, (panel.points[i], x0, x1, y0, y1)
             favoured = int(inf.c[-1, i].argmax())
-            assert f"{i:,}" in tour.body.text() and f"{inf.c[-1, i, favoured]:.2f}" in tour.body.text()
-            assert f"{inf.u_lengths[i]:.2f}" in tour.body.text()
+            assert f"{i:,}" in tour.body.text() and f"{inf.c[-1, i, favoured]:.3f}" in tour.body.text()
+            assert f"{inf.u_lengths[i]:.4f}" in tour.body.text()  # as the readouts: 0.9980, not 1.00
+            # the votes and the overlay of the answer, the decisive marks off: the one frame on the input
+            assert panel.j == inf.prediction and not window.routing_view.mark_button.isChecked()
         elif step.key == "pose":
             assert window.pose_view.offsets()[4] == pytest.approx(0.2) and window.dock_shown("pose")
         elif step.key == "transforms":

@@ -296,8 +296,8 @@
         <translation>跟踪一个胶囊</translation>
     </message>
     <message>
-        <source>The most decisive capsule of this digit is selected: i = {capsule} (type {type}, at y = {y}, x = {x}, length ‖u_i‖ = {u_length}). It is ringed on the mosaic and among the primary capsule lengths, the input pixels it sees are framed, and its vote is circled here among the votes for {answer}. At r = 1 it splits its output evenly, 0.1 to each digit; at r = {iterations} it sends {coupling} to digit {favoured}. Click any primary capsule to follow it the same way, and click it again to let it go.</source>
-        <translation>这个数字上最明确路由的胶囊已被选中：i = {capsule}（类型 {type}，位于 y = {y}、x = {x}，长度 ‖u_i‖ = {u_length}）。它在拼图上和主胶囊长度图中被圈出，它所看到的输入像素被框出，它的投票在这里 {answer} 的投票中被圈出。在 r = 1 时它把输出平均分给各个数字，每个 0.1；到 r = {iterations} 时它把 {coupling} 送给数字 {favoured}。点击任何一个主胶囊都可以这样跟踪它，再点一次即取消选中。</translation>
+        <source>The most decisive capsule of this digit is selected: i = {capsule} (type {type}, at y = {y}, x = {x}, length ‖u_i‖ = {u_length}). It is ringed on the mosaic and among the primary capsule lengths, the input pixels it sees are framed on the map of {answer} on the input, and its vote is circled here among the votes for {answer}. At r = 1 it splits its output evenly, 0.1 to each digit; at r = {iterations} it sends {coupling} to digit {favoured}. Click any primary capsule to follow it the same way, and click it again to let it go.</source>
+        <translation>这个数字上最明确路由的胶囊已被选中：i = {capsule}（类型 {type}，位于 y = {y}、x = {x}，长度 ‖u_i‖ = {u_length}）。它在拼图上和主胶囊长度图中被圈出，它所看到的输入像素在“数字 {answer} 的图铺在输入上”中被框出，它的投票在这里 {answer} 的投票中被圈出。在 r = 1 时它把输出平均分给各个数字，每个 0.1；到 r = {iterations} 时它把 {coupling} 送给数字 {favoured}。点击任何一个主胶囊都可以这样跟踪它，再点一次即取消选中。</translation>
     </message>
     <message>
         <source>The margin loss</source>

@@ -497,6 +497,7 @@ class RoutingView(QWidget, InferenceView):
         self.field_marks.setData(pos=field)
         self._ring_selected()
         if inf is None:
+            self.readout.setText(tr(READOUT_HINT))  # a capsule's values were of the input gone
             side = field_side(self.grid)
             self._use_colours()
             levels = self._blank_levels()

@@ -102,6 +102,7 @@ class VotePanel(QWidget):
         self.centres: np.ndarray | None = None  # (R, 2) v_j's path projected
         self.drawn = None  # the Inference these votes are of
         self.selected = np.zeros(0, bool)  # (I,) votes inside the rectangle
+        self.widened = False  # the view widened to take in the selected capsule's far vote
 
 
 class VotesView(QWidget, InferenceView):
@@ -143,7 +144,7 @@ class VotesView(QWidget, InferenceView):
         self._show_panels()
         for panel in self.all_panels:
             panel.digit.currentIndexChanged.connect(lambda _=0, p=panel: self._draw_panel(p))
-            panel.scatter.sigHovered.connect(lambda _item, points, _ev, p=panel: self._hover(p, points))
+            panel.scatter.sigHovered.connect(lambda _item, points, ev, p=panel: self._hover(p, points, ev))
             # clicks from the scene: the rectangle over the votes, and the ring, take their own
             panel.plot.scene().sigMouseClicked.connect(lambda event, p=panel: self._click(p, event))
             panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
@@ -228,6 +229,9 @@ class VotesView(QWidget, InferenceView):
             panel.j, panel.points, panel.centres, panel.drawn = None, None, None, None
             clear_data(panel.scatter, panel.path, panel.current, panel.selected_ring)
             panel.fields.set_image(None)
+            panel.fields.set_title(tr("votes<br>in the rectangle"))
+            set_label(panel.plot.getPlotItem().titleLabel, tr("votes"), size="9pt")
+            panel.box.setVisible(False)
             return
         _, _, points, centres = self.projection(j)
         panel.j, panel.points, panel.centres, panel.drawn = j, points, centres, inf
@@ -238,6 +242,7 @@ class VotesView(QWidget, InferenceView):
         )
         panel.path.setData(centres[:, 0], centres[:, 1])
         spread = points.std(axis=0)
+        panel.box.setVisible(True)
         with QSignalBlocker(panel.box):
             panel.box.setPos(centres[-1] - spread / 2)
             panel.box.setSize(spread)
@@ -245,6 +250,7 @@ class VotesView(QWidget, InferenceView):
         # (drag or scroll the plot to reach them)
         low, high = vote_extent(points, centres)
         panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
+        panel.widened = False
         self._ring_selected(panel)
         self._read_selected()
         self._style(panel, brushes=False)
@@ -286,16 +292,22 @@ class VotesView(QWidget, InferenceView):
         """Readout for the vote of primary capsule i for digit j at the iteration shown."""
         return vote_readout(self.inference, i, j, self.iteration.value() - 1, tr)
 
+    @staticmethod
+    def _nearest(points, at) -> int:
+        """The capsule of the dot among ``points`` (the scatter's, under the mouse) nearest ``at``
+        (the mouse in the plot's coordinates): where dots overlap, the click and the hover
+        readout name the same one."""
+        nearest = min(points, key=lambda p: (p.pos().x() - at.x()) ** 2 + (p.pos().y() - at.y()) ** 2)
+        return int(nearest.data())
+
     def _click(self, panel: VotePanel, event) -> None:
-        """A single left click on a vote of ``panel``: its capsule, the one nearest the mouse
-        where dots overlap."""
+        """A single left click on a vote of ``panel``: its capsule (:meth:`_nearest`)."""
         if event.button() != Qt.MouseButton.LeftButton or event.double() or panel.points is None:
             return
         at = panel.scatter.mapFromScene(event.scenePos())
         points = panel.scatter.pointsAt(at)
         if len(points):
-            nearest = min(points, key=lambda p: (p.pos().x() - at.x()) ** 2 + (p.pos().y() - at.y()) ** 2)
-            self.capsuleClicked.emit(int(nearest.data()))
+            self.capsuleClicked.emit(self._nearest(points, at))
 
     def set_selected_capsule(self, i: int | None) -> None:
         """Ring the vote of primary capsule ``i`` in each panel (None: none), and read it out."""
@@ -319,18 +331,23 @@ class VotesView(QWidget, InferenceView):
         i = self.selected_capsule
         if i is None or panel.points is None or i >= len(panel.points):
             clear_data(panel.selected_ring)
+            if panel.widened and panel.points is not None:  # let go: the bulk of the votes again
+                low, high = vote_extent(panel.points, panel.centres)
+                panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
+            panel.widened = False
             return
         x, y = panel.points[i]
         panel.selected_ring.setData(pos=panel.points[i : i + 1])
         (x0, x1), (y0, y1) = panel.plot.getViewBox().viewRange()
         if not (x0 <= x <= x1 and y0 <= y <= y1):
-            dx, dy = 0.05 * (x1 - x0), 0.05 * (y1 - y0)
-            x_range = (min(x0, x - dx), max(x1, x + dx))
-            panel.plot.setRange(xRange=x_range, yRange=(min(y0, y - dy), max(y1, y + dy)), padding=0)
+            x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
+            dx, dy = 0.08 * (x1 - x0), 0.08 * (y1 - y0)  # the ring whole inside the axes
+            panel.plot.setRange(xRange=(x0 - dx, x1 + dx), yRange=(y0 - dy, y1 + dy), padding=0)
+            panel.widened = True
 
-    def _hover(self, panel: VotePanel, points) -> None:
-        if len(points) and panel.j is not None:
-            text = self.describe(panel.j, int(points[0].data()))
+    def _hover(self, panel: VotePanel, points, event) -> None:
+        if len(points) and panel.j is not None and not event.isExit():
+            text = self.describe(panel.j, self._nearest(points, event.pos()))
             self.readout.setText(text)
             self.hovered.emit(text)
 
