@@ -494,6 +494,9 @@ def test_primary_capsule_length_maps(window, qtbot):
     i = 10 * 36 + 1 * 6 + 3
     qtbot.waitUntil(lambda: f"capsule i={i} " in view.primary_title.text, timeout=3000)
     assert f"{inf.u_lengths[i]:.4f}" in view.primary_title.text
+    # the mouse gone from the maps: their own title again
+    QApplication.sendEvent(view.primary.viewport(), QEvent(QEvent.Type.Leave))
+    assert view.primary_title.text == "primary capsule lengths ‖u_i‖<br>32 types × 6×6"
 
 
 def test_perturbation_grid_and_png_export(window, qtbot, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QWidget
 
 from capsviz import explanations
@@ -78,6 +78,7 @@ class LengthsView(QWidget, InferenceView):
         self.primary_bar = colour_bar(self.primary, self.primary_maps, 1, 1)
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         self.primary.scene().sigMouseClicked.connect(self._click_primary)
+        self.primary.viewport().installEventFilter(self)  # the mouse gone: the maps' own title again
         self.selected_capsule: int | None = None
         self.selected_cell = selection_ring(self.primary_view, 1.6)
         column((self.bars_plot, 4), (self.iter_plot, 3), (self.primary, 4), margins=(2, 2, 2, 2), parent=self)
@@ -165,6 +166,11 @@ class LengthsView(QWidget, InferenceView):
         i = None if self.u_lengths is None else clicked_capsule(event, self.primary_view, self.grid)
         if i is not None:
             self.capsuleClicked.emit(i)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Leave and watched is self.primary.viewport():
+            self.primary_title.setText(self._primary_caption(self.grid), size="8pt")
+        return super().eventFilter(watched, event)
 
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)
