@@ -27,8 +27,7 @@ class Tour(QFrame):
         self.window_ = window
         self.index: int | None = None
         self._test = None  # the test digits the first step loads from
-        self._follow = False  # the follow step's capsule is still to be selected (its input is inferred)
-        self._followed: int | None = None  # the capsule the follow step selected, which its text is about
+        self._followed: int | None = None  # the capsule the follow step selected (None: still to be), its text's
         self.setObjectName("tour")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#tour { background: #fdf6e3; border: 2px solid #f0a020; border-radius: 6px; }")
@@ -132,8 +131,8 @@ class Tour(QFrame):
         if self.index is None:
             return
         step = self.step
-        if self._follow and step.key == "follow":
-            self._follow = not self._select_decisive()
+        if step.key == "follow" and self._followed is None:  # its input was still being inferred
+            self._select_decisive()
         fields = self.fields()
         self.heading.setText(tr(step.title))
         try:
@@ -173,18 +172,18 @@ class Tour(QFrame):
     def _set_up_follow(self) -> None:
         self._set_up_routing_last()
         self.window_.routing_view.mark_button.setChecked(False)  # the one capsule's frame alone on the input
-        self._follow = not self._select_decisive()
+        self._followed = None
+        self._select_decisive()
 
-    def _select_decisive(self) -> bool:
+    def _select_decisive(self) -> None:
         """Select the most decisive primary capsule of the input shown
-        (:func:`~capsviz.lessons.most_decisive`); False while that input's routing is still to come."""
+        (:func:`~capsviz.lessons.most_decisive`), once that input's routing is in."""
         w = self.window_
         inf = w.core.inference
         if inf is None or w.routing_view.inference is not inf or w.core.inference_pending:
-            return False
+            return
         self._followed = lessons.most_decisive(inf.c)
         w.capsule_selection.set(self._followed)
-        return True
 
     def _set_up_pose(self) -> None:
         self._set_up_digit()

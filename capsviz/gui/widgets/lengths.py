@@ -144,7 +144,7 @@ class LengthsView(QWidget, InferenceView):
         if u_lengths is not None and grid_side(len(u_lengths)) != self.grid:
             self.grid = grid_side(len(u_lengths))
             fit_view(self.primary_view, mosaic_shape(self.grid))
-            self.primary_title.setText(self._primary_caption(self.grid), size="8pt")
+            self._show_caption()
         image = np.zeros(mosaic_shape(self.grid), np.float32) if u_lengths is None else type_mosaic(u_lengths)
         # Most primary capsules are close to saturation (length near 1): scale the colours
         # from this input's shortest to its longest capsule so the differences show.
@@ -169,8 +169,12 @@ class LengthsView(QWidget, InferenceView):
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Leave and watched is self.primary.viewport():
-            self.primary_title.setText(self._primary_caption(self.grid), size="8pt")
+            self._show_caption()
         return super().eventFilter(watched, event)
+
+    def _show_caption(self) -> None:
+        """The maps' own title, for the grid shown (a hover puts a capsule's values there)."""
+        self.primary_title.setText(self._primary_caption(self.grid), size="8pt")
 
     def _hover_primary(self, scene_pos) -> None:
         hit = None if self.u_lengths is None else mosaic_hit(self.primary_view, scene_pos, self.grid)

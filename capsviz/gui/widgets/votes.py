@@ -248,9 +248,7 @@ class VotesView(QWidget, InferenceView):
             panel.box.setSize(spread)
         # the view holds the bulk of the votes and v_j's path; a few far votes may lie outside
         # (drag or scroll the plot to reach them)
-        low, high = vote_extent(points, centres)
-        panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
-        panel.widened = False
+        self._show_bulk(panel)
         self._ring_selected(panel)
         self._read_selected()
         self._style(panel, brushes=False)
@@ -325,6 +323,14 @@ class VotesView(QWidget, InferenceView):
         self.readout.setText(self.describe(panel.j, i))
         return True
 
+    @staticmethod
+    def _show_bulk(panel: VotePanel) -> None:
+        """Range ``panel``'s view over the bulk of its votes and v_j's path (a few far votes
+        may lie outside: drag or scroll the plot to reach them)."""
+        low, high = vote_extent(panel.points, panel.centres)
+        panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
+        panel.widened = False
+
     def _ring_selected(self, panel: VotePanel) -> None:
         """Ring the selected capsule's vote in ``panel``; a vote outside the view (the view holds
         the bulk of the votes) widens it to take the vote in."""
@@ -332,8 +338,7 @@ class VotesView(QWidget, InferenceView):
         if i is None or panel.points is None or i >= len(panel.points):
             clear_data(panel.selected_ring)
             if panel.widened and panel.points is not None:  # let go: the bulk of the votes again
-                low, high = vote_extent(panel.points, panel.centres)
-                panel.plot.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]))
+                self._show_bulk(panel)
             panel.widened = False
             return
         x, y = panel.points[i]
