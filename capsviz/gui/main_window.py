@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QStackedWidget,
+    QStyle,
     QWidget,
 )
 
@@ -397,7 +398,19 @@ class MainWindow(QMainWindow):
             fit = first_window_size(size.width(), size.height())
             self.resize(fit)  # the size it takes when no longer maximised
             if fit.toTuple() != WINDOW_SIZE:  # a small screen: the whole of it, the title bar on it too
+                self.fit_bottom_docks()
                 self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+
+    def fit_bottom_docks(self) -> None:
+        """Give the bottom docks the height the central panel leaves at its size hint (its
+        canvas whole), as far as they keep their least height. In a window shorter than the
+        first start's, Qt takes the height from the central panel and the bottom docks alike,
+        down to the panel's least height (a smaller canvas); this sets the split as a first
+        start on a small screen wants it."""
+        menus = self.menuBar().sizeHint().height() + self.statusBar().sizeHint().height()
+        split = self.style().pixelMetric(QStyle.PixelMetric.PM_DockWidgetSeparatorExtent, None, self)
+        bottom = self.height() - menus - split - self.central.sizeHint().height()
+        self.resizeDocks([self.docks["routing"]], [bottom], Qt.Orientation.Vertical)
 
     def dock_shown(self, name: str) -> bool:
         """Whether dock ``name`` is on screen (a tabbed dock behind another tab is not)."""

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtWidgets import QApplication
 
-from capsviz.data.mnist import load_sample
+from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.data.preprocess import preprocess_ink
-from capsviz.gui.widgets.canvas import DEFAULT_BRUSH, InputPanel
+from capsviz.evaluate import evaluate_model
+from capsviz.gui.widgets.canvas import CANVAS_LEAST, CANVAS_SIZE, DEFAULT_BRUSH, InputPanel
 from capsviz.train.checkpoint import load_checkpoint
 
 from .events import drag, press_move_release
@@ -112,6 +114,38 @@ def test_digits_drawn_with_the_mouse_read_as_surely_as_mnist_at_every_brush(qtbo
     for (brush, _step), accuracy in result["drawn"].items():
         assert accuracy >= 0.985, (brush, accuracy, result["wrong"][(brush, _step)])
         assert accuracy >= result["mnist"] - 0.01, (brush, accuracy, result["mnist"])
+
+
+def test_a_canvas_shown_smaller_draws_on_its_ink_to_scale(qtbot, shipped_checkpoint):
+    """In a window too short for the whole canvas it is shown smaller, square and at least
+    CANVAS_LEAST px: each pointer position lands on the ink at its place scaled up to
+    CANVAS_SIZE, so 60 MNIST digits drawn on it to scale read as they do on the whole canvas."""
+    tool = drawn_digits()
+    whole, small = InputPanel(), InputPanel()
+    for panel in (whole, small):
+        qtbot.addWidget(panel)
+        panel.show()
+    small.resize(small.width(), small.minimumSizeHint().height())
+    QApplication.processEvents()
+    assert whole.canvas.side() == whole.canvas.width() == whole.canvas.height() == CANVAS_SIZE
+    side = small.canvas.side()
+    assert small.canvas.width() == small.canvas.height() == side and CANVAS_LEAST <= side < CANVAS_SIZE - 20
+    assert small.canvas.geometry().bottom() < small.clear_button.geometry().top()
+    scale = side / CANVAS_SIZE
+    sample = load_sample()
+    images, labels = sample.images[:60], sample.labels[:60]
+    inputs = {id(whole): [], id(small): []}
+    for image in images:
+        strokes = tool.trace_strokes(image)
+        inputs[id(whole)].append(tool.replay(whole, strokes, DEFAULT_BRUSH, 8))
+        inputs[id(small)].append(tool.replay(small, [s * scale for s in strokes], DEFAULT_BRUSH, 8))
+        for on_ink, stroke in zip(small.canvas.strokes(), strokes, strict=True):
+            on_screen = np.round(stroke * scale)[np.r_[0 : len(stroke) : 8, len(stroke) - 1]]
+            on_screen = on_screen[np.r_[True, (np.diff(on_screen, axis=0) != 0).any(1)]]  # a pause adds no point
+            np.testing.assert_allclose(on_ink, on_screen / scale, atol=1e-6)  # each position on screen, scaled
+    model, _, _ = load_checkpoint(shipped_checkpoint)
+    right = {k: evaluate_model(model, MnistSplit(np.stack(v), labels)) == labels for k, v in inputs.items()}
+    assert right[id(small)].sum() >= right[id(whole)].sum() - 1 >= 57
 
 
 def test_traced_strokes_cover_the_digit(qtbot):

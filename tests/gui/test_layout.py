@@ -1,7 +1,7 @@
 """What the window shows, measured on the real widgets: text inside its plots and docks,
 tick labels apart, controls on screen at 1600 x 1000 (the default), 1366 x 768,
-1366 x 700 (a 768-pixel screen less a title bar and a panel: the window's least height) and
-1280 x 720 (a 1920 x 1080 screen at 150 % scale)."""
+1366 x 700 (a 768-pixel screen less a title bar and a panel) and 1280 x 640 (a 1920 x 1080
+screen at 150 % scale, 1280 x 720, less a title bar and a panel: the window's least size)."""
 
 from __future__ import annotations
 
@@ -24,15 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capsviz.gui.widgets.canvas import CANVAS_LEAST, CANVAS_SIZE
 from capsviz.gui.widgets.routing import PREDICTED, TITLE, TITLE_GAP
 from capsviz.model.analysis import class_maps
+from capsviz.model.losses import M_MINUS, M_PLUS
 from tests.gui.events import settle
 
 # the tightest screen runs in --fast
 SIZES = [
     pytest.param((1600, 1000), marks=pytest.mark.slow),
     pytest.param((1366, 768), marks=pytest.mark.slow),
-    pytest.param((1280, 720), marks=pytest.mark.slow),
+    pytest.param((1280, 640), marks=pytest.mark.slow),
     (1366, 700),
 ]
 
@@ -246,22 +248,26 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-def test_drawing_both_digits_of_a_pair_keeps_the_window_on_a_1366_screen(window, qtbot, language):
-    """Each digit's source set to "drawing" with the keyboard shows its canvas, and the
-    window stays 1366 x 700 with every control on screen."""
+@pytest.mark.parametrize("size", [(1366, 700), pytest.param((1280, 640), marks=pytest.mark.slow)])
+def test_drawing_both_digits_of_a_pair_keeps_the_window_on_a_small_screen(window, qtbot, size, language):
+    """Each digit's source set to "drawing" with the keyboard shows its canvas, the digit's
+    box keeps its height (in the language shown), and the window stays ``size`` with every
+    control on screen."""
     window.set_language(language)
     assert window.show_kind("multimnist")
     qtbot.waitUntil(lambda: (inf := window.core.inference) is not None and inf.reading is not None, timeout=60000)
-    resize(qtbot, window, (1366, 700))
+    resize(qtbot, window, size)
+    heights = [box.height() for box in window.pair_panel.controls]
     for control in window.pair_panel.controls:
         control.source.setFocus()
         qtbot.keyClick(control.source, Qt.Key.Key_Down)
         settle(qtbot, window)
         assert control.drawn and control.canvas.isVisible()
         assert control.canvas.visibleRegion().boundingRect() == control.canvas.rect()
-        assert (window.width(), window.height()) == (1366, 700)
+        assert (window.width(), window.height()) == size
+        assert [box.height() for box in window.pair_panel.controls] == heights
         hint = window.minimumSizeHint()
-        assert hint.width() <= 1366 and hint.height() <= 700, hint
+        assert hint.width() <= size[0] and hint.height() <= size[1], hint
         assert controls_cut_off(window) == []
         for box in window.pair_panel.controls:  # every part of each digit's box whole and apart
             parts = [w for w in box.findChildren(QWidget) if w.isVisible() and w.parentWidget() is box]
@@ -438,7 +444,7 @@ def test_the_training_form_shows_whole_at_the_default_size_in_either_language(wi
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-@pytest.mark.parametrize("size", [(1366, 700), pytest.param((1280, 720), marks=pytest.mark.slow)])
+@pytest.mark.parametrize("size", [(1366, 700), pytest.param((1280, 640), marks=pytest.mark.slow)])
 def test_the_window_fits_small_screens_with_nothing_cut_and_the_mosaic_readable(qtbot, window, size, language):
     window.set_language(language)
     hint = window.minimumSizeHint()
@@ -463,6 +469,62 @@ def test_the_window_fits_small_screens_with_nothing_cut_and_the_mosaic_readable(
         for name in tabs:
             raise_dock(window, name)
         assert controls_cut_off(window) == []
+
+
+@pytest.mark.parametrize("kind", ["mnist", pytest.param("multimnist", marks=pytest.mark.slow)])
+def test_the_least_window_fits_a_1280_by_720_screen_in_either_language(window, qtbot, kind):
+    """Below 640 pixels high (1280 x 720 less a title bar and a panel) in English and
+    Chinese; the single-digit canvas is shown smaller there, and whole at the default size."""
+    if kind != "mnist":
+        assert window.show_kind(kind)
+        qtbot.waitUntil(lambda: window.core.dataset == kind and window.core.inference is not None, timeout=60000)
+    canvas = window.input_panel.canvas
+    for language in ("en", "zh_CN"):
+        window.set_language(language)
+        settle(qtbot, window)
+        least = window.minimumSizeHint()
+        assert least.width() <= 1280 and least.height() <= 640, (language, least)
+        if kind == "mnist":
+            assert canvas.side() == CANVAS_SIZE
+            resize(qtbot, window, least.toTuple())
+            assert CANVAS_LEAST <= canvas.side() < CANVAS_SIZE and canvas.width() == canvas.height()
+            resize(qtbot, window, (1600, 1000))
+            assert canvas.side() == CANVAS_SIZE
+
+
+def test_a_first_start_on_a_small_screen_keeps_the_canvas_whole(window, qtbot):
+    """The first start's docks laid out for 1600 x 1000, then fitted to a 1366 x 738 screen:
+    the bottom docks give up what the central panel needs at its size hint."""
+    resize(qtbot, window, (1366, 738))
+    assert window.input_panel.canvas.side() < CANVAS_SIZE  # Qt shrinks the central panel and the docks alike
+    window.fit_bottom_docks()
+    settle(qtbot, window)
+    assert window.central.height() == window.central.sizeHint().height()
+    assert window.input_panel.canvas.side() == CANVAS_SIZE
+    assert window.docks["routing"].height() >= window.docks["routing"].minimumSizeHint().height()
+    assert controls_cut_off(window) == []
+
+
+def test_the_margin_levels_are_named_where_their_band_holds_both_names(window, qtbot):
+    """m⁺ and m⁻ named inside the band between their lines, apart, at the default size; in
+    the least window, where the band is lower than the two names, the dashed lines alone."""
+    view = window.lengths_view
+    box = view.bars_plot.getViewBox()
+    labels = [line.label for line in view.margin_lines]
+
+    def band() -> float:  # px between the lines
+        return box.mapViewToDevice(QPointF(0, M_MINUS)).y() - box.mapViewToDevice(QPointF(0, M_PLUS)).y()
+
+    resize(qtbot, window, (1600, 1000))
+    assert [label.toPlainText() for label in labels] == ["m⁺", "m⁻"] and all(label.isVisible() for label in labels)
+    plus, minus = (label.sceneBoundingRect() for label in labels)
+    assert plus.bottom() <= minus.top()
+    resize(qtbot, window, window.minimumSizeHint().toTuple())
+    assert band() < sum(label.boundingRect().height() for label in labels)
+    assert not any(label.isVisible() for label in labels) and all(line.isVisible() for line in view.margin_lines)
+    resize(qtbot, window, (1600, 1000))
+    assert all(label.isVisible() for label in labels)
+    assert [label.toPlainText() for label in labels] == ["m⁺", "m⁻"]
 
 
 @pytest.mark.parametrize("kind", ["mnist", pytest.param("multimnist", marks=pytest.mark.slow)])

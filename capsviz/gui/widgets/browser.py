@@ -76,7 +76,8 @@ class MnistBrowser(QWidget):
         nav = row(self.prev_button, self.next_button, self.random_button, self.goto, self.errors_only, 1)
         filt = row(self.disagree_only, self.filter_label, self.show_all, 1)
         matrix = (tr("confusion matrix (rows: true digit, columns: prediction)"), (self.matrix, 1))
-        column(self.source, nav, self.current_label, filt, *matrix, self.status, margins=(4,) * 4, parent=self)
+        parts = (self.source, nav, self.current_label, filt, *matrix, self.status)
+        column(*parts, spacing=3, margins=(4,) * 4, parent=self)  # close rows: a low bottom dock holds it
 
     def changeEvent(self, event) -> None:
         """In another language, the texts composed from the browser's state composed again."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPen, QShortcut
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSizePolicy, QSpinBox, QWidget
 from superqt.utils import qthrottled
 
 from capsviz import explanations
@@ -16,6 +16,7 @@ from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row
 
 CANVAS_SIZE = 280
+CANVAS_LEAST = 224  # px on screen the input panel's canvas keeps in a short window (8x the 28 x 28 input)
 DEFAULT_BRUSH = 22
 ROUND = (Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)  # the brush's line and ends
 
@@ -24,6 +25,11 @@ class DrawingCanvas(QWidget):
     """A square ink canvas. ``ink()`` returns (H, W) float32 in [0, 1]; ``strokes()`` the
     pen paths when the drawing is made of strokes alone; ``model_input()`` the 28x28 input.
 
+    The ink is held at ``size`` x ``size`` pixels whatever the canvas's size on screen: the
+    canvas shows it ``size`` pixels wide where the layout has room, and as small as ``least``
+    (default ``size``: a fixed size) where it has not, scaling the pen's positions to the
+    ink's pixels. Its ink, strokes and brush width are in the ink's pixels.
+
     Signals
     -------
     inkChanged : emitted while a stroke is drawn (throttled) and when it ends.
@@ -31,9 +37,12 @@ class DrawingCanvas(QWidget):
 
     inkChanged = Signal()
 
-    def __init__(self, size: int = CANVAS_SIZE, parent=None) -> None:
+    def __init__(self, size: int = CANVAS_SIZE, least: int | None = None, parent=None) -> None:
         super().__init__(parent)
         self.setFixedSize(size, size)
+        if least is not None:  # its height the layout's to give, its width that height
+            self.setMinimumHeight(least)
+            self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         self.setCursor(Qt.CursorShape.CrossCursor)
         self.setToolTip(tr("Draw a digit with the mouse or a pen. Ctrl+Z undo, Ctrl+Shift+Z redo, Del clear."))
         self._image = QImage(size, size, QImage.Format.Format_Grayscale8)
@@ -130,6 +139,24 @@ class DrawingCanvas(QWidget):
         del self._undo[:-50]
         self._redo.clear()
 
+    def sizeHint(self) -> QSize:
+        return QSize(self._image.width(), self._image.height())
+
+    def side(self) -> int:
+        """The pixels on screen of the square the ink is shown in (at the top left)."""
+        return min(self.width(), self.height(), self._image.width())
+
+    def resizeEvent(self, event) -> None:
+        """Square on screen: as wide as the layout lets it be high."""
+        super().resizeEvent(event)
+        side = min(self.height(), self._image.width())
+        if self.minimumHeight() != self.maximumHeight() and self.width() != side:
+            self.setFixedWidth(side)
+
+    def _ink_position(self, pos: QPointF) -> QPointF:
+        """A position on screen as a position on the ink's pixels."""
+        return pos * (self._image.width() / self.side())
+
     # -- painting -----------------------------------------------------------------
     def _draw_to(self, pos: QPointF) -> None:
         p = QPainter(self._image)
@@ -151,25 +178,27 @@ class DrawingCanvas(QWidget):
         if event.button() == Qt.MouseButton.LeftButton:
             self._push_undo()
             self._last = None
-            self._draw_to(event.position())
+            self._draw_to(self._ink_position(event.position()))
             self._emit_throttled()
 
     def mouseMoveEvent(self, event) -> None:
         if event.buttons() & Qt.MouseButton.LeftButton and self._last is not None:
-            self._draw_to(event.position())
+            self._draw_to(self._ink_position(event.position()))
             self._emit_throttled()
 
     def mouseReleaseEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self._last is not None:
-            self._draw_to(event.position())
+            self._draw_to(self._ink_position(event.position()))
             self._last = None
             self.inkChanged.emit()
 
     def paintEvent(self, event) -> None:
+        side = self.side()
         p = QPainter(self)
-        p.drawImage(0, 0, self._image)
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        p.drawImage(QRect(0, 0, side, side), self._image)
         p.setPen(QColor(70, 70, 70))
-        p.drawRect(0, 0, self.width() - 1, self.height() - 1)
+        p.drawRect(0, 0, side - 1, side - 1)
         p.end()
 
 
@@ -200,7 +229,7 @@ class InputPanel(QWidget, InferenceView):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.canvas = DrawingCanvas()
+        self.canvas = DrawingCanvas(least=CANVAS_LEAST)
         self.preview = ImagePanel(tr("model input (28×28)"), least=(150, 170))
         self.preview.setMaximumSize(150, 170)
         tip = tr("The digit capsule with the longest vector; its length ‖v_j‖ in brackets")
@@ -236,15 +265,16 @@ class InputPanel(QWidget, InferenceView):
         tools = row(self.clear_button, self.undo_button, self.redo_button, tr("brush"), self.brush, 1)
         sources = row(self.sample_button, self.open_button, self.polarity, 1)
         title = QLabel(tr("prediction"))
-        side = column(self.preview, title, self.prediction, 1)
-        side.setAlignment(title, Qt.AlignmentFlag.AlignHCenter)
-        top = row(self.canvas, side, 1)
+        self._side = column(self.preview, title, self.prediction, 1)
+        self._side.setAlignment(title, Qt.AlignmentFlag.AlignHCenter)
+        self._top = row(self.canvas, self._side, 1)
         # one line under the buttons: where the input came from, or, for a drawing, what to do
         hint = tr("Draw a digit with the mouse: it is classified while you draw.")
         self.hint = QLabel(hint, styleSheet=grey, toolTip=self.canvas.toolTip())
         self.preview.setToolTip(tr(explanations.MODEL_INPUT))
-        # close rows: the panel fits a 700-pixel-high window in either language
-        column(top, tools, sources, row(self.source, self.hint, 1), 1, spacing=3, margins=(9, 2, 9, 2), parent=self)
+        # close rows: the panel fits a 640-pixel-high window in either language
+        parts = (self._top, tools, sources, row(self.source, self.hint, 1), 1)
+        column(*parts, spacing=3, margins=(9, 2, 9, 2), parent=self)
         self._show_source("")
         self.current: np.ndarray | None = None
         self.canvas.inkChanged.connect(self._on_ink)
@@ -254,10 +284,13 @@ class InputPanel(QWidget, InferenceView):
     def minimumSizeHint(self) -> QSize:
         """At least the height the panel needs at its narrowest. QMainWindow sizes its central
         widget by this hint alone, and the plain hint assumes the wrapped prediction text gets
-        a wider line than it has there: squeezed to that, the canvas would cover the buttons
-        under it."""
+        a wider line than the column beside the canvas gives it: squeezed to that, the canvas
+        would cover the buttons under it."""
         hint = super().minimumSizeHint()
-        return QSize(hint.width(), max(hint.height(), self.heightForWidth(hint.width())))
+        label = self.prediction
+        wrapped = label.heightForWidth(self._side.minimumSize().width()) - label.minimumSizeHint().height()
+        top = max(self.canvas.minimumHeight(), self._side.minimumSize().height() + max(0, wrapped))
+        return QSize(hint.width(), hint.height() - self._top.minimumSize().height() + top)
 
     def invert_choice(self) -> bool | None:
         """The polarity for image files: None (auto), False (light ink), True (dark ink: invert)."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QEvent, QPointF, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
 from capsviz import explanations
@@ -41,6 +44,9 @@ BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
 CNN_BAR = (190, 110, 210)  # the baseline CNN's probabilities, to the right of each capsule's bar
 CNN_PREDICTED = (250, 120, 120)
+# the margin loss's levels, each named at the right end of its dashed line, inside the band
+# between the lines (m⁺ under its line, m⁻ over it: never clipped by the plot's edge)
+MARGIN_LABELS = ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1)))
 
 
 class LengthsView(QWidget, InferenceView):
@@ -62,10 +68,10 @@ class LengthsView(QWidget, InferenceView):
         # with the CNN's bars beside them, a key under the title names the two
         self.bars_key = SeriesKey(self.bars_plot)
         self.baseline: np.ndarray | None = None  # the CNN's probabilities shown (10,), or None
-        # the labels end at the right edge, inside the band between the lines (m⁺ under its
-        # line, m⁻ over it), so they are never clipped by the plot's edge
-        for y, name, anchor in ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1))):
-            self.bars_plot.addItem(level_line(y, name, (200, 80, 80), anchor))
+        self.margin_lines = [level_line(y, name, (200, 80, 80), anchor) for y, name, anchor in MARGIN_LABELS]
+        for line in self.margin_lines:
+            self.bars_plot.addItem(line)
+        self.bars_plot.getViewBox().sigResized.connect(lambda *_: self._fit_margin_labels())
         # labelled ticks far enough apart for the plot's small height (0, 0.5, 1 there)
         self.iter_plot = plot(bottom=tr("iteration r"), y_range=(0, 1))
         self.iter_plot.setMinimumHeight(106)  # its title, key and x axis, and two labelled ticks (0 and 1)
@@ -76,6 +82,10 @@ class LengthsView(QWidget, InferenceView):
         self.grid = 6  # side G of the PrimaryCaps grid on screen
         self.primary_view, self.primary_maps = image_view(self.primary, 1, 0, mosaic_shape(6), VIRIDIS)
         self.primary_bar = colour_bar(self.primary, self.primary_maps, 1, 1)
+        # room under the colour scale for the lower half of a label on its last tick (in a low
+        # dock the scale is a few labels high, and its end may be the one tick labelled)
+        half_label = math.ceil(QFontMetricsF(self.primary_bar.axis.font()).height() / 2)
+        self.primary.ci.setContentsMargins(2, 2, 2, half_label + 1)
         self.primary.scene().sigMouseMoved.connect(self._hover_primary)
         self.primary.scene().sigMouseClicked.connect(self._click_primary)
         self.primary.viewport().installEventFilter(self)  # the mouse gone: the maps' own title again
@@ -101,6 +111,16 @@ class LengthsView(QWidget, InferenceView):
             },
             urgent=("bars", "cnn"),  # what a user watches while drawing; the curves follow in a turn of their own
         )
+
+    def _fit_margin_labels(self) -> None:
+        """The names m⁺ and m⁻ where the band between their lines holds both, one over the
+        other; in a lower plot the dashed lines alone (the plot's tooltip names them)."""
+        view = self.bars_plot.getViewBox()
+        band = view.mapViewToDevice(QPointF(0, M_MINUS)).y() - view.mapViewToDevice(QPointF(0, M_PLUS)).y()
+        fits = band >= sum(line.label.boundingRect().height() for line in self.margin_lines)
+        for line in self.margin_lines:
+            if line.label.isVisible() != fits:  # pyqtgraph sets its text again whenever it is shown
+                line.label.setVisible(fits)
 
     def _draw_bars(self) -> None:
         self.set_bars(None if self.inference is None else self.inference.lengths[-1])

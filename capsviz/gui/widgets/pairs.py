@@ -16,7 +16,7 @@ with the pass on the inference thread). Nothing here runs the model on the GUI t
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -43,7 +43,7 @@ SCANS = {  # scan_test_pairs' finds: the text and tooltip of the button that ask
     "wrong": (QT_TR_NOOP("Next wrong pair"), explanations.NEXT_WRONG),
     "routing": (QT_TR_NOOP("Next routing change"), explanations.NEXT_ROUTING_CHANGE),
 }
-DRAW_SIZE = 92  # px of each digit's drawing canvas (3.3x the 28 x 28 digit): the height of the shift rows beside it
+DRAW_SIZE = 84  # px of each digit's drawing canvas (3x the 28 x 28 digit): the height of the shift rows beside it
 
 
 class DigitControls(QGroupBox):
@@ -78,13 +78,23 @@ class DigitControls(QGroupBox):
             slider.valueChanged.connect(self.changed)
         self.index.valueChanged.connect(self.changed)
         self.changed.connect(self.show_shift)
-        QGridLayout(self)
-        # as high for a test digit as for a drawing, so switching does not move the views under it
+        grid = QGridLayout(self)
+        grid.setContentsMargins(6, 2, 6, 4)
+        grid.setVerticalSpacing(3)
+        self._fit_either_source()
+        self.source.currentIndexChanged.connect(self._source_changed)
+        self.canvas.inkChanged.connect(self.changed)
+
+    def _fit_either_source(self) -> None:
+        """As high for a test digit as for a drawing, so switching does not move the views under it."""
         self._arrange(drawn=True)
         self.setMinimumHeight(self.sizeHint().height())
         self._arrange()
-        self.source.currentIndexChanged.connect(self._source_changed)
-        self.canvas.inkChanged.connect(self.changed)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange:  # the texts, and so the rows, of another height
+            self._fit_either_source()
 
     def _arrange(self, drawn: bool | None = None) -> None:
         """Lay the controls out for the source (``drawn``, default :attr:`drawn`): a test
@@ -236,7 +246,7 @@ class PairPanel(QWidget, InferenceView):
         side = FIELD
         self.figures: dict[str, ImagePanel] = {}  # by the file name an export gives them
         for name, (title, tip) in explanations.PAIR_PANELS.items():
-            panel = self.figures[name] = ImagePanel(tr(title), (side, side), least=(80, 80))
+            panel = self.figures[name] = ImagePanel(tr(title), (side, side), least=(72, 72))
             panel.setToolTip(tr(tip, k=side))
         panels = self.figures.values()
         self.composed_panel, self.input_panel, self.fig5_panel, self.absent_panel, self.segment_panel = panels
@@ -244,7 +254,9 @@ class PairPanel(QWidget, InferenceView):
         absent = row(tr("(*) reconstruct digit"), self.absent, (self.scale_label, 1))
         browse = row(tr("test pair"), self.test_pair, self.show_test_pair, self.next_wrong, self.next_changed, 1)
         images = row(*((panel, 1) for panel in panels))  # equally wide
-        column(row(*self.controls), absent, browse, self.browse_status, (images, 1), self.verdict, parent=self)
+        # close rows, as in the single-digit input panel: the pair mode fits a 1280 x 720 screen
+        parts = (row(*self.controls), absent, browse, self.browse_status, (images, 1), self.verdict)
+        column(*parts, spacing=3, margins=(9, 2, 9, 2), parent=self)
 
         for k, control in enumerate(self.controls):
             control.changed.connect(self.update_pair)

@@ -158,7 +158,7 @@ class PoseView(QWidget, InferenceView):
         self.header = QWidget()
         FlowRow(self.choices, self.actions, parent=self.header)
         images = row(*((panel, 1) for panel in (self.input_panel, self.recon_panel, self.diff_panel)))
-        column(self.header, (images, 1), grid_layout, margins=(2, 2, 2, 2), parent=self)
+        column(self.header, (images, 1), grid_layout, spacing=3, margins=(2, 2, 2, 2), parent=self)
         self.v: np.ndarray | None = None  # (10, 16) final digit capsules
         self.prediction: int | None = None
         self.image: np.ndarray | None = None
