@@ -669,12 +669,28 @@ def test_file_export_figures_writes_the_folder_chosen_or_says_why_it_cannot(wind
 
 
 def test_predicted_entries_name_the_prediction(window, qtbot):
+    """The first choice of every digit capsule choice (routing, pose, votes, transforms) names
+    the answer it stands for, with its digit; a pair's votes the longest and second longest."""
+    for name in ("votes", "transforms"):
+        window.docks[name].show()
+        window.docks[name].raise_()
+        settle(qtbot, window)
+    qtbot.waitUntil(lambda: window.transform_view.capsule.itemText(0) != "predicted", timeout=30000)
+    choices = (window.routing_view.digit, window.pose_view.digit, window.votes_view.panels[0].digit)
     pred = window.core.inference.prediction
-    assert window.routing_view.digit.itemText(0) == f"predicted ({pred})"
-    assert window.pose_view.digit.itemText(0) == f"predicted ({pred})"
+    assert pred == 7  # MNIST test image 0
+    assert [choice.itemText(0) for choice in (*choices, window.transform_view.capsule)] == ["predicted (7)"] * 4
     window.input_panel.canvas.clear()
     qtbot.waitUntil(lambda: window.core.inference is None, timeout=3000)
-    assert window.routing_view.digit.itemText(0) == "predicted"
+    settle(qtbot, window)
+    assert [choice.itemText(0) for choice in (*choices, window.transform_view.capsule)] == ["predicted"] * 4
+    assert window.show_kind("multimnist")
+    qtbot.waitUntil(lambda: (inf := window.core.inference) is not None and inf.reading is not None, timeout=60000)
+    settle(qtbot, window)
+    first, second = window.core.inference.reading.top2
+    names = [panel.digit.itemText(0) for panel in window.votes_view.panels]
+    assert names == [f"longest ({first})", f"second longest ({second})"]
+    assert window.routing_view.digit.itemText(0) == f"predicted ({first})"
 
 
 def test_a_result_draws_its_bars_first_and_the_routing_view_analyses_the_one_it_draws(qtbot, window, monkeypatch):

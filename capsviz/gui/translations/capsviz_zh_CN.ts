@@ -452,6 +452,10 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>数字 {k}</translation>
     </message>
     <message>
+        <source>{name} ({k})</source>
+        <translation>{name}（{k}）</translation>
+    </message>
+    <message>
         <source>Which digit capsule&apos;s pose to edit (default: the prediction)</source>
         <translation>编辑哪个数字胶囊的姿态（默认：预测的那个）</translation>
     </message>
@@ -522,10 +526,6 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
     <message>
         <source>length ×</source>
         <translation>长度 ×</translation>
-    </message>
-    <message>
-        <source>predicted ({k})</source>
-        <translation>预测（{k}）</translation>
     </message>
     <message>
         <source>reconstruction from capsule {k}</source>
@@ -986,10 +986,6 @@ With a CNN to compare (the shipped baseline, or one trained in the Training pane
     <message>
         <source>How often one routing iteration (the even split) answers other than R</source>
         <translation>只做一次路由迭代（平均分配）时，回答与 R 次迭代不同的情况有多常见</translation>
-    </message>
-    <message>
-        <source>predicted ({j})</source>
-        <translation>预测（{j}）</translation>
     </message>
     <message>
         <source>c_i{j} over the iterations: {path}; the most, {top:.3f}, to digit {k}</source>

@@ -193,6 +193,12 @@ def digit_choice(tip: str, default: str | None = None) -> QComboBox:
     return choice
 
 
+def name_answer(choice: QComboBox, name: str, digit: int | None) -> None:
+    """Name the first item of a :func:`digit_choice` ``name`` (such as "predicted"), with the
+    digit it stands for now in brackets ("predicted (7)"), or ``name`` alone without one."""
+    choice.setItemText(0, name if digit is None else tr("{name} ({k})", name=name, k=digit))
+
+
 def plot(
     title: str | None = None,
     *,

@@ -32,6 +32,7 @@ from capsviz.gui.widgets.common import (
     chosen_digit,
     column,
     digit_choice,
+    name_answer,
     offset_slider,
     row,
     set_quietly,
@@ -144,9 +145,9 @@ class PoseView(QWidget, InferenceView):
         self.status = QLabel("")
         self.status.setMinimumWidth(self.status.fontMetrics().horizontalAdvance("‖v‖ = 0.000"))  # no jump when set
         # as wide as "predicted (k)" from the start: the controls' width, and the dock's, stay as they are
-        self.digit.setItemText(0, tr("predicted ({k})", k=8))
+        name_answer(self.digit, tr("predicted"), 8)
         self.digit.setMinimumWidth(self.digit.sizeHint().width())
-        self.digit.setItemText(0, tr("predicted"))
+        name_answer(self.digit, tr("predicted"), None)
         # the choices, and after them the buttons and the length readout; under the choices
         # where the view is narrower than both (then its least width is its images' and
         # sliders', for a dock beside a wide central view or on a small screen)
@@ -196,7 +197,7 @@ class PoseView(QWidget, InferenceView):
         """``v``: (10, 16) digit capsule outputs for ``image`` (H, W); None clears."""
         self.v, self.prediction, self.image = v, prediction, image
         self.input_panel.set_image(image)
-        self.digit.setItemText(0, tr("predicted") if prediction is None else tr("predicted ({k})", k=prediction))
+        name_answer(self.digit, tr("predicted"), prediction)
         self.digit.setMinimumWidth(self.digit.sizeHint().width())  # a narrow dock cuts no item short
         self._update_reconstruction()
 

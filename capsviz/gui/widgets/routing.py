@@ -43,6 +43,7 @@ from capsviz.gui.widgets.common import (
     level_line,
     marker,
     mosaic_hit,
+    name_answer,
     plot,
     readout,
     ring_capsule,
@@ -339,10 +340,10 @@ class RoutingView(QWidget, InferenceView):
             grid = grid_side(len(inference.u_lengths))
             if grid != self.grid:
                 self._lay_out_grid(grid)
-            self.digit.setItemText(0, tr("predicted ({j})", j=inference.prediction))
+            name_answer(self.digit, tr("predicted"), inference.prediction)
         else:
             self.shown = None
-            self.digit.setItemText(0, tr("predicted"))
+            name_answer(self.digit, tr("predicted"), None)
         super().show_inference(inference)
 
     @property

@@ -243,8 +243,10 @@ class TrainingPanel(QWidget):
         left = column(self.form_area, buttons, self.progress, self.status, 1)
 
         # The two plots are stacked, each as wide as the panel allows: curves over training
-        # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them.
-        self.loss_plot = plot(bottom=tr("step"), left=tr("loss"), axis_width=AXIS_WIDTH, mouse=True)
+        # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them;
+        # the lower one's x axis names the steps of both (in a low dock the upper one's curves
+        # and key get the line instead).
+        self.loss_plot = plot(left=tr("loss"), axis_width=AXIS_WIDTH, mouse=True)
         # the keys on a dark ground of their own: legible where a curve passes under them
         self.loss_plot.addLegend(offset=(-5, 2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND)
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("w", width=1.5), name=tr("total"))

@@ -21,6 +21,7 @@ from capsviz.gui.widgets.common import (
     column,
     digit_choice,
     marker,
+    name_answer,
     offset_slider,
     plot,
     row,
@@ -130,10 +131,12 @@ class TransformView(QWidget):
         sweep. A sweep of a parameter no longer chosen is ignored (the change asked for another)."""
         if name is None or values is None or v is None:
             self._pending, self._computed = (None,), None
+            name_answer(self.capsule, tr("predicted"), None)
         elif name != self.parameter.currentData():
             return
         else:
             self._computed = (name, values, v, prediction, baseline)
+            name_answer(self.capsule, tr("predicted"), prediction)
             middle = int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())  # the longest there
             digit = chosen_digit(self.capsule, middle if prediction is None else prediction)
             self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])

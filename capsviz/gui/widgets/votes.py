@@ -24,6 +24,7 @@ from capsviz.gui.widgets.common import (
     digit_choice,
     fit_iterations,
     iteration_slider,
+    name_answer,
     plot,
     readout,
     row,
@@ -84,10 +85,11 @@ class VotePanel(QWidget):
         self.colorbar.axis.setWidth(None)  # as wide as its labels and its name (c_ij): beside the dots, not over them
         sparse_ticks(self.colorbar.axis)
         # two lines: the count and where, so the title fits the narrow panel
-        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(120, 110))
+        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(120, 92))
         self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
+        grid.setVerticalSpacing(3)
         # the digit choice over the fields, so the scatter takes the panel's whole height
         grid.addWidget(self.plot, 0, 0, 2, 1)
         choice = QWidget()  # the choice under its name where the column is narrower than both
@@ -132,8 +134,9 @@ class VotesView(QWidget, InferenceView):
             panel.width_for_texts = WideEnoughForTexts(panel.plot, plots)
         self.panels = self.all_panels[:1]  # the panels shown
         self.readout = readout(tr(HINT))
-        stack = column(*((panel, 1) for panel in self.all_panels))
-        column(controls, (stack, 1), self.readout, margins=(2, 2, 2, 2), parent=self)
+        # close rows: two panels one over the other fit the dock of a 640-pixel-high window
+        stack = column(*((panel, 1) for panel in self.all_panels), spacing=3)
+        column(controls, (stack, 1), self.readout, spacing=3, margins=(2, 2, 2, 2), parent=self)
         self._brushes = [pg.mkBrush(VIRIDIS.map(k / (LEVELS - 1), mode="qcolor")) for k in range(LEVELS)]
         self.redraws = Redraws("votes", {"votes": self._draw})
         self.selected_capsule: int | None = None  # the window's selected primary capsule, its votes ringed
@@ -155,10 +158,7 @@ class VotesView(QWidget, InferenceView):
         view is shown (a panel shown or hidden lays out the docks around it again)."""
         self.panels = self.all_panels[:answers]
         self.figures = {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}  # by file name
-        names = (tr("predicted"),) if answers == 1 else (tr("longest"), tr("second longest"))
-        for panel, name in zip(self.panels, names):
-            panel.digit.setItemText(0, name)
-        self._equal_choices()
+        self._name_answers()
         if self.on_screen():
             self._show_panels()
         self.redraws.request()
@@ -182,6 +182,16 @@ class VotesView(QWidget, InferenceView):
     def show_inference(self, inference) -> None:
         self._projected = {}  # the projections of another input
         super().show_inference(inference)
+        self._name_answers()
+
+    def _name_answers(self) -> None:
+        """Each panel's first choice named after the answer it stands for, with its digit."""
+        names = (tr("predicted"),) if len(self.panels) == 1 else (tr("longest"), tr("second longest"))
+        inf = self.inference
+        digits = [None] * len(names) if inf is None else longest(inf.lengths[-1], len(names))
+        for panel, name, digit in zip(self.panels, names, digits, strict=True):
+            name_answer(panel.digit, name, digit)
+        self._equal_choices()
 
     def digit_of(self, panel: VotePanel) -> int | None:
         """The digit capsule ``panel`` shows: its choice, else the rank-th longest capsule."""
