@@ -214,14 +214,20 @@ def mkl_code_path() -> str | None:
 @functools.lru_cache(maxsize=1)
 def bf16_speedup() -> float:
     """How many times faster this CPU multiplies matrices in bfloat16 than in float32: the
-    best of five timings of a (256 x 2048) @ (2048 x 256) product in each type
-    (``BF16_PROBE_SHAPE``, after one warm-up each, the two types taking turns, on the
-    calling thread's intra-op threads), measured once per process, in 25-40 ms.
+    least CPU time of seven (256 x 2048) @ (2048 x 256) products in each type
+    (``BF16_PROBE_SHAPE``, after one warm-up each, the two types taking turns), on one
+    intra-op thread, measured once per process in 55-75 ms.
+
+    CPU time on one thread is what the product costs whatever else the machine runs: the
+    calling thread's CPU time stops while it waits for a core, where the wall time of a
+    product on every core grows with the other processes' load (a 2-core Xeon without AMX
+    gave 0.55-0.69 beside one to three busy loops, wall times on two threads 0.57-6.3;
+    docs/performance.md).
 
     Returns 0.0 without bfloat16 units (:func:`cpu_bf16_units`; not measured: there
     bfloat16 is converted in software, tens of times slower). Having the units is not
     enough: a Xeon whose AMX is not available (AVX-512 BF16 alone) multiplies in bfloat16
-    at 0.56-0.65x its float32 rate, where 4096-square products ran 3.8x faster on an AMD
+    at 0.52-0.69x its float32 rate, where 4096-square products ran 3.8x faster on an AMD
     Zen 5 and 6.2x on a Xeon with AMX (``benchmarks/train_speed.py``, docs/performance.md)."""
     if not cpu_bf16_units():
         return 0.0
@@ -234,13 +240,13 @@ def bf16_speedup() -> float:
     a32, b32 = torch.randn(m, k, generator=generator), torch.randn(k, n, generator=generator)
     pairs = {"fp32": (a32, b32), "bf16": (a32.bfloat16(), b32.bfloat16())}
     best = dict.fromkeys(pairs, float("inf"))
-    with torch.inference_mode():
-        for rep in range(6):
+    with torch.inference_mode(), intra_op_threads(1):
+        for rep in range(8):
             for name, (a, b) in pairs.items():
-                start = time.perf_counter()
+                start = time.thread_time()
                 torch.mm(a, b)
                 if rep:  # the first is the warm-up (oneDNN builds its kernel)
-                    best[name] = min(best[name], time.perf_counter() - start)
+                    best[name] = min(best[name], time.thread_time() - start)
     return best["fp32"] / best["bf16"]
 
 

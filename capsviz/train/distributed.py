@@ -23,6 +23,7 @@ import torch
 import torch.distributed as dist
 
 from capsviz.texts import _
+from capsviz.train.precision import grad_scaler
 
 
 def launched() -> bool:
@@ -73,8 +74,15 @@ def start(device: str | None) -> str:
 def attach(trainer) -> None:
     """Make ``trainer`` (a :class:`~capsviz.train.loop.Trainer` on this rank's device) one rank
     of the run: its rank and world size, and its model wrapped in DistributedDataParallel
-    (which copies rank 0's weights to every rank). Call it before ``trainer.run()``."""
+    (which copies rank 0's weights to every rank), and rank 0's precision: ``auto`` measures
+    the bfloat16 rate on each rank (:func:`~capsviz.runtime.bf16_speedup`), and every rank
+    must compute alike. Call it before ``trainer.run()``."""
     trainer.rank, trainer.world = dist.get_rank(), dist.get_world_size()
+    chosen = [trainer.precision]
+    dist.broadcast_object_list(chosen, src=0)
+    if chosen[0] != trainer.precision:
+        trainer.precision = chosen[0]
+        trainer.scaler = grad_scaler(trainer.precision, trainer.device)
     ids = [trainer.device.index] if trainer.device.type == "cuda" else None
     trainer.ddp = torch.nn.parallel.DistributedDataParallel(trainer.model, device_ids=ids)
 

@@ -151,6 +151,7 @@ class Trainer:
         self.step = 0  # optimizer steps taken (sets the learning rate)
         self.epoch = 0  # completed epochs
         self.batch_in_epoch = 0  # batches of the current epoch already taken
+        self.resumed_processes: int | None = None  # the processes of the run resumed in the middle of an epoch
         self.rng = torch.Generator().manual_seed(self.config.seed)
         self.last_test_accuracy: float | None = None
         self.best_test_accuracy: float | None = None  # best epoch so far, copied to best_path()
@@ -195,7 +196,7 @@ class Trainer:
             )
         saved, epoch, batch_in_epoch = _training_position(path, info)
         if batch_in_epoch:
-            fixed = ("batch_size", "train_subset", "seed", "max_shift")
+            fixed = ("batch_size", "train_subset", "seed", "max_shift", "pairs_per_epoch")
             changed = [k for k in fixed if k in overrides and overrides[k] != saved[k]]
             if changed:
                 raise ValueError(
@@ -220,6 +221,7 @@ class Trainer:
         trainer.step = info.step
         trainer.epoch = epoch
         trainer.batch_in_epoch = batch_in_epoch
+        trainer.resumed_processes = int(info.metadata.get("processes", "1")) if batch_in_epoch else None
         if "rng.torch" in state:
             try:
                 trainer.rng.set_state(state["rng.torch"])
@@ -350,6 +352,7 @@ class Trainer:
             extra_metadata={
                 "completed_epochs": str(self.epoch),
                 "batch_in_epoch": str(self.batch_in_epoch),
+                "processes": str(self.world),  # the batches of an epoch taken: batch_in_epoch x this x batch_size
                 "dataset": self.config.dataset,
                 **({"initialised_from": Path(self.initialised_from).name} if self.initialised_from else {}),
             },
@@ -438,8 +441,26 @@ class Trainer:
         ------
         TrainingDiverged
             If the loss is NaN or infinite (nothing is saved over the last checkpoint).
+        ValueError
+            If it resumes a run stopped in the middle of an epoch on another number of
+            processes: the rest of that epoch is where the first run's processes left it.
         """
         cfg = self.config
+        if self.resumed_processes is not None and self.resumed_processes != self.world:
+            where = dict(batch=self.batch_in_epoch, epoch=self.epoch + 1, n=self.resumed_processes)
+            if self.resumed_processes == 1:
+                message = _(
+                    "this checkpoint stopped at batch {batch} of epoch {epoch} of a run in one process; "
+                    "resume it without torchrun to go on exactly",
+                    **where,
+                )
+            else:
+                message = _(
+                    "this checkpoint stopped at batch {batch} of epoch {epoch} of a run on {n} processes; "
+                    "resume it with torchrun --nproc-per-node {n} to go on exactly",
+                    **where,
+                )
+            raise ValueError(message)
         hooks = []
         if self.world == 1:  # stop inside a step; data-parallel ranks stop together between steps
             hooks = [m.register_forward_pre_hook(self._check_stop) for m in self.model.children()]

@@ -125,6 +125,41 @@ def test_a_data_parallel_run_of_one_rank_trains_as_a_single_process(monkeypatch)
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=name)
 
 
+def _rank_precision(rank: int, port: int, chosen, results) -> None:
+    """One of two gloo ranks: a trainer whose own precision is ``chosen[rank]``, attached."""
+    from capsviz.data.mnist import load_sample
+    from capsviz.train import distributed
+    from capsviz.train.loop import Trainer
+
+    os.environ.update({"WORLD_SIZE": "2", "RANK": str(rank), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    torch.set_num_threads(1)
+    distributed.start("cpu")
+    try:
+        net = CapsNetConfig(conv1_channels=8, primary_types=2, decoder_hidden=(16, 32))
+        trainer = Trainer(
+            TrainConfig(epochs=1, batch_size=4, train_subset=8, device="cpu"), load_sample(), model_config=net
+        )
+        trainer.precision = chosen[rank]  # as if "auto" had measured another rate on this rank
+        distributed.attach(trainer)
+        results.put((rank, trainer.precision, trainer.scaler.is_enabled()))
+    finally:
+        distributed.finish()
+
+
+def test_every_rank_computes_in_rank_0s_precision():
+    """``auto`` measures on each rank; attach gives every rank rank 0's choice."""
+    import socket
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    results = mp.get_context("spawn").SimpleQueue()
+    mp.spawn(_rank_precision, args=(port, ("fp32", "bf16"), results), nprocs=2)
+    assert sorted(results.get() for _ in range(2)) == [(0, "fp32", False), (1, "fp32", False)]
+
+
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
 def test_workers_stopped_with_ctrl_c_save_and_torchrun_ends_quietly(tmp_path):
     """SIGINT to the workers (README: how to stop a torchrun run quietly): each stops after

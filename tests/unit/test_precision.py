@@ -82,6 +82,36 @@ def test_the_bf16_rate_is_measured_where_the_cpu_has_the_units(monkeypatch):
     runtime.bf16_speedup.cache_clear()  # the next call measures this machine again
 
 
+@pytest.mark.skipif(not precision.cpu_bf16_units(), reason="the rate is measured only where the CPU has the units")
+def test_a_busy_machine_does_not_change_the_bf16_decision():
+    """The probe times CPU time on one intra-op thread: beside two busy processes (on this
+    2-core machine, every core taken) it decides as on a quiet machine, and leaves the calling
+    thread's intra-op thread count as it was."""
+    import subprocess
+    import sys
+
+    import capsviz.runtime as runtime
+
+    threads = torch.get_num_threads()
+    runtime.bf16_speedup.cache_clear()
+    quiet = runtime.bf16_speedup()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        loaded = []
+        for _ in range(3):
+            runtime.bf16_speedup.cache_clear()
+            loaded.append(runtime.bf16_speedup())
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+        runtime.bf16_speedup.cache_clear()
+    assert torch.get_num_threads() == threads
+    faster = quiet >= runtime.BF16_MIN_SPEEDUP
+    assert [rate >= runtime.BF16_MIN_SPEEDUP for rate in loaded] == [faster] * 3, (quiet, loaded)
+    assert all(abs(rate / quiet - 1) < 0.35 for rate in loaded), (quiet, loaded)
+
+
 def test_the_spectral_primarycaps_conv_in_bf16_is_as_close_to_float64_as_onednns():
     """Under autocast the DFT path runs its products in bfloat16; its values and gradients
     stay within bfloat16's rounding of a float64 reference, as close as oneDNN's own

@@ -169,6 +169,28 @@ def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs
     assert steps == [5, 6]  # the second epoch in 2 batches of 32, the step count continues
 
 
+def test_a_run_stopped_mid_epoch_resumes_only_on_as_many_processes(sample, tmp_path):
+    """The rest of the epoch is where the stopped run's processes left it: resumed on another
+    number of processes (the world attach sets) the run says how to go on exactly; a
+    checkpoint stopped between epochs resumes on any number."""
+    path = tmp_path / "w.safetensors"
+    t = Trainer(small(), sample, checkpoint_path=path, model_config=NET)
+    for ev in t.run():
+        if isinstance(ev, BatchEvent) and ev.step == 2:
+            t.request_stop()
+    assert read_info(path).metadata["processes"] == "1"
+    resumed = Trainer.resume(path, sample)
+    resumed.world = 2  # as distributed.attach sets it under torchrun --nproc-per-node 2
+    with pytest.raises(ValueError, match="batch 2 of epoch 1 of a run in one process; resume it without torchrun"):
+        next(resumed.run())
+    assert resumed.step == 2
+    with pytest.raises(ValueError, match="cannot change pairs_per_epoch"):
+        Trainer.resume(path, sample, overrides={"pairs_per_epoch": 512})
+    list(Trainer(small(epochs=1), sample, checkpoint_path=path, model_config=NET).run())
+    between = Trainer.resume(path, sample, overrides={"epochs": 2})
+    assert between.resumed_processes is None
+
+
 def test_routing_iterations_become_the_models_default(sample, tmp_path):
     path = tmp_path / "it.safetensors"
     list(Trainer(small(epochs=1, routing_iterations=2), sample, checkpoint_path=path, model_config=NET).run())
