@@ -13,6 +13,11 @@ Qt-free; importing this module imports neither torch nor Qt.
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import os
+import tempfile
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -79,3 +84,53 @@ def user_log_dir() -> Path:
 def user_checkpoint_dir() -> Path:
     """Where training runs write by default: ``<user data folder>/checkpoints``."""
     return user_data_dir() / "checkpoints"
+
+
+def temporary_pattern(path: Path) -> str:
+    """The glob of the temporary files :func:`replacing` writes beside ``path``."""
+    return f"{glob.escape(path.name)}.*.tmp{glob.escape(path.suffix)}"
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Check that a file can be written at ``path``: a probe file is made and removed in its
+    folder. Raises ``OSError`` naming ``path`` where the folder is missing or not writable."""
+    path = Path(path)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp" + path.suffix, dir=path.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike) -> Iterator[Path]:
+    """Write ``path`` whole or not at all: the block writes the temporary file it is given
+    (in ``path``'s folder, named like :func:`temporary_pattern`, with ``path``'s suffix, so
+    writers that choose a format by the suffix choose the same one), which is then synced to
+    the disk and renamed over ``path`` with the permissions a new file gets. If the block or
+    the writing fails (a full disk, a killed writer's exception), the temporary file is
+    removed and ``path`` is as it was; an ``OSError`` then names ``path``, not the
+    temporary file.
+
+    Raises ``OSError`` where the folder is missing or not writable."""
+    path = Path(path)
+    try:
+        fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp" + path.suffix, dir=path.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise

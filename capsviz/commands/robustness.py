@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     from capsviz.data.mnist import MnistSplit, load_mnist
     from capsviz.evaluate import model_lengths
+    from capsviz.paths import check_writable, replacing
     from capsviz.runtime import select_device, tune_process
     from capsviz.train.checkpoint import check_dataset_of, load_model
     from capsviz.train.robustness import plot_curves, robustness
@@ -93,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     check_routing(args)
+    if args.plot is not None:  # before the sweep: a file it cannot write is said at once
+        if args.plot.suffix.lower() != ".png":
+            raise CliError(_("--plot {path}: give a .png file", path=args.plot))
+        check_writable(args.plot)
     paths = args.checkpoints or [resolve(args, "checkpoint") or shipped_checkpoint()]
     device = select_device(resolve(args, "device"))
     models = {}
@@ -149,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
                 strength = "" if kind == "affine" else f"{s:g}"
                 print(f"{strength:<16} | " + " | ".join(cells))
     if args.plot is not None:
-        plot_curves(results, args.plot)
+        with replacing(args.plot) as tmp:  # an existing plot is replaced whole or kept
+            plot_curves(results, tmp)
         if not args.json:
             print("\n" + _("plot: {path}", path=args.plot))
     return 0

@@ -41,6 +41,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from capsviz.data.images import load_input
     from capsviz.model.inference import infer, save_trace
+    from capsviz.paths import replacing
 
     out = args.out if args.out.suffix == ".npz" else args.out.with_name(args.out.name + ".npz")
     for given in dict.fromkeys((args.out, out)):
@@ -66,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         record = reading(args.image, baseline_probabilities(model, image), two, cnn=True)
         key = "predictions" if two else "prediction"
         answer = {key: np.int64(record[key])}
-        np.savez(out, input=image.astype(np.float32), probabilities=record["probabilities"], **answer)
+        with replacing(out) as tmp:
+            np.savez(tmp, input=image.astype(np.float32), probabilities=record["probabilities"], **answer)
         print(
             _(
                 "{reading}; a CNN has no capsules or routing: its input, probabilities and answer saved to {out}",
@@ -76,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     inference = infer(model, image, args.routing_iterations)
-    save_trace(inference, out)
+    with replacing(out) as tmp:  # an existing trace is replaced whole or kept
+        save_trace(inference, tmp)
     print(_("{reading}; trace saved to {out}", reading=text(reading(args.image, inference.lengths[-1], two)), out=out))
     return 0

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
-import glob
 import json
 import os
+import re
 import struct
 import tempfile
 import time
@@ -41,6 +41,7 @@ from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
 from capsviz.model.capsnet import file_orders
+from capsviz.paths import replacing, temporary_pattern
 from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
@@ -119,40 +120,26 @@ STALE_TEMP_S = 600  # a temporary file this old beside a checkpoint is a killed 
 
 
 def _atomic_save(tensors: dict[str, torch.Tensor], metadata: dict[str, str], path: Path) -> None:
-    """Write through a temporary file in the same folder, fsync, then rename over ``path``:
-    a writer that dies or fails half-way (killed, full disk) leaves ``path`` as it was."""
+    """Write through a temporary file in the same folder, fsync, then rename over ``path``
+    (:func:`~capsviz.paths.replacing`): a writer that dies or fails half-way (killed, full
+    disk) leaves ``path`` as it was. safetensors' own I/O errors come out as ``OSError``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     now = time.time()
-    for stale in path.parent.glob(glob.escape(path.name) + ".*.tmp"):
+    for stale in path.parent.glob(temporary_pattern(path)):
         try:
             if now - stale.stat().st_mtime > STALE_TEMP_S:
                 stale.unlink()
         except OSError:
             pass
-    _refuse_non_file(path)  # creating the temporary file below is the writability check
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _named(exc, path) from None
-    os.close(fd)
-    try:
-        save_file(tensors, tmp, metadata=metadata)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _named(exc, path) from None  # the user's file, not the temporary one
-        raise
-
-
-def _named(exc: OSError, path: Path) -> OSError:
-    """``exc`` as an OSError about ``path`` (its errno and reason kept)."""
-    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+    _refuse_non_file(path)  # creating the temporary file is the writability check
+    with replacing(path) as tmp:
+        try:
+            save_file(tensors, tmp, metadata=metadata)
+        except SafetensorError as exc:  # "... I/O error: No space left on device (os error 28)"
+            code = re.search(r"os error (\d+)", str(exc))
+            if code is None:
+                raise OSError(errno.EIO, str(exc)) from None
+            raise OSError(int(code[1]), os.strerror(int(code[1]))) from None
 
 
 def _refuse_non_file(path: Path) -> None:

@@ -180,6 +180,52 @@ def test_failed_write_keeps_previous_file(saved, tmp_path, monkeypatch):
     assert [x.name for x in tmp_path.iterdir()] == ["keep.safetensors"]
 
 
+def test_safetensors_own_full_disk_error_is_an_os_error_naming_the_checkpoint(saved, tmp_path, monkeypatch):
+    """safetensors reports a full disk as its own SafetensorError: it comes out as the OSError
+    it is (errno 28, the checkpoint's name), which the commands print in one line."""
+    import errno
+
+    from safetensors import SafetensorError
+
+    import capsviz.train.checkpoint as ck
+
+    p = tmp_path / "keep.safetensors"
+    save_checkpoint(p, saved[0], step=1)
+    before = p.read_bytes()
+
+    def full(tensors, filename, metadata=None):
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+    monkeypatch.setattr(ck, "save_file", full)
+    with pytest.raises(OSError) as err:
+        save_checkpoint(p, saved[0], step=2)
+    assert (err.value.errno, err.value.filename, err.value.strerror) == (
+        errno.ENOSPC,
+        str(p),
+        "No space left on device",
+    )
+    assert p.read_bytes() == before and [x.name for x in tmp_path.iterdir()] == ["keep.safetensors"]
+
+
+def test_replacing_writes_a_file_whole_or_keeps_the_old_one(tmp_path):
+    from capsviz.paths import replacing
+
+    out = tmp_path / "trace.npz"
+    out.write_bytes(b"old")
+    with replacing(out) as tmp:
+        assert tmp.parent == tmp_path and tmp.suffix == ".npz" and tmp != out
+        tmp.write_bytes(b"new")
+    assert out.read_bytes() == b"new" and [x.name for x in tmp_path.iterdir()] == ["trace.npz"]
+    with pytest.raises(OSError) as err, replacing(out) as tmp:
+        tmp.write_bytes(b"half")
+        raise OSError(28, "No space left on device", str(tmp))
+    assert (err.value.errno, err.value.filename) == (28, str(out))  # the file asked for, not the temporary one
+    assert out.read_bytes() == b"new" and [x.name for x in tmp_path.iterdir()] == ["trace.npz"]
+    with pytest.raises(OSError) as err, replacing(tmp_path / "missing" / "t.npz"):
+        pass
+    assert err.value.filename == str(tmp_path / "missing" / "t.npz")
+
+
 def test_forged_metadata_is_refused_with_checkpoint_error(saved, tmp_path):
     tensors, meta = _copy_tensors(saved[1])
     for name, change in {
@@ -295,12 +341,12 @@ def test_a_writer_killed_mid_write_leaves_a_loadable_checkpoint(saved, tmp_path)
         else:
             assert info.step >= 101  # the save it reported, or a later complete one
     # the killed writers' temporary files are cleared by the next save once they are stale
-    temps = list(tmp_path.glob("live.safetensors.*.tmp"))
+    temps = list(tmp_path.glob("live.safetensors.*.tmp.safetensors"))
     assert len(temps) >= 2  # the two writers killed before their rename left theirs
     for t in temps:
         os.utime(t, (time.time() - ck.STALE_TEMP_S - 1,) * 2)
     save_checkpoint(p, saved[0], step=7)
-    assert read_info(p).step == 7 and not list(tmp_path.glob("*.tmp"))
+    assert read_info(p).step == 7 and not list(tmp_path.glob("*.tmp*"))
 
 
 def test_weights_stored_as_float16_load_as_float32_and_keep_the_dataset(tmp_path):

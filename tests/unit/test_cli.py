@@ -223,6 +223,39 @@ def test_trace_export(tmp_path, shipped_checkpoint):
     assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}: not an image file")
 
 
+def test_a_full_disk_keeps_the_trace_and_plot_there_and_says_so_in_a_line(tmp_path, monkeypatch, capsys):
+    """trace --overwrite on a full disk: the old trace stays whole, one line names it; a plot
+    that is not a PNG, or whose folder is missing, is refused before any sweep."""
+    from PIL import Image
+
+    from capsviz.cli import main
+
+    img = tmp_path / "seven.png"
+    Image.fromarray(load_sample().images[0]).save(img)
+    out = tmp_path / "trace.npz"
+    out.write_bytes(b"an earlier trace")
+    real = np.savez
+
+    def full(file, *args, **kwds):
+        real(file, *args, **kwds)
+        Path(file).write_bytes(Path(file).read_bytes()[:100])  # part of it reached the disk
+        raise OSError(28, "No space left on device", str(file))
+
+    monkeypatch.setattr(np, "savez", full)
+    assert main(["trace", str(img), "--out", str(out), "--overwrite"]) == 2
+    assert capsys.readouterr().err == f"error: {out}: No space left on device\n"
+    assert out.read_bytes() == b"an earlier trace" and sorted(x.name for x in tmp_path.iterdir()) == [
+        "seven.png",
+        "trace.npz",
+    ]
+    for plot, line in (
+        (tmp_path / "curves.txt", f"error: --plot {tmp_path / 'curves.txt'}: give a .png file"),
+        (tmp_path / "none" / "c.png", f"error: {tmp_path / 'none' / 'c.png'}: No such file or directory"),
+    ):
+        assert main(["robustness", "--plot", str(plot), "--test-subset", "10"]) == 2
+        assert capsys.readouterr().err == line + "\n"
+
+
 @pytest.mark.slow
 def test_a_reader_that_leaves_early_ends_classify_quietly(tmp_path):
     import os
