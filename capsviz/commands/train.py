@@ -140,6 +140,8 @@ def _destination(args: argparse.Namespace) -> Path:
         out = args.resume if args.resume is not None else fresh_path(user_checkpoint_dir() / name)
     else:
         out = Path(args.out)
+        if out.name in ("", ".."):  # '' (Path makes it '.') names no file
+            raise CliError(_("--out needs a file name, such as run.safetensors"))
         if not out.suffix and not out.exists():
             out = out.with_name(out.name + ".safetensors")
         same_run = args.resume is not None and Path(args.resume).resolve() == Path(out).resolve()
@@ -165,8 +167,9 @@ def _as_flags(cfg) -> str:
 
 
 def _nothing_to_train(trainer, source: Path) -> str | None:
-    """The message when ``trainer`` already has ``--epochs`` completed epochs, else None."""
-    if trainer.epoch < trainer.config.epochs:
+    """The message when ``trainer`` already has ``--epochs`` completed and evaluated epochs,
+    else None (a run stopped while its last epoch was evaluated resumes to evaluate it)."""
+    if trainer.epoch < trainer.config.epochs or not trainer.evaluated:
         return None
     return _(
         "{path} has {done} completed epochs and --epochs is {epochs}: nothing to train; --epochs is the total "

@@ -152,6 +152,7 @@ class Trainer:
         self.epoch = 0  # completed epochs
         self.batch_in_epoch = 0  # batches of the current epoch already taken
         self.resumed_processes: int | None = None  # the processes of the run resumed in the middle of an epoch
+        self.evaluated = True  # False from the end of an epoch's last step until its test accuracy is measured
         self.rng = torch.Generator().manual_seed(self.config.seed)
         self.last_test_accuracy: float | None = None
         self.best_test_accuracy: float | None = None  # best epoch so far, copied to best_path()
@@ -222,6 +223,7 @@ class Trainer:
         trainer.epoch = epoch
         trainer.batch_in_epoch = batch_in_epoch
         trainer.resumed_processes = int(info.metadata.get("processes", "1")) if batch_in_epoch else None
+        trainer.evaluated = info.metadata.get("evaluated", "1") != "0"
         if "rng.torch" in state:
             try:
                 trainer.rng.set_state(state["rng.torch"])
@@ -353,12 +355,39 @@ class Trainer:
                 "completed_epochs": str(self.epoch),
                 "batch_in_epoch": str(self.batch_in_epoch),
                 "processes": str(self.world),  # the batches of an epoch taken: batch_in_epoch x this x batch_size
+                "evaluated": "1" if self.evaluated else "0",  # the last completed epoch's test accuracy measured
                 "dataset": self.config.dataset,
                 **({"initialised_from": Path(self.initialised_from).name} if self.initialised_from else {}),
             },
         )
 
     # -- the loop ---------------------------------------------------------------
+    def _end_epoch(self) -> Iterator[EpochEvent]:
+        """The epoch just completed: its test accuracy (rank 0), its autosave, a copy as the
+        best epoch where it is the best so far; yields its :class:`EpochEvent`. A stop during
+        the evaluation saves the epoch as not yet evaluated (:attr:`evaluated` False), and
+        resuming that checkpoint evaluates it first."""
+        self.evaluated = False
+        self.last_test_accuracy = self.last_test_images = None
+        if self.test_data is not None and self.rank == 0:
+            self.last_test_accuracy, self.last_test_images = self.evaluate()
+        self.evaluated = True
+        path = self.save()
+        if (
+            path is not None
+            and self.last_test_accuracy is not None
+            and (self.best_test_accuracy is None or self.last_test_accuracy > self.best_test_accuracy)
+        ):
+            self.best_test_accuracy = self.last_test_accuracy
+            shutil.copyfile(path, best_path(path))
+        yield EpochEvent(
+            self.epoch,
+            self.step,
+            float("nan") if self.last_test_accuracy is None else self.last_test_accuracy,
+            self.last_test_images or 0,
+            path,
+        )
+
     def _check_stop(self, *args) -> None:
         if self._stop.is_set() and self.world == 1:
             raise _StopRequested
@@ -468,6 +497,8 @@ class Trainer:
         self.model.train()
         finished = False
         try:
+            if not self.evaluated:  # resumed from a stop during the evaluation of its last epoch
+                yield from self._end_epoch()
             while self.epoch < cfg.epochs:
                 examples = self.task.epoch(self.epoch)
                 bpe = self.batches_per_epoch
@@ -508,24 +539,7 @@ class Trainer:
                     self._check_stop()
                 self.epoch += 1
                 self.batch_in_epoch = 0
-                self.last_test_accuracy = self.last_test_images = None
-                if self.test_data is not None and self.rank == 0:
-                    self.last_test_accuracy, self.last_test_images = self.evaluate()
-                path = self.save()
-                if (
-                    path is not None
-                    and self.last_test_accuracy is not None
-                    and (self.best_test_accuracy is None or self.last_test_accuracy > self.best_test_accuracy)
-                ):
-                    self.best_test_accuracy = self.last_test_accuracy
-                    shutil.copyfile(path, best_path(path))
-                yield EpochEvent(
-                    self.epoch,
-                    self.step,
-                    float("nan") if self.last_test_accuracy is None else self.last_test_accuracy,
-                    self.last_test_images or 0,
-                    path,
-                )
+                yield from self._end_epoch()
             finished = True
         except _StopRequested:
             pass

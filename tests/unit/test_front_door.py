@@ -80,11 +80,15 @@ def test_an_existing_out_is_refused_without_overwrite(tmp_path, shipped_checkpoi
 
 def test_an_out_without_a_suffix_gets_safetensors(tmp_path):
     from capsviz.cli import build_parser
+    from capsviz.commands.common import CliError
     from capsviz.commands.train import _destination
 
     parse = build_parser().parse_args
     assert _destination(parse(["train", "--out", str(tmp_path / "run")])) == tmp_path / "run.safetensors"
     assert _destination(parse(["train", "--out", str(tmp_path / "run.ckpt")])) == tmp_path / "run.ckpt"
+    for nameless in ("", ".."):  # Path("") is ".": no file name either
+        with pytest.raises(CliError, match="^--out needs a file name, such as run.safetensors$"):
+            _destination(parse(["train", "--out", nameless]))
 
 
 # -- 2. the destination is checked before any step ------------------------------------------------

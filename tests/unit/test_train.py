@@ -9,7 +9,7 @@ import torch
 
 from capsviz.data.mnist import MnistSplit, load_sample
 from capsviz.model import CapsNetConfig
-from capsviz.train.checkpoint import load_checkpoint, read_info
+from capsviz.train.checkpoint import best_path, load_checkpoint, read_info
 from capsviz.train.config import TrainConfig
 from capsviz.train.events import BatchEvent, EpochEvent, PausedEvent, StoppedEvent, TrainingCurves, TrainingDiverged
 from capsviz.train.loop import Trainer
@@ -189,6 +189,38 @@ def test_a_run_stopped_mid_epoch_resumes_only_on_as_many_processes(sample, tmp_p
     list(Trainer(small(epochs=1), sample, checkpoint_path=path, model_config=NET).run())
     between = Trainer.resume(path, sample, overrides={"epochs": 2})
     assert between.resumed_processes is None
+
+
+def test_a_stop_while_the_last_epoch_is_evaluated_resumes_to_evaluate_it(sample, tmp_path):
+    """Ctrl+C during the test of the last epoch: the epoch is saved as trained but not yet
+    evaluated, and resuming that checkpoint (what the stop line says to run) measures its
+    test accuracy and keeps it as the best epoch; then there is nothing left to train."""
+    from capsviz.commands.train import _nothing_to_train
+
+    path = tmp_path / "e.safetensors"
+    t = Trainer(small(epochs=1), sample, sample, checkpoint_path=path, model_config=NET)
+    measure = t.evaluate
+
+    def stopped_while_measuring():
+        t.request_stop()  # the stop comes once the test has begun: its next forward pass ends it
+        return measure()
+
+    t.evaluate = stopped_while_measuring
+    events = list(t.run())
+    assert isinstance(events[-1], StoppedEvent) and not events[-1].finished
+    assert not any(isinstance(e, EpochEvent) for e in events)
+    info = read_info(path)
+    assert info.metadata["completed_epochs"] == "1" and info.metadata["evaluated"] == "0"
+    assert info.test_accuracy is None and not best_path(path).exists()
+    resumed = Trainer.resume(path, sample, sample)
+    assert not resumed.evaluated and _nothing_to_train(resumed, path) is None
+    events = list(resumed.run())
+    assert [type(e) for e in events] == [EpochEvent, StoppedEvent] and events[-1].finished
+    assert resumed.step == t.step == 4  # no step trained again
+    info = read_info(path)
+    assert info.metadata["evaluated"] == "1" and info.test_accuracy == events[0].test_accuracy > 0
+    assert read_info(best_path(path)).test_accuracy == info.test_accuracy
+    assert "nothing to train" in _nothing_to_train(Trainer.resume(path, sample, sample), path)
 
 
 def test_routing_iterations_become_the_models_default(sample, tmp_path):
