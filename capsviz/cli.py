@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from capsviz.commands import app, classify, robustness, trace, train
@@ -18,6 +19,8 @@ from capsviz.commands.common import CliError
 from capsviz.texts import _, use_for_argparse
 
 COMMANDS = (train, evaluate, trace, classify, robustness)  # in the order --help lists them
+# what torch's CPU and CUDA allocators say when a tensor does not fit
+OUT_OF_MEMORY = re.compile(r"can't allocate memory|out of memory", re.IGNORECASE)
 
 
 class _VersionAction(argparse.Action):
@@ -111,6 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(_("interrupted"), file=sys.stderr)
         return 130
+    except (MemoryError, RuntimeError) as exc:  # torch's allocators raise RuntimeError
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if not isinstance(exc, MemoryError) and not OUT_OF_MEMORY.search(detail):
+            log.exception("capsviz %s: unexpected error", args.command or "app")
+            raise
+        message = _("out of memory ({detail}); a smaller --batch-size needs less", detail=detail)
+        print(_("error: {message}", message=message), file=sys.stderr)
+        log.error("capsviz %s: %s", args.command or "app", message)
+        return 2
     except Exception:
         log.exception("capsviz %s: unexpected error", args.command or "app")
         raise

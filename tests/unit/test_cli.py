@@ -256,6 +256,32 @@ def test_a_full_disk_keeps_the_trace_and_plot_there_and_says_so_in_a_line(tmp_pa
         assert capsys.readouterr().err == line + "\n"
 
 
+def test_running_out_of_memory_is_said_in_a_line_and_other_errors_still_show_their_trace(monkeypatch, capsys):
+    """torch's CPU allocator raises RuntimeError when a batch does not fit (seen with
+    eval --batch-size 100000 under a 12 GB limit): one line with what to change."""
+    from capsviz.cli import main
+    from capsviz.commands import eval as evaluate
+
+    def no_room(args):
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:121] data. DefaultCPUAllocator: can't allocate memory: "
+            "you tried to allocate 5539840000 bytes. Error code 12 (Cannot allocate memory)"
+        )
+
+    monkeypatch.setattr(evaluate, "run", no_room)
+    assert main(["eval", "--batch-size", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory ([enforce fail at alloc_cpu.cpp:121] data. DefaultCPUAllocator")
+    assert err.endswith("; a smaller --batch-size needs less\n") and err.count("\n") == 1
+
+    def a_bug(args):
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
+
+    monkeypatch.setattr(evaluate, "run", a_bug)
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        main(["eval"])
+
+
 @pytest.mark.slow
 def test_a_reader_that_leaves_early_ends_classify_quietly(tmp_path):
     import os
