@@ -56,7 +56,9 @@ def test_ordinary_parts_wait_while_held_and_the_urgent_ones_do_not(qtbot):
 
     s, drawn = scheduler_with(["a", "b", "bars"], urgent=("bars",), hold=hold)
     s.request("a", "b", "bars")
-    qtbot.waitUntil(lambda: len(asked) >= 5, timeout=2000)  # the turn looked five times, held
+    # the turn looked again, held (a look HOLD_RETRY_MS after the first: five looks could take
+    # over HOLD_MAX_MS on a loaded machine, and then the parts are drawn all the same)
+    qtbot.waitUntil(lambda: len(asked) >= 2, timeout=2000)
     assert drawn == ["bars"] and s.requested == {"a", "b"}
     held[0] = False
     with qtbot.waitSignal(s.idle, timeout=2000):
