@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import signal
 from pathlib import Path
 
@@ -235,6 +236,18 @@ def run(args: argparse.Namespace) -> int:
         distributed.finish()
 
 
+def _resume_command(trainer, args: argparse.Namespace, path: Path) -> str:
+    """The command that continues a stopped run exactly: ``--resume`` of its autosave with
+    the data folder and device it was given, under torchrun with as many processes."""
+    command = ["capsviz", "train", "--resume", str(path)]
+    for option, name in (("--data-root", "data_root"), ("--device", "device")):
+        if (value := resolve(args, name)) is not None:
+            command += [option, str(value)]
+    if trainer.world > 1:
+        command = ["torchrun", "--nproc-per-node", str(trainer.world), "--no-python", *command]
+    return shlex.join(command)
+
+
 def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool) -> int:
     """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only);
     the first Ctrl+C stops it cleanly with an autosave. Returns the exit code: 0, or 130
@@ -303,9 +316,9 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     received: list[int] = []
 
     def on_stop_signal(signum, frame):
-        if signum == signal.SIGINT:
+        if signum == signal.SIGINT and lead:  # under torchrun every rank gets it; rank 0 says so
             bar.write(_("stopping after the current step and saving (Ctrl+C again to abort)"))
-        else:
+        elif lead:
             name = signal.Signals(signum).name
             bar.write(_("{signal}: stopping after the current step and saving ({signal} again to abort)", signal=name))
         received.append(signum)
@@ -349,7 +362,9 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                     )
                     text = end.format(step=ev.step, path=ev.checkpoint)
                     if not ev.finished and ev.checkpoint is not None:
-                        text += "\n" + _("continue with: capsviz train --resume {path}", path=ev.checkpoint)
+                        text += "\n" + _(
+                            "continue with: {command}", command=_resume_command(trainer, args, ev.checkpoint)
+                        )
                     bar.write(text)
     finally:
         for signum, handler in previous.items():

@@ -185,5 +185,7 @@ def test_workers_stopped_with_ctrl_c_save_and_torchrun_ends_quietly(tmp_path):
         code = agent.wait(timeout=120)
     text = log.read_text()
     assert code == 0, text[-3000:]
-    assert "stopped at step" in text and "Traceback" not in text and "continue with: capsviz train --resume" in text
+    assert "stopped at step" in text and "Traceback" not in text
+    assert f"continue with: torchrun --nproc-per-node 2 --no-python capsviz train --resume {out}\n" in text
+    assert text.count("stopping after the current step and saving") == 1  # rank 0 alone says it
     assert load_checkpoint(out)[1].step >= 1

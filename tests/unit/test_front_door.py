@@ -91,6 +91,24 @@ def test_an_out_without_a_suffix_gets_safetensors(tmp_path):
             _destination(parse(["train", "--out", nameless]))
 
 
+def test_the_line_a_stop_prints_continues_the_run_as_it_was_started():
+    """``continue with:`` gives the data folder and device the run was given (pasted without
+    them it would look for MNIST elsewhere), and under torchrun as many processes."""
+    from types import SimpleNamespace
+
+    from capsviz.cli import build_parser
+    from capsviz.commands.train import _resume_command
+
+    run = Path("/runs/run.safetensors")
+    parse = build_parser().parse_args
+    alone, ranked = SimpleNamespace(world=1), SimpleNamespace(world=2)
+    assert _resume_command(alone, parse(["train"]), run) == "capsviz train --resume /runs/run.safetensors"
+    args = parse(["--data-root", "/my data", "train", "--device", "cpu"])
+    given = "capsviz train --resume /runs/run.safetensors --data-root '/my data' --device cpu"
+    assert _resume_command(alone, args, run) == given
+    assert _resume_command(ranked, args, run) == "torchrun --nproc-per-node 2 --no-python " + given
+
+
 # -- 2. the destination is checked before any step ------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder", "device", "missing root", "file as folder"])
