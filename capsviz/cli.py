@@ -85,12 +85,16 @@ def main(argv: list[str] | None = None) -> int:
     use_for_argparse()
     parser = build_parser()
     args = parser.parse_args(argv)
-    from capsviz.logs import setup_logging
+    try:  # the imports take a second or two (torch): a Ctrl+C meanwhile ends as one later does
+        from capsviz.logs import setup_logging
 
-    log = setup_logging()
-    from capsviz.data.mnist import MnistNotFoundError
-    from capsviz.train.checkpoint import CheckpointError
-    from capsviz.train.events import TrainingDiverged
+        log = setup_logging()
+        from capsviz.data.mnist import MnistNotFoundError
+        from capsviz.train.checkpoint import CheckpointError
+        from capsviz.train.events import TrainingDiverged
+    except KeyboardInterrupt:
+        print(_("interrupted"), file=sys.stderr)
+        return 130
 
     run = getattr(args, "func", app.run)
     try:

@@ -256,6 +256,18 @@ def test_a_full_disk_keeps_the_trace_and_plot_there_and_says_so_in_a_line(tmp_pa
         assert capsys.readouterr().err == line + "\n"
 
 
+def test_ctrl_c_while_the_libraries_load_ends_in_a_line(monkeypatch, capsys):
+    import capsviz.logs
+    from capsviz.cli import main
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(capsviz.logs, "setup_logging", interrupted)
+    assert main(["eval"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
 def test_running_out_of_memory_is_said_in_a_line_and_other_errors_still_show_their_trace(monkeypatch, capsys):
     """torch's CPU allocator raises RuntimeError when a batch does not fit (seen with
     eval --batch-size 100000 under a 12 GB limit): one line with what to change."""
