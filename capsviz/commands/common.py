@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import unicodedata
 from pathlib import Path
 
 from capsviz.paths import shipped_checkpoint
@@ -145,3 +146,18 @@ def ensure_mnist(args: argparse.Namespace, train: bool | None, ask: bool = True)
             bar.update(done - bar.n)
 
         download_mnist(root, train, progress)
+
+
+def display_width(text: str) -> int:
+    """The terminal columns ``text`` takes: two for a wide character (Chinese), one for others."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def table_line(cells, widths, left: int = 0) -> str:
+    """``cells`` padded to ``widths`` (terminal columns, :func:`display_width`) and joined by
+    " | ": the first ``left`` of them aligned left, the others right."""
+    padded = []
+    for k, (cell, width) in enumerate(zip(cells, widths, strict=True)):
+        gap = " " * max(0, width - display_width(cell))
+        padded.append(cell + gap if k < left else gap + cell)
+    return " | ".join(padded)

@@ -17,9 +17,11 @@ from capsviz.commands.common import (
     add_common,
     add_routing,
     checked,
+    display_width,
     ensure_mnist,
     load_model,
     resolve,
+    table_line,
 )
 from capsviz.paths import shipped_checkpoint
 from capsviz.texts import N_, _
@@ -173,14 +175,19 @@ def run(args: argparse.Namespace) -> int:
         k = first.at_least_one
         print(_("at least one digit right: {p} % ({k:,} / {n:,})", p=_percent(k, n), k=k, n=n))
     if args.per_iteration:
-        print(_(report.columns, R=iterations))
+        names = _(report.columns, R=iterations).split(" | ")
+        # each column as wide as its name or its widest cell, known before the rows come
+        widest = [str(args.per_iteration), f"{n:,} / {n:,}", "100.00 %"]
+        widest += ["100.00 %"] * (first.at_least_one is not None) + [f"{n:,}"]
+        widths = [max(display_width(a), display_width(b)) for a, b in zip(names, widest, strict=True)]
+        print(table_line(names, widths))
         for r in range(1, args.per_iteration + 1):
             s = first if r == iterations else scored(r)
-            row = f"{r:>18} | {s.right:,} / {n:,} | {_percent(n - s.right, n)} %"
+            cells = [str(r), f"{s.right:,} / {n:,}", f"{_percent(n - s.right, n)} %"]
             if s.at_least_one is not None:
-                row += f" | {_percent(s.at_least_one, n)} %"
+                cells.append(f"{_percent(s.at_least_one, n)} %")
             differ = int(answers_differ(s.answers, first.answers).sum())
-            print(f"{row} | {differ:,}", flush=True)
+            print(table_line([*cells, f"{differ:,}"], widths), flush=True)
             if r == 1:
                 keep_routing_check(user_cache_dir(), path, RoutingCheck(n, iterations, differ, s.right, right))
     if first.confusion is not None:

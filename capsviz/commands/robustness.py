@@ -13,8 +13,10 @@ from capsviz.commands.common import (
     add_routing,
     check_routing,
     checked,
+    display_width,
     ensure_mnist,
     resolve,
+    table_line,
 )
 from capsviz.paths import shipped_checkpoint
 from capsviz.texts import _
@@ -140,19 +142,20 @@ def run(args: argparse.Namespace) -> int:
         print(_("test digits: {n:,} (seed {seed})", n=len(test), seed=args.seed))
         for path, name in zip(paths, models):
             print(f"{name}: {path}")
-        width = max(12, *(len(n) for n in models))
         for kind in kinds:
             if kind == "affine":  # one strength: the whole affine test set
                 label = _("affine test set")
             else:
                 unit = UNITS[kind].strip()
                 label = _(KIND_NAMES[kind]) + (f" ({unit})" if unit else "")
+            strengths = results[next(iter(models))][kind].strengths
+            names = [label, *models]
+            widths = [max(16, display_width(label)), *(max(10, display_width(n)) for n in models)]
             print()
-            print(f"{label:<16} | " + " | ".join(f"{n:>{width}}" for n in models))
-            for k, s in enumerate(results[next(iter(models))][kind].strengths):
-                cells = [f"{100 * results[n][kind].accuracy[k]:>{width - 2}.2f} %" for n in models]
-                strength = "" if kind == "affine" else f"{s:g}"
-                print(f"{strength:<16} | " + " | ".join(cells))
+            print(table_line(names, widths, left=1))
+            for k, s in enumerate(strengths):
+                cells = [f"{100 * results[n][kind].accuracy[k]:.2f} %" for n in models]
+                print(table_line(["" if kind == "affine" else f"{s:g}", *cells], widths, left=1))
     if args.plot is not None:
         with replacing(args.plot) as tmp:  # an existing plot is replaced whole or kept
             plot_curves(results, tmp)

@@ -74,7 +74,7 @@ def test_eval_of_the_first_test_images_counts_them(shipped_checkpoint):
     assert int(m.group(2)) == int((evaluate_model(model, first) == first.labels).sum())
     confusion = [list(map(int, line.split()[1:])) for line in r.stdout.splitlines()[-10:]]
     assert sum(map(sum, confusion)) == 400
-    assert re.search(r"^\s+1 \| [\d,]+ / 400 \|", r.stdout, re.M)  # the per-iteration table on the same 400
+    assert re.search(r"^\s+1 \|\s+[\d,]+ / 400 \|", r.stdout, re.M)  # the per-iteration table on the same 400
     five = capsviz("eval", "--checkpoint", str(shipped_checkpoint), "--test-images", "5")  # labels 7, 2, 1, 0, 4
     assert five.returncode == 0 and "(5 / 5)" in five.stdout, five.stderr
     assert "3: –  4: 100.00%" in five.stdout and "9: –" in five.stdout  # no accuracy for a class not among them

@@ -118,6 +118,13 @@ def test_errors_follow_the_locale(tmp_path):
 NAMES = {"MNIST", "MultiMNIST", "CNN", "CapsNet", "capsviz"}
 
 
+def bars(line: str) -> list[int]:
+    """The terminal columns of the " | " separators in ``line`` (:func:`display_width`)."""
+    from capsviz.commands.common import display_width
+
+    return [display_width(line[:k]) for k, c in enumerate(line) if c == "|"]
+
+
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA (the MNIST test set)")
 def test_eval_reads_in_chinese(shipped_checkpoint):
     """``LANG=zh_CN.UTF-8 capsviz eval --per-iteration 1``: the same figures as in English,
@@ -127,7 +134,10 @@ def test_eval_reads_in_chinese(shipped_checkpoint):
     lines = r.stdout.splitlines()
     assert lines[0] == f"检查点：{shipped_checkpoint}"
     assert "测试准确率：99.64 %（9,964 / 10,000），错误率 0.36 %" in lines
-    assert "路由迭代次数 | 正确 | 测试错误率 | 与 r = 3 不同的答案" in lines
+    # the columns line up in a terminal, where each Chinese character takes two columns
+    header = f"路由迭代次数 | {' ' * 11}正确 | 测试错误率 | 与 r = 3 不同的答案"
+    row = next(line for line in lines if line.startswith(" " * 11 + "1 | "))
+    assert header in lines and bars(header) == bars(row) == [13, 31, 44]
     assert "混淆矩阵（行：真实，列：预测）" in lines
     for line in lines[1:]:
         words = set(re.findall(r"[A-Za-z]{2,}", line)) - NAMES

@@ -165,7 +165,7 @@ def test_eval_of_a_multimnist_model_scores_the_fixed_test_pairs(widened_checkpoi
     hits = np.array([len(set(t) & set(labels)) for t, labels in zip(top2.tolist(), pairs.labels.tolist())])
     assert int(both.group(2)) == int((hits == 2).sum()) and int(one.group(2)) == int((hits >= 1).sum())
     assert int(one.group(2)) > int(both.group(2))  # a model for single digits finds one of the two
-    rows = re.findall(r"^\s+([12]) \| (\d+) / 60 \| ([\d.]+) % \| ([\d.]+) % \| (\d+)$", r.stdout, re.M)
+    rows = re.findall(r"^\s+([12]) \|\s+(\d+) / 60 \|\s+([\d.]+) % \|\s+([\d.]+) % \|\s+(\d+)$", r.stdout, re.M)
     assert [row[0] for row in rows] == ["1", "2"]
     # the last column: the pairs whose two longest capsules after r iterations are not those after the model's R
     iterations = int(re.search(r"answers other than at r = (\d+)$", r.stdout, re.M).group(1))
