@@ -94,13 +94,18 @@ def temporary_pattern(path: Path) -> str:
 def check_writable(path: str | os.PathLike) -> None:
     """Check that a file can be written at ``path``: a probe file is made and removed in its
     folder. Raises ``OSError`` naming ``path`` where the folder is missing or not writable."""
-    path = Path(path)
+    _temporary(Path(path)).unlink()
+
+
+def _temporary(path: Path) -> Path:
+    """A new empty file beside ``path``, named like :func:`temporary_pattern`. Raises
+    ``OSError`` naming ``path`` where the folder is missing or not writable."""
     try:
-        fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp" + path.suffix, dir=path.parent)
+        fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp" + path.suffix, dir=path.parent)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     os.close(fd)
-    os.unlink(probe)
+    return Path(name)
 
 
 @contextlib.contextmanager
@@ -115,12 +120,7 @@ def replacing(path: str | os.PathLike) -> Iterator[Path]:
 
     Raises ``OSError`` where the folder is missing or not writable."""
     path = Path(path)
-    try:
-        fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp" + path.suffix, dir=path.parent)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-    os.close(fd)
-    tmp = Path(name)
+    tmp = _temporary(path)
     try:
         yield tmp
         with open(tmp, "rb+") as fh:
