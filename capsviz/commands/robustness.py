@@ -145,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         for kind in kinds:
             if kind == "affine":  # one strength: the whole affine test set
                 label = _("affine test set")
+            elif kind == "scale":  # strength s: each digit grown by 1 + s or shrunk by 1 / (1 + s), at random
+                label = _("scale s (factor 1 + s or 1 / (1 + s))")
             else:
                 unit = UNITS[kind].strip()
                 label = _(KIND_NAMES[kind]) + (f" ({unit})" if unit else "")
