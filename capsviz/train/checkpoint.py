@@ -25,7 +25,6 @@ import json
 import os
 import re
 import struct
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
 from capsviz.model.capsnet import file_orders
-from capsviz.paths import replacing, temporary_pattern
+from capsviz.paths import check_writable, replacing, temporary_pattern
 from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
@@ -170,9 +169,7 @@ def check_destination(path: str | os.PathLike) -> Path:
         )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        os.unlink(probe)
+        check_writable(path)
     except OSError as exc:
         raise OSError(
             exc.errno, _("cannot write a checkpoint there ({value})", value=exc.strerror or exc), str(path)
