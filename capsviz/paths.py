@@ -14,12 +14,15 @@ Qt-free; importing this module imports neither torch nor Qt.
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import os
 import tempfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+
+from capsviz.texts import _
 
 APP_NAME = "capsviz"
 SHIPPED_CHECKPOINT_NAME = "capsnet_mnist.safetensors"
@@ -95,6 +98,24 @@ def check_writable(path: str | os.PathLike) -> None:
     """Check that a file can be written at ``path``: a probe file is made and removed in its
     folder. Raises ``OSError`` naming ``path`` where the folder is missing or not writable."""
     _temporary(Path(path)).unlink()
+
+
+def make_room(path: str | os.PathLike) -> None:
+    """Ready a file's place before any work is spent on it: create ``path``'s missing folders,
+    then :func:`check_writable`. An existing ``path`` is left as it is.
+
+    Raises ``OSError`` naming ``path``: ``ENOTDIR`` where the nearest folder above it that
+    exists is a file, else the error of creating a folder or of the probe (no permission, a
+    read-only file system)."""
+    path = Path(path)
+    folder = next((p for p in path.parents if p.exists()), None)  # the nearest that is there
+    if folder is not None and not folder.is_dir():
+        raise OSError(errno.ENOTDIR, _("{folder} is a file, not a folder", folder=folder), str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    check_writable(path)
 
 
 def _temporary(path: Path) -> Path:

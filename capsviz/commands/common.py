@@ -21,6 +21,7 @@ LIMITS = {
     "eval_batch_size": Limit(int, 1, 100_000),
     "test_pairs": Limit(int, 1, 1_000_000),
     "test_images": Limit(int, 1, 10_000),
+    "test_digits": Limit(int, 0, 10_000),
 }
 
 
@@ -72,6 +73,23 @@ def add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, d
         p.add_argument(
             "--checkpoint", type=Path, default=None, dest="checkpoint_sub", metavar="FILE", help=checkpoint_help
         )
+
+
+def check_output(path: Path, overwrite: bool, flag: str, example: str) -> None:
+    """Check a command's output file ``path`` before the command's work is spent: refuse a
+    folder (``CliError``, suggesting the file name ``example`` in it) and an existing file
+    without ``--overwrite`` (``CliError`` naming ``flag``); create its missing folders and
+    probe that a file can be written there (:func:`~capsviz.paths.make_room`, ``OSError``
+    naming ``path``)."""
+    from capsviz.paths import make_room
+
+    if path.is_dir():
+        raise CliError(
+            _("{path}: is a folder; give the file to write, e.g. {example}", path=path, example=path / example)
+        )
+    if path.exists() and not overwrite:
+        raise CliError(_("{path} exists; pass --overwrite to replace it, or give another {flag}", path=path, flag=flag))
+    make_room(path)
 
 
 def add_batch_size(p: argparse.ArgumentParser) -> None:

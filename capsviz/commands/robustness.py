@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from capsviz.commands.classify import refuse_routing_for_a_cnn
 from capsviz.commands.common import (
     CliError,
     add_batch_size,
     add_common,
     add_routing,
+    check_output,
     check_routing,
     checked,
     display_width,
@@ -53,7 +55,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     rb.add_argument(
         "--test-subset",
-        type=checked("test_subset"),
+        type=checked("test_digits"),
         default=0,
         metavar="N",
         help=_("use the first N test digits (0: all 10,000; default: 0)"),
@@ -62,6 +64,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--seed", type=checked("seed"), default=0, metavar="INT", help=_("seed of the transforms (default: 0)")
     )
     rb.add_argument("--plot", type=Path, default=None, metavar="FILE", help=_("also draw the curves into a PNG file"))
+    rb.add_argument("--overwrite", action="store_true", help=_("allow --plot to replace an existing file"))
     rb.add_argument("--json", action="store_true", help=_("print one JSON object with every figure instead of tables"))
     add_batch_size(rb)
     add_routing(rb)
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     from capsviz.data.mnist import MnistSplit, load_mnist
     from capsviz.evaluate import model_lengths
-    from capsviz.paths import check_writable, replacing
+    from capsviz.paths import replacing
     from capsviz.runtime import select_device, tune_process
     from capsviz.train.checkpoint import check_dataset_of, load_model
     from capsviz.train.robustness import plot_curves, robustness
@@ -99,10 +102,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:  # before the sweep: a file it cannot write is said at once
         if args.plot.suffix.lower() != ".png":
             raise CliError(_("--plot {path}: give a .png file", path=args.plot))
-        check_writable(args.plot)
+        check_output(args.plot, args.overwrite, "--plot", "robustness.png")
     paths = args.checkpoints or [resolve(args, "checkpoint") or shipped_checkpoint()]
     device = select_device(resolve(args, "device"))
     models = {}
+    cnns = []
     for path in paths:  # every file is checked before any is evaluated
         model, info, _state = load_model(path, device=device)  # a CapsNet or a baseline CNN
         check_dataset_of(info, "mnist", "capsviz robustness")
@@ -110,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
         while name in models:
             name += "'"
         models[name] = model
+        cnns += [info] if info.kind == "baseline" else []
+    if len(cnns) == len(paths):  # routing applies to the CapsNets among several models
+        refuse_routing_for_a_cnn(args, cnns[0])
     ensure_mnist(args, False)
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
     if args.test_subset:

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from capsviz.commands.classify import reading, refuse_routing_for_a_cnn, text
-from capsviz.commands.common import CliError, add_common, add_routing, load_model
+from capsviz.commands.common import add_common, add_routing, check_output, load_model
 from capsviz.texts import _
 
 
@@ -44,17 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from capsviz.paths import replacing
 
     out = args.out if args.out.suffix == ".npz" else args.out.with_name(args.out.name + ".npz")
-    for given in dict.fromkeys((args.out, out)):
-        if given.is_dir():
-            raise CliError(
-                _(
-                    "{path}: is a folder; give the .npz file to write, e.g. {example}",
-                    path=given,
-                    example=given / "trace.npz",
-                )
-            )
-    if out.is_file() and not args.overwrite:
-        raise CliError(_("{path} exists; pass --overwrite to replace it, or give another --out", path=out))
+    if args.out.is_dir():  # the folder named, not the file its name gives with .npz
+        check_output(args.out, args.overwrite, "--out", "trace.npz")
+    check_output(out, args.overwrite, "--out", "trace.npz")
     model, info = load_model(args, kind=None)
     refuse_routing_for_a_cnn(args, info)
     image, _source = load_input(args.image, size=model.cfg.image_size)

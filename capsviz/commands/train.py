@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 import signal
+import sys
 from pathlib import Path
 
 from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, ensure_mnist, resolve
 from capsviz.paths import user_checkpoint_dir
 from capsviz.texts import N_, _
+
+SIGPIPE = getattr(signal, "SIGPIPE", 13)  # a closed pipe's signal (POSIX); its number elsewhere
 
 TRAIN_HELP = {
     "epochs": N_("total epochs to reach (a resumed run counts the epochs it already has)"),
@@ -193,10 +197,25 @@ def run(args: argparse.Namespace) -> int:
     tune_process("train")
     if args.resume and args.init:
         raise CliError(_("use either --resume (a training checkpoint) or --init (weights only), not both"))
+    if getattr(args, "checkpoint", None) is not None:  # capsviz --checkpoint FILE train
+        raise CliError(
+            _(
+                "--checkpoint before train names the model the app opens; to train on from {path}, give "
+                "train --resume {path} (a training checkpoint) or --init {path} (weights only)",
+                path=args.checkpoint,
+            )
+        )
     data_root = resolve(args, "data_root")
+    overrides = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(TrainConfig)
+        if f.name != "device" and getattr(args, f.name, None) is not None
+    }
     for given in (args.resume, args.init):
         if given is not None:
             load_model(given)  # refuse a bad file before spending time on the data
+    if args.resume is None and args.init is None:
+        TrainConfig(**overrides)  # a setting that does not fit its data set is said before the data is read
     device = resolve(args, "device")
     parallel = distributed.launched()
     if parallel:  # one of the processes of torchrun; only rank 0 writes and prints
@@ -206,11 +225,6 @@ def run(args: argparse.Namespace) -> int:
     ensure_mnist(args, None, ask=not parallel)  # each process checks its own; only a lone one asks
     train_data = load_mnist(train=True, data_root=data_root)
     test_data = load_mnist(train=False, data_root=data_root)
-    overrides = {
-        f.name: getattr(args, f.name)
-        for f in dataclasses.fields(TrainConfig)
-        if f.name != "device" and getattr(args, f.name, None) is not None
-    }
     if device is not None:
         overrides["device"] = device
     if args.resume:
@@ -257,9 +271,25 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
     from capsviz.train.precision import why_precision
 
+    received: list[int] = []  # the stop signals, SIGPIPE for a reader that left
+
     def say(text: str) -> None:
-        if lead:
-            print(text, flush=True)
+        """Print one of the run's messages (rank 0 only) on stdout, above the progress bar.
+        Once stdout's reader has left (``capsviz train … | head -1``), the run stops after the
+        current step and saves, as on Ctrl+C, and this message and the rest go to stderr."""
+        if not lead:
+            return
+        if SIGPIPE not in received:
+            try:
+                tqdm.write(text, file=sys.stdout)
+                sys.stdout.flush()  # a pipe's reader that left is found now, not at exit
+                return
+            except BrokenPipeError:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+                received.append(SIGPIPE)
+                trainer.request_stop()
+                tqdm.write(_("standard output was closed: stopping after the current step and saving"), file=sys.stderr)
+        tqdm.write(text, file=sys.stderr)
 
     if args.init and trainer.widened:
         size = trainer.model.cfg.image_size
@@ -313,14 +343,13 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     # after the current step and autosaves; a second one aborts. Under torchrun SIGTERM stays
     # its agent's way to end the workers at once.
     stop_signals = [signal.SIGINT] + ([signal.SIGTERM] if trainer.world == 1 else [])
-    received: list[int] = []
 
     def on_stop_signal(signum, frame):
-        if signum == signal.SIGINT and lead:  # under torchrun every rank gets it; rank 0 says so
-            bar.write(_("stopping after the current step and saving (Ctrl+C again to abort)"))
-        elif lead:
+        if signum == signal.SIGINT:  # under torchrun every rank gets it; rank 0 says so
+            say(_("stopping after the current step and saving (Ctrl+C again to abort)"))
+        else:
             name = signal.Signals(signum).name
-            bar.write(_("{signal}: stopping after the current step and saving ({signal} again to abort)", signal=name))
+            say(_("{signal}: stopping after the current step and saving ({signal} again to abort)", signal=name))
         received.append(signum)
         trainer.request_stop()
         signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
@@ -339,8 +368,8 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                     img_s=f"{ev.images_per_s:.0f}",
                     lr=f"{ev.lr:.2e}",
                 )
-            elif isinstance(ev, EpochEvent) and lead:
-                bar.write(
+            elif isinstance(ev, EpochEvent):
+                say(
                     _(
                         "epoch {epoch}: {measure} {p:.2f} % ({n:,} {unit}), step {step}, saved {path}",
                         epoch=ev.epoch,
@@ -365,14 +394,14 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                         text += "\n" + _(
                             "continue with: {command}", command=_resume_command(trainer, args, ev.checkpoint)
                         )
-                    bar.write(text)
+                    say(text)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         bar.close()
     # a stop asked for and saved is a clean end: under torchrun an exit code of 0, so that its
     # agent reports no failed worker; alone, 128 + the signal's number like any interrupted
-    # command (130 for Ctrl+C, 143 for SIGTERM)
+    # command (130 for Ctrl+C, 143 for SIGTERM, 141 for a closed pipe)
     if stopped_early and trainer.world == 1:
         return 128 + int(received[0] if received else signal.SIGINT)
     return 0

@@ -8,6 +8,8 @@ from capsviz.texts import _
 IMAGE_SIZE = {"mnist": 28, "multimnist": 36}
 DATASETS = tuple(IMAGE_SIZE)
 TITLES = {"mnist": "MNIST", "multimnist": "MultiMNIST"}
+MNIST_TRAIN_IMAGES = 60_000  # the MNIST training and test sets' sizes (LeCun et al.)
+MNIST_TEST_IMAGES = 10_000
 PAIRS_PER_EPOCH = 60_000  # MultiMNIST training pairs drawn afresh for each epoch (capsviz.data.multimnist)
 
 

@@ -40,7 +40,7 @@ from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
 from capsviz.model.capsnet import file_orders
-from capsviz.paths import check_writable, replacing, temporary_pattern
+from capsviz.paths import make_room, replacing, temporary_pattern
 from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
@@ -160,16 +160,8 @@ def check_destination(path: str | os.PathLike) -> Path:
     """
     path = Path(path)
     _refuse_non_file(path)
-    folder = next((p for p in path.parents if p.exists()), None)  # the nearest that is there
-    if folder is not None and not folder.is_dir():
-        raise OSError(
-            errno.ENOTDIR,
-            _("cannot write a checkpoint there ({folder} is a file, not a folder)", folder=folder),
-            str(path),
-        )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        check_writable(path)
+        make_room(path)
     except OSError as exc:
         raise OSError(
             exc.errno, _("cannot write a checkpoint there ({value})", value=exc.strerror or exc), str(path)

@@ -17,7 +17,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from capsviz.data.datasets import IMAGE_SIZE, PAIRS_PER_EPOCH, check_dataset
+from capsviz.data.datasets import IMAGE_SIZE, MNIST_TEST_IMAGES, MNIST_TRAIN_IMAGES, PAIRS_PER_EPOCH, check_dataset
 from capsviz.model.config import PRESETS
 from capsviz.texts import _
 
@@ -86,7 +86,7 @@ class Limit:
 # The range of every numeric training setting (the CLI checks its flags against these;
 # ``offered`` is what the training panel's spin boxes go to).
 TRAIN_LIMITS = {
-    "epochs": Limit(int, 1, offered=(1, 1000)),
+    "epochs": Limit(int, 1, 10_000, offered=(1, 1000)),
     "batch_size": Limit(int, 1, offered=(1, 4096)),
     "lr": Limit(float, 0, low_open=True, offered=(1e-7, 1.0)),
     "lr_decay": Limit(float, 0, 1, low_open=True, offered=(0.5, 1.0)),
@@ -95,8 +95,8 @@ TRAIN_LIMITS = {
     "reconstruction_weight": Limit(float, 0, offered=(0.0, 1.0)),
     "max_shift": Limit(int, 0, 27, offered=(0, 6)),
     "seed": Limit(int, 0, 2**31 - 1),
-    "train_subset": Limit(int, 0, offered=(0, 60_000)),
-    "test_subset": Limit(int, 0, offered=(0, 10_000)),
+    "train_subset": Limit(int, 0, MNIST_TRAIN_IMAGES),
+    "test_subset": Limit(int, 0, 1_000_000, offered=(0, MNIST_TEST_IMAGES)),  # MultiMNIST: test pairs
     "pairs_per_epoch": Limit(int, 1, offered=(1, 10_000_000)),
 }
 
@@ -149,6 +149,14 @@ class TrainConfig:
                 raise ValueError(_("{name} {problem}", name=name, problem=problem))
         check_precision(self.precision)
         check_dataset(self.dataset)
+        if self.dataset == "mnist" and self.test_subset > MNIST_TEST_IMAGES:
+            raise ValueError(
+                _(
+                    "test_subset must be at most {n:,}, the MNIST test images (got {value!r})",
+                    n=MNIST_TEST_IMAGES,
+                    value=self.test_subset,
+                )
+            )
         if self.model not in MODELS:
             raise ValueError(
                 _("model must be one of {names} (got {given!r})", names=", ".join(MODELS), given=self.model)

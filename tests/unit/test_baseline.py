@@ -111,7 +111,8 @@ def test_a_cnn_checkpoint_round_trips_and_is_refused_where_a_capsnet_is_needed(t
 
 def test_classify_and_trace_give_a_cnns_answer_and_probabilities(tmp_path, capsys, sample):
     """Given a baseline CNN, classify and trace answer with the CNN's class and probabilities
-    (trace saves what a CNN has, and says so); asking it to route is refused in one line."""
+    (trace saves what a CNN has, and says so); asking it to route is refused in one line, by
+    robustness too when the CNN is its only model."""
     from PIL import Image
 
     from capsviz.cli import main
@@ -135,7 +136,7 @@ def test_classify_and_trace_give_a_cnns_answer_and_probabilities(tmp_path, capsy
         assert sorted(trace) == ["input", "prediction", "probabilities"]
         assert int(trace["prediction"]) == expected.argmax() and trace["input"].shape == (28, 28)
         np.testing.assert_allclose(trace["probabilities"], expected, atol=1e-5)
-    for args in (("trace", str(image), "--out", str(tmp_path / "r.npz")), ("classify", str(image))):
+    for args in (("trace", str(image), "--out", str(tmp_path / "r.npz")), ("classify", str(image)), ("robustness",)):
         assert main([*args, "--checkpoint", str(path), "--routing-iterations", "2"]) == 2
         err = capsys.readouterr().err.strip()
         assert err == "error: cnn.safetensors is a baseline CNN: it has no routing; leave out --routing-iterations"

@@ -190,6 +190,36 @@ def test_train_sigterm_saves_the_run_like_ctrl_c(tmp_path):
     assert 3 <= load_checkpoint(out)[1].step < 40
 
 
+@pytest.mark.skipif(
+    mnist_root() is None or sys.platform == "win32", reason="needs CAPSVIZ_DATA with MNIST; POSIX pipes"
+)
+def test_train_whose_reader_leaves_stops_and_saves(tmp_path):
+    """`capsviz train … | head -1`: once stdout's reader has left, the run stops after its
+    step and saves, as on Ctrl+C, says so and how to go on on stderr, and exits with 141
+    (128 + SIGPIPE)."""
+    import os
+
+    out = tmp_path / "run.safetensors"
+    args = ["train", "--epochs", "2", "--batch-size", "32", "--train-subset", "320", "--test-subset", "100"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "capsviz", *args, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "LANGUAGE": "en"},
+    )
+    first = p.stdout.readline()  # as `| head -1` reads, then leaves
+    p.stdout.close()
+    stderr = p.stderr.read()
+    assert p.wait(timeout=300) == 141, stderr[-2000:]
+    assert first.startswith("training on cpu in ")
+    assert "standard output was closed: stopping after the current step and saving" in stderr
+    assert f"\ncontinue with: capsviz train --resume {out}\n" in stderr and "Traceback" not in stderr
+    step = load_checkpoint(out)[1].step
+    assert step in (0, 10)  # at the message after the first line, or at the first epoch's
+    assert re.search(rf"stopped at step {step}; checkpoint {re.escape(str(out))}\n", stderr)
+
+
 @pytest.mark.slow
 def test_trace_export(tmp_path, shipped_checkpoint):
     from PIL import Image
@@ -225,7 +255,8 @@ def test_trace_export(tmp_path, shipped_checkpoint):
 
 def test_a_full_disk_keeps_the_trace_and_plot_there_and_says_so_in_a_line(tmp_path, monkeypatch, capsys):
     """trace --overwrite on a full disk: the old trace stays whole, one line names it; a plot
-    that is not a PNG, or whose folder is missing, is refused before any sweep."""
+    that is not a PNG, under a file, a folder, or an existing file without --overwrite, is
+    refused before any sweep."""
     from PIL import Image
 
     from capsviz.cli import main
@@ -248,12 +279,22 @@ def test_a_full_disk_keeps_the_trace_and_plot_there_and_says_so_in_a_line(tmp_pa
         "seven.png",
         "trace.npz",
     ]
+    (tmp_path / "earlier.png").write_bytes(b"an earlier plot")
+    folder_plot = tmp_path / "a.png" / "robustness.png"
     for plot, line in (
         (tmp_path / "curves.txt", f"error: --plot {tmp_path / 'curves.txt'}: give a .png file"),
-        (tmp_path / "none" / "c.png", f"error: {tmp_path / 'none' / 'c.png'}: No such file or directory"),
+        (img / "c.png", f"error: {img / 'c.png'}: {img} is a file, not a folder"),
+        (
+            tmp_path / "earlier.png",
+            f"error: {tmp_path / 'earlier.png'} exists; pass --overwrite to replace it, or give another --plot",
+        ),
+        (tmp_path / "a.png", f"error: {tmp_path / 'a.png'}: is a folder; give the file to write, e.g. {folder_plot}"),
     ):
+        if plot.name == "a.png":
+            plot.mkdir()
         assert main(["robustness", "--plot", str(plot), "--test-subset", "10"]) == 2
         assert capsys.readouterr().err == line + "\n"
+    assert (tmp_path / "earlier.png").read_bytes() == b"an earlier plot"
 
 
 def test_ctrl_c_while_the_libraries_load_ends_in_a_line(monkeypatch, capsys):

@@ -296,11 +296,20 @@ def test_run_py_stamps_an_environment_only_when_torch_and_torchvision_work(tmp_p
             "argument --routing-iterations: must be an integer in [1, 100] (got 0)",
         ),
         (["train", "--batch-size", "0"], "argument --batch-size: must be an integer >= 1 (got 0)"),
-        (["train", "--epochs", "0"], "argument --epochs: must be an integer >= 1 (got 0)"),
+        (["train", "--epochs", "0"], "argument --epochs: must be an integer in [1, 10,000] (got 0)"),
+        (["train", "--epochs", "100000"], "argument --epochs: must be an integer in [1, 10,000] (got 100000)"),
+        (
+            ["train", "--train-subset", "60001"],
+            "argument --train-subset: must be an integer in [0, 60,000] (got 60001)",
+        ),
+        (
+            ["robustness", "--test-subset", "10001"],
+            "argument --test-subset: must be an integer in [0, 10,000] (got 10001)",
+        ),
         (["train", "--lr", "nan"], "argument --lr: must be a number > 0 (got nan)"),
         (["train", "--lr-decay", "1.5"], "argument --lr-decay: must be a number in (0, 1] (got 1.5)"),
         (["train", "--max-shift", "-1"], "argument --max-shift: must be an integer in [0, 27] (got -1)"),
-        (["train", "--epochs", "two"], "argument --epochs: must be an integer >= 1 (got 'two')"),
+        (["train", "--epochs", "two"], "argument --epochs: must be an integer in [1, 10,000] (got 'two')"),
         (["train", "--seed", "-1"], "argument --seed: must be an integer in [0, 2,147,483,647] (got -1)"),
         (
             ["trace", "x.png", "--out", "t", "--routing-iterations", "101"],
@@ -325,7 +334,23 @@ def test_every_numeric_training_flag_has_a_limit_and_the_config_names_one_field(
     assert sorted(numeric) == sorted(TRAIN_LIMITS)
     with pytest.raises(ValueError) as err:
         TrainConfig(epochs=0, batch_size=0, routing_iterations=0)
-    assert str(err.value) == "epochs must be an integer >= 1 (got 0)"
+    assert str(err.value) == "epochs must be an integer in [1, 10,000] (got 0)"
+    with pytest.raises(ValueError) as err:  # MNIST has 10,000 test digits; MultiMNIST draws its test pairs
+        TrainConfig(test_subset=10_001)
+    assert str(err.value) == "test_subset must be at most 10,000, the MNIST test images (got 10001)"
+    assert TrainConfig(dataset="multimnist", test_subset=20_000).test_subset == 20_000
+
+
+def test_a_test_subset_beyond_mnist_and_a_checkpoint_before_train_are_refused_before_the_data(tmp_path):
+    no_data = str(tmp_path / "no-data")
+    r = capsviz("train", "--test-subset", "10001", "--data-root", no_data)
+    assert r.returncode == 2
+    assert r.stderr == "error: test_subset must be at most 10,000, the MNIST test images (got 10001)\n"
+    r = capsviz("--checkpoint", "mine.safetensors", "train", "--data-root", no_data)
+    assert r.returncode == 2 and r.stderr == (
+        "error: --checkpoint before train names the model the app opens; to train on from mine.safetensors, give "
+        "train --resume mine.safetensors (a training checkpoint) or --init mine.safetensors (weights only)\n"
+    )
 
 
 # -- 7. trace says what it wrote -------------------------------------------------------------------
@@ -346,6 +371,11 @@ def test_trace_names_the_file_written_refuses_a_folder_and_rounds_the_lengths(tm
     r = capsviz("trace", str(image), "--out", str(folder))
     assert r.returncode == 2 and r.stderr.startswith(f"error: {folder}: is a folder")
     assert list(folder.iterdir()) == [] and not (tmp_path / "traces.npz").exists()
+    r = capsviz("trace", str(image), "--out", str(tmp_path / "new" / "deeper" / "t.npz"))  # as train --out does
+    assert r.returncode == 0, r.stderr
+    assert [p.name for p in (tmp_path / "new" / "deeper").iterdir()] == ["t.npz"]
+    r = capsviz("trace", str(image), "--out", str(image / "t.npz"))
+    assert r.returncode == 2 and r.stderr == f"error: {image / 't.npz'}: {image} is a file, not a folder\n"
 
 
 # -- 8. --init with nothing left to train ----------------------------------------------------------
