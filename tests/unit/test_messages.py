@@ -83,7 +83,8 @@ def test_help_follows_the_locale():
     assert en.stdout.startswith("usage: capsviz") and "show this help message and exit" in en.stdout
     # a command's own help, with its ranges from the training settings
     train = capsviz("train", "--help", language="zh_CN.UTF-8")
-    assert "要达到的总轮数（恢复的训练计入已完成的轮数）；≥ 1 的整数（默认：10）" in train.stdout
+    assert "要达到的总轮数（恢复的训练计入已完成的轮数）；[1, 10,000] 内的整数（默认：10）" in train.stdout
+    assert "每个优化步的图像数；≥ 1 的整数（默认：128）" in train.stdout
     # argparse's headings end in the language's own colon, a subcommand's too
     classify = capsviz("classify", "--help", language="zh_CN.UTF-8")
     assert "\n位置参数：\n" in classify.stdout and "\n选项：\n" in classify.stdout and "选项:" not in classify.stdout
@@ -104,8 +105,8 @@ def test_errors_follow_the_locale(tmp_path):
         == "capsviz eval：错误：参数 --routing-iterations：必须是 [1, 100] 内的整数（得到 0）"
     )
     # a space between the Chinese and a range's first sign, as before a bracket
-    low = capsviz("train", "--epochs", "0", language="zh_CN.UTF-8")
-    assert low.stderr.splitlines()[-1] == "capsviz train：错误：参数 --epochs：必须是 ≥ 1 的整数（得到 0）"
+    low = capsviz("train", "--batch-size", "0", language="zh_CN.UTF-8")
+    assert low.stderr.splitlines()[-1] == "capsviz train：错误：参数 --batch-size：必须是 ≥ 1 的整数（得到 0）"
     # the app's own options: a device refused before Qt starts (no display is needed to say so)
     device = capsviz("--device", "quantum", language="zh_CN.UTF-8")
     assert device.returncode == 2
