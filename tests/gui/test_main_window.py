@@ -87,6 +87,38 @@ def test_pose_slider_changes_the_reconstruction(window, qtbot):
     np.testing.assert_allclose(pose.reconstruction, before, atol=1e-6)
 
 
+def test_the_pose_and_transform_sliders_move_by_keys_one_tab_stop_each(window, qtbot):
+    """Without a mouse: an arrow moves a slider by its step, a Page key by ten, Home and End
+    to its ends, and the reconstruction follows; Tab goes from one slider to the next."""
+    pose = window.pose_view
+    before, v_before = pose.reconstruction.copy(), pose.pose().copy()
+    slider = pose.sliders[4]
+    slider.setFocus()  # its slider inside takes the focus
+    inner = window.focusWidget()
+    assert inner is slider._slider
+    step = slider.singleStep()
+    qtbot.keyClick(inner, Qt.Key.Key_Right)
+    assert slider.value() == pytest.approx(step) and pose.pose()[4] - v_before[4] == pytest.approx(step)
+    qtbot.keyClick(inner, Qt.Key.Key_PageUp)
+    assert slider.value() == pytest.approx(11 * step)
+    assert np.abs(pose.reconstruction - before).max() > 0.01
+    qtbot.keyClick(inner, Qt.Key.Key_End)
+    assert slider.value() == slider.maximum() > 0
+    qtbot.keyClick(inner, Qt.Key.Key_Down)
+    assert slider.value() == pytest.approx(slider.maximum() - step)
+    qtbot.keyClick(inner, Qt.Key.Key_Home)
+    assert slider.value() == slider.minimum() < 0
+    qtbot.keyClick(inner, Qt.Key.Key_Tab)
+    assert window.focusWidget() is pose.sliders[5]._slider
+    rotate = window.transform_view.sliders["rotation"]
+    rotate.setFocus()
+    for _ in range(3):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Left)
+    assert rotate.value() == pytest.approx(-3 * rotate.singleStep()) and rotate.value() < 0
+    qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Home)
+    assert rotate.value() == rotate.minimum()
+
+
 def test_iteration_selector_changes_the_coefficients(window, qtbot):
     view = window.routing_view
     inf = window.core.inference

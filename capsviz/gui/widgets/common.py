@@ -341,16 +341,52 @@ def graphics_panel(
     return panel, title_item
 
 
+class SliderKeys(QObject):
+    """The keys of a slider for a superqt float slider, as an event filter on it: an arrow
+    moves it by its single step (Right and Up add), Page Up and Page Down by its page step,
+    Home and End to its ends. superqt's float slider leaves them to QSlider, whose integer
+    value it does not read, so without this the keys move nothing."""
+
+    def eventFilter(self, slider, event) -> bool:
+        if event.type() != QEvent.Type.KeyPress:
+            return False
+        key, single, page = event.key(), slider.singleStep(), slider.pageStep()
+        moves = {
+            Qt.Key.Key_Right: single,
+            Qt.Key.Key_Up: single,
+            Qt.Key.Key_Left: -single,
+            Qt.Key.Key_Down: -single,
+            Qt.Key.Key_PageUp: page,
+            Qt.Key.Key_PageDown: -page,
+        }
+        if key == Qt.Key.Key_Home:
+            slider.setValue(slider.minimum())
+        elif key == Qt.Key.Key_End:
+            slider.setValue(slider.maximum())
+        elif key in moves:
+            slider.setValue(slider.value() + moves[key])  # the slider bounds it to its range
+        else:
+            return False
+        return True
+
+
 def offset_slider(
     low: float, high: float, value: float, decimals: int, step: float, tip: str = ""
 ) -> QLabeledDoubleSlider:
     """A horizontal slider over ``low``..``high`` at ``value``, its value shown beside it with
-    ``decimals``, moved by ``step`` a key press; tooltip ``tip``."""
+    ``decimals``, moved by ``step`` an arrow key and by ten steps a Page key (Home and End:
+    its ends); one Tab stop, its slider (the value box takes a click); tooltip ``tip``."""
     slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
     slider.setRange(low, high)
     slider.setDecimals(decimals)
     slider.setSingleStep(step)
+    slider.setPageStep(10 * step)
     slider.setValue(value)
+    inner = slider._slider
+    inner.installEventFilter(keys := SliderKeys(slider))
+    slider.keys = keys  # kept with the slider
+    slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # focus goes to the slider inside
+    slider.setFocusProxy(inner)
     if tip:
         slider.setToolTip(tip)
     return slider
