@@ -36,6 +36,9 @@ def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 (the name Q
 
 # pyqtgraph's own texts on the plots, by the context pyqtgraph translates them in
 PYQTGRAPH = {QT_TRANSLATE_NOOP("GraphicsScene", "Export..."): "GraphicsScene"}
+# Qt's own file dialog (where the desktop offers no native one): the labels Qt's Chinese
+# catalogue (qtbase_zh_CN) lacks, translated in capsviz's, which Qt consults too
+QT_FILE_DIALOG = (QT_TRANSLATE_NOOP("QFileDialog", "&Look in:"), QT_TRANSLATE_NOOP("QFileDialog", "Files of &type:"))
 
 
 def tr(text: str, **fields) -> str:

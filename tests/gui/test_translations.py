@@ -93,6 +93,18 @@ def test_no_english_is_left_in_chinese(chinese, qtbot):
     assert sorted(set(found)) == []
 
 
+def test_qts_own_file_dialog_speaks_chinese_too(chinese, qtbot):
+    """Where the desktop offers no native file dialog, Qt's own is shown: its labels come from
+    Qt's catalogue, and the two it lacks from capsviz's."""
+    from PySide6.QtWidgets import QFileDialog, QLabel
+
+    dialog = QFileDialog(chinese, "", "", "PNG (*.png)")
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog)
+    qtbot.addWidget(dialog)
+    labels = [label.text() for label in dialog.findChildren(QLabel) if label.text()]
+    assert labels == ["查找范围(&L)：", "文件名称(&N)：", "文件类型(&T)："]
+
+
 def test_the_cores_errors_follow_the_language_of_the_app(chinese, qtbot, tmp_path):
     """A checkpoint the core refuses is refused in the app's language: the dialog's title from
     the app's catalogue, the reason from the core's (gettext, capsviz.texts)."""

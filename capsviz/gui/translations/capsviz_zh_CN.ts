@@ -1941,4 +1941,15 @@ Sabour、Frosst 与 Hinton（2017），Dynamic Routing Between Capsules，arXiv:
         <translation>导出…</translation>
     </message>
 </context>
+<context>
+    <name>QFileDialog</name>
+    <message>
+        <source>&amp;Look in:</source>
+        <translation>查找范围(&amp;L)：</translation>
+    </message>
+    <message>
+        <source>Files of &amp;type:</source>
+        <translation>文件类型(&amp;T)：</translation>
+    </message>
+</context>
 </TS>
