@@ -119,6 +119,22 @@ def test_the_pose_and_transform_sliders_move_by_keys_one_tab_stop_each(window, q
     assert rotate.value() == rotate.minimum()
 
 
+def test_the_tab_key_reaches_the_controls_and_no_plot(window, qtbot):
+    """Tab goes round the controls: the plots and images, which take no keys, are no stops."""
+    import pyqtgraph as pg
+
+    window.routing_view.iteration.setFocus()
+    stops = []
+    for _ in range(300):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        if window.focusWidget() in stops:
+            break
+        stops.append(window.focusWidget())
+    assert window.focusWidget() is stops[0] and len(stops) > 40  # the whole round
+    assert [w for w in stops if isinstance(w, pg.GraphicsView)] == []
+    assert {s._slider for s in window.pose_view.sliders} <= set(stops)
+
+
 def test_iteration_selector_changes_the_coefficients(window, qtbot):
     view = window.routing_view
     inf = window.core.inference

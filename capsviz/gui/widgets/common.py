@@ -199,6 +199,13 @@ def name_answer(choice: QComboBox, name: str, digit: int | None) -> None:
     choice.setItemText(0, name if digit is None else tr("{name} ({k})", name=name, k=digit))
 
 
+def off_the_tab_chain(view: pg.GraphicsView) -> pg.GraphicsView:
+    """``view``, taken off the Tab key's chain (pyqtgraph gives every view the keyboard focus,
+    and capsviz's views take no keys): a click still gives it the focus. Returns ``view``."""
+    view.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+    return view
+
+
 def plot(
     title: str | None = None,
     *,
@@ -216,7 +223,7 @@ def plot(
     pixels: tick labels of another width would lay the plot out again on every update (and
     plots stacked with the same width line up). ``sparse``: its labelled ticks kept apart
     (:func:`sparse_ticks`). ``y_range`` (low, high): a fixed y range, with a 2 % margin."""
-    widget = pg.PlotWidget()
+    widget = off_the_tab_chain(pg.PlotWidget())
     if y_range is not None:
         widget.setYRange(*y_range, padding=0.02)
     if title is not None:
@@ -329,7 +336,7 @@ def graphics_panel(
     default unless given) and ``title`` in its first row (``label``: the options of
     ``addLabel``, such as ``size`` and ``colspan``): (layout, title). With ``wrap``, the
     title is a :class:`WrappedLabel` at least ``wrap`` pixels wide."""
-    panel = pg.GraphicsLayoutWidget()
+    panel = off_the_tab_chain(pg.GraphicsLayoutWidget())
     panel.setBackground("k")
     if margins is not None:
         panel.ci.setContentsMargins(*margins)
@@ -605,6 +612,7 @@ class ImagePanel(pg.GraphicsLayoutWidget):
         parent=None,
     ) -> None:
         super().__init__(parent)
+        off_the_tab_chain(self)
         self.setBackground("k")
         self.ci.setContentsMargins(2, 2, 2, 2)
         self.title = self.addLabel(title, row=0, col=0, size="9pt")

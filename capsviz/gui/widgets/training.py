@@ -25,7 +25,17 @@ from capsviz import explanations
 from capsviz.data.datasets import TITLES
 from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
-from capsviz.gui.widgets.common import VerticalScroll, column, fit_view, image_view, plot, row, set_label, settle
+from capsviz.gui.widgets.common import (
+    VerticalScroll,
+    column,
+    fit_view,
+    image_view,
+    off_the_tab_chain,
+    plot,
+    row,
+    set_label,
+    settle,
+)
 from capsviz.model.inference import Gallery, tile_grid
 from capsviz.model.pairs import red_green
 from capsviz.runtime import available_devices
@@ -108,6 +118,7 @@ class ReconstructionGallery(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        off_the_tab_chain(self)
         self.setBackground("k")
         self.ci.setContentsMargins(2, 2, 2, 2)
         self.title = self.addLabel(gallery_caption(None), row=0, col=0, size="8pt")
