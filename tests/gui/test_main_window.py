@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QPushButton
 
@@ -1067,8 +1067,8 @@ def test_the_play_button_says_what_a_click_does(window, qtbot):
 
 
 def test_the_margin_lines_names_stand_in_front_of_the_bars(window, qtbot):
-    """m⁺ and m⁻ at the plot's right end: bar 9 (and the CNN's beside it) reaching past the
-    lines does not hide their names."""
+    """m⁺ and m⁻ where the bars at both ends reach past the lines: the bars do not hide their
+    names."""
     import pyqtgraph as pg
 
     view = window.lengths_view
@@ -1092,6 +1092,31 @@ def test_the_margin_lines_names_stand_in_front_of_the_bars(window, qtbot):
         assert ground.style() != Qt.BrushStyle.NoBrush and ground.color().alpha() >= 190
         assert ground.color().lightness() < 30
         assert contrast(line.label.color, pg.mkColor(0, 0, 0)) >= 4.5, line.label.color.getRgb()
+
+
+def test_the_margin_lines_names_keep_off_a_long_last_bar(window, qtbot):
+    """A 9 (bar 9 past both lines) has m⁺ and m⁻ named at the plot's left end, over no bar;
+    a 0 has them at the right end."""
+    view = window.lengths_view
+    view.set_baseline(None)
+
+    def names_at(answer: int) -> tuple[list[float], list[int]]:
+        """The names' centres (x in classes) and the classes whose bars they cover."""
+        lengths = np.full((3, 10), 0.05, np.float32)
+        lengths[:, answer] = 0.95
+        view.set_lengths(lengths)
+        settle(qtbot, window)
+        vb = view.bars_plot.plotItem.vb
+        rects = [vb.mapSceneToView(line.label.mapRectToScene(line.label.boundingRect())).boundingRect()
+                 for line in view.margin_lines]  # fmt: skip
+        width = view.bars.opts["width"]  # each bar: (k - width / 2, 0) to (k + width / 2, its length)
+        under = [k for r in rects for k in range(10) if r.intersects(QRectF(k - width / 2, 0, width, lengths[-1, k]))]
+        return [r.center().x() for r in rects], under
+
+    xs, under = names_at(9)
+    assert all(x < 0.5 for x in xs) and under == [], xs  # left of bar 0's middle, over no bar
+    xs, under = names_at(0)
+    assert all(x > 8.5 for x in xs) and under == [], xs
 
 
 def contrast(a, b) -> float:

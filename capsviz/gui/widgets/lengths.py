@@ -44,8 +44,9 @@ BAR = (90, 140, 200)
 PREDICTED = (250, 180, 40)
 CNN_BAR = (190, 110, 210)  # the baseline CNN's probabilities, to the right of each capsule's bar
 CNN_PREDICTED = (250, 120, 120)
-# the margin loss's levels, each named at the right end of its dashed line, inside the band
-# between the lines (m⁺ under its line, m⁻ over it: never clipped by the plot's edge)
+# the margin loss's levels, each named at the right end of its dashed line (the left one when
+# the last class's bars are the taller), inside the band between the lines (m⁺ under its
+# line, m⁻ over it: never clipped by the plot's edge)
 MARGIN_LABELS = ((M_PLUS, "m⁺", (1, 0)), (M_MINUS, "m⁻", (1, 1)))
 
 
@@ -122,6 +123,17 @@ class LengthsView(QWidget, InferenceView):
             if line.label.isVisible() != fits:  # pyqtgraph sets its text again whenever it is shown
                 line.label.setVisible(fits)
 
+    def _place_margin_labels(self) -> None:
+        """m⁺ and m⁻ at the end of their lines whose class's bars (0 at the left, 9 at the
+        right; the capsule's and the CNN's) are the shorter: a name covers no answer's bar."""
+        heights = [self.lengths] + ([] if self.baseline is None else [self.baseline])
+        left = max(h[9] for h in heights) > max(h[0] for h in heights)
+        for line, (_y, _name, (_x, above)) in zip(self.margin_lines, MARGIN_LABELS, strict=True):
+            anchor = (0 if left else 1, above)
+            if line.label.anchors[0] != anchor:
+                line.label.anchors = [anchor, anchor]
+                line.label.setPosition(0.0 if left else 1.0)
+
     def _draw_bars(self) -> None:
         self.set_bars(None if self.inference is None else self.inference.lengths[-1])
 
@@ -149,6 +161,7 @@ class LengthsView(QWidget, InferenceView):
             picked = longest(self.baseline, self.answers)  # the CNN's answers (a tie: the lower class)
             brushes = [CNN_PREDICTED if k in picked else CNN_BAR for k in range(10)]
             self.cnn_bars.setOpts(height=self.baseline, brushes=brushes)
+        self._place_margin_labels()
 
     def _draw_primary(self) -> None:
         self.set_primary(None if self.inference is None else self.inference.u_lengths)
@@ -218,6 +231,7 @@ class LengthsView(QWidget, InferenceView):
         self.lengths = np.array(final, np.float32)
         picked = longest(self.lengths, self.answers)  # the capsules the model names
         self.bars.setOpts(height=self.lengths, brushes=[PREDICTED if k in picked else BAR for k in range(10)])
+        self._place_margin_labels()
 
     def set_iterations(self, lengths: np.ndarray | None) -> None:
         """``lengths``: (R, 10) capsule lengths per routing iteration, one curve per class; None clears."""
