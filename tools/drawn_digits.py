@@ -24,33 +24,11 @@ import os
 import numpy as np
 from PIL import Image
 
+from capsviz.data.preprocess import thin
+
 SCALE = 10  # canvas px per MNIST px: a 20 px MNIST digit is 200 px tall on the 280 px canvas
 MIN_STROKE = 12  # canvas px: shorter branches of a skeleton are thinning's spurs, not strokes
 STEPS = (3, 15)  # canvas px between mouse events: a slow and a fast hand
-
-
-def thin(binary: np.ndarray) -> np.ndarray:
-    """Zhang-Suen thinning of a (H, W) bool image to a one-pixel-wide skeleton (bool)."""
-    b = np.pad(binary.astype(np.uint8), 1)
-    while True:
-        changed = False
-        for first in (True, False):
-            p2, p3, p4 = b[:-2, 1:-1], b[:-2, 2:], b[1:-1, 2:]
-            p5, p6, p7 = b[2:, 2:], b[2:, 1:-1], b[2:, :-2]
-            p8, p9 = b[1:-1, :-2], b[:-2, :-2]
-            ring = [p2, p3, p4, p5, p6, p7, p8, p9, p2]
-            count = sum(ring[:-1])
-            transitions = sum((ring[k] == 0) & (ring[k + 1] == 1) for k in range(8))
-            if first:
-                side = (p2 * p4 * p6 == 0) & (p4 * p6 * p8 == 0)
-            else:
-                side = (p2 * p4 * p8 == 0) & (p2 * p6 * p8 == 0)
-            remove = (b[1:-1, 1:-1] == 1) & (count >= 2) & (count <= 6) & (transitions == 1) & side
-            if remove.any():
-                b[1:-1, 1:-1][remove] = 0
-                changed = True
-        if not changed:
-            return b[1:-1, 1:-1].astype(bool)
 
 
 def _neighbours(pixels: set[tuple[int, int]], p: tuple[int, int]) -> list[tuple[int, int]]:

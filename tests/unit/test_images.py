@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -15,6 +16,7 @@ from capsviz.data.mnist import load_sample
 from capsviz.data.preprocess import preprocess_ink
 from capsviz.model.inference import capsule_lengths
 
+from ..conftest import ROOT
 from .test_cli import capsviz
 
 
@@ -156,3 +158,51 @@ def test_a_grey_png_holds_the_image_in_8_bits_each_pixel_scaled(tmp_path):
 def test_grey_levels_round_to_8_bits_and_clip_what_is_outside():
     levels = grey_levels(np.array([[0.0, 0.5, 0.1], [1.0, 2.0, np.nan]], np.float64))
     assert levels.dtype == np.uint8 and levels.tolist() == [[0, 128, 26], [255, 255, 0]]
+
+
+def written(digit: int, width: int) -> np.ndarray:
+    """``digit``'s pen path drawn ``width`` px wide in black on a white 400 px page, uint8
+    (``tools/fine_lines.py``)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from fine_lines import written as on_a_page
+
+    return on_a_page(digit, width)
+
+
+def mass_per_length(x: np.ndarray) -> float:
+    """Ink mass over the skeleton's pixel count of a 28x28 input, at 8x (model pixels)."""
+    from capsviz.data.preprocess import thin
+
+    big = np.asarray(Image.fromarray(x, mode="F").resize((224, 224), Image.Resampling.BILINEAR))
+    return float(x.sum()) / (thin(big >= 0.3 * big.max()).sum() / 8)
+
+
+@pytest.mark.parametrize("width", [1, 3])
+def test_a_fine_liners_digits_are_drawn_again_at_mnists_width_and_read(model, tmp_path, width):
+    """Lines 1 and 3 px wide on a 400 px page come out 0.1-0.3 px wide in 28x28, fainter than
+    any MNIST digit; their centre line is drawn again with MNIST's pen (2.35 px), and each
+    digit reads as itself with a capsule longer than 0.5."""
+    from capsviz.data.preprocess import RESTROKE_BELOW, STROKE_WIDTH
+
+    for digit in (0, 1, 2, 4, 7):
+        path = tmp_path / f"{digit}.png"
+        Image.fromarray(written(digit, width)).save(path)
+        answer, x = predict(model, path)
+        assert answer == digit and capsule_lengths(model, x[None])[0].max() > 0.5
+        assert mass_per_length(x) > RESTROKE_BELOW and abs(mass_per_length(x) - STROKE_WIDTH) < 0.8
+        assert x.max() > 0.95  # full ink, not a faint trace
+
+
+def test_strokes_of_mnists_width_are_scaled_as_they_are(digits):
+    """Lines 40 px wide on the 400 px page (about 3 px in 28x28) and MNIST digits are scaled
+    into the box as they are, not drawn again."""
+    from capsviz.data.preprocess import BOX, _restroked
+
+    for digit in (0, 1, 2, 4, 7):
+        page = 255 - written(digit, 40)  # light ink on dark: the crop is the ink's box
+        rows, cols = np.flatnonzero((page > 12).any(1)), np.flatnonzero((page > 12).any(0))
+        crop = page[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1].astype(np.float32) / 255
+        assert _restroked(crop) is None, (digit, 40 * BOX / max(crop.shape))
+    for image in digits[0]:
+        crop = image[4:24, 4:24].astype(np.float32) / 255
+        assert _restroked(crop) is None
