@@ -81,6 +81,7 @@ KINDS = {
 
 
 WINDOW_SIZE = (1600, 1000)  # pixels: the window's size on a first start, where the screen has room
+BOTTOM_DOCKS_HEIGHT = 492  # pixels: the least the bottom docks get on a first start there
 
 
 def first_window_size(width: int, height: int) -> QSize:
@@ -319,8 +320,12 @@ class MainWindow(QMainWindow):
         # a few pixels to spare (resizeDocks leaves a dock a pixel short of the width it asks)
         pose = self.docks["pose"].sizeHint().width() + 8
         self.resizeDocks([self.docks["lengths"], self.docks["pose"]], [364, pose], Qt.Orientation.Horizontal)
-        # the bottom docks high enough for the whole training form at the first start's size, in either language
-        self.resizeDocks([self.docks["routing"]], [492], Qt.Orientation.Vertical)
+        # the bottom docks high enough for the whole training form at the first start's size, in
+        # either language and in a font of taller lines (Noto Sans CJK, a Chinese desktop's)
+        title = self.docks["training"].sizeHint().height() - self.training_stack.sizeHint().height()
+        form = max(panel.form_height() for panel in self.training_panels.values())
+        bottom = max(BOTTOM_DOCKS_HEIGHT, title + form + 2)  # resizeDocks may leave a dock a pixel short
+        self.resizeDocks([self.docks["routing"]], [bottom], Qt.Orientation.Vertical)
         # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
         # Qt 6 leaves a second, stray tab bar drawn over the other docks.
         self._add_dock("votes", tr("Votes"), self.votes_view, None)

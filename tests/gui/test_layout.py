@@ -247,6 +247,40 @@ def test_no_plot_text_or_control_is_cut_off_with_overlapping_digits(window, qtbo
         assert all(width >= common - 2 for width, _ in widths), widths
 
 
+def test_the_training_form_shows_whole_in_a_font_of_taller_lines(qtbot, shipped_checkpoint, tmp_path):
+    """A Chinese desktop makes Noto Sans CJK the interface font, its lines taller than DejaVu
+    Sans's (the digits' form 493 px against 436): with the app's font at 1.3 times its size,
+    the form taller than the bottom docks' least, the first start gives the bottom docks the
+    height it asks, both kinds' forms show whole and the canvas stays whole."""
+    from PySide6.QtGui import QFont
+
+    from capsviz.gui.main_window import MainWindow
+    from tests.gui.conftest import temp_settings
+
+    app = QApplication.instance()
+    font = app.font()
+    taller = QFont(font)
+    taller.setPointSizeF(font.pointSizeF() * 1.3)
+    app.setFont(taller)
+    try:
+        window = MainWindow(checkpoint=shipped_checkpoint, device="cpu", settings=temp_settings(tmp_path))
+        window.confirm_close = lambda: True
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        settle(qtbot, window)
+        panel = window.training_panel
+        assert panel.form_height() > 492  # taller than the bottom docks' least on a first start
+        assert panel.form_area.verticalScrollBar().maximum() == 0
+        assert window.input_panel.canvas.width() == CANVAS_SIZE
+        window.show_kind("multimnist")
+        qtbot.waitUntil(lambda: not window.core.loading, timeout=60000)
+        settle(qtbot, window)
+        assert window.training_panel.form_area.verticalScrollBar().maximum() == 0
+    finally:
+        app.setFont(font)
+
+
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize("size", [(1366, 700), pytest.param((1280, 640), marks=pytest.mark.slow)])
 def test_drawing_both_digits_of_a_pair_keeps_the_window_on_a_small_screen(window, qtbot, size, language):

@@ -252,6 +252,7 @@ class TrainingPanel(QWidget):
         self.status = QLabel(tr("idle"), wordWrap=True)
         buttons = row(self.start_button, self.pause_button, self.stop_button)
         left = column(self.form_area, buttons, self.progress, self.status, 1)
+        self.form_column = left
 
         # The two plots are stacked, each as wide as the panel allows: curves over training
         # steps want width, and a narrow plot cuts its legend off. Their y-axis labels name them;
@@ -290,6 +291,11 @@ class TrainingPanel(QWidget):
         }  # by file name
         self.reset_curves()
         self.set_running(False)
+
+    def form_height(self) -> int:
+        """The panel's height in pixels that shows its whole form, its buttons and its status."""
+        margins = self.layout().contentsMargins()
+        return self.form_column.sizeHint().height() + margins.top() + margins.bottom()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
