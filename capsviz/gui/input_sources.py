@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QIODevice, QMimeData, QObject
+from PySide6.QtCore import QBuffer, QIODevice, QMimeData, QObject, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
@@ -91,8 +91,14 @@ class InputSources(QObject):
             self.open_image(path)
 
     def open_mime(self, mime: QMimeData) -> bool:
-        """Open what a drop or the clipboard holds: a local image file, or image data."""
+        """Open what a drop or the clipboard holds: a local image file (a file URL, or a path
+        copied as text, quoted or not), or image data."""
         files = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
+        if not files and mime.hasText():
+            text = mime.text().strip().strip("'\"")
+            url = QUrl(text)
+            path = Path(url.toLocalFile() if url.isLocalFile() else text).expanduser()
+            files = [str(path)] if "\n" not in text and text and path.is_file() else []
         if files:
             return self.open_image(files[0])
         if mime.hasImage():

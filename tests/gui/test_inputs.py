@@ -106,6 +106,31 @@ def test_paste_an_image_with_ctrl_v(window, qtbot):
     assert window.core.inference.prediction == label
 
 
+def test_paste_a_path_copied_as_text(window, qtbot, tmp_path):
+    """A file's path copied from a terminal or a file manager's address bar, quoted or as a
+    file URL, opens as the file would; text that names no file is refused, the input kept."""
+    paper, label = paper_digit(window, 3)
+    image = tmp_path / "my digit.png"
+    Image.fromarray(paper).save(image)
+    clipboard = QApplication.clipboard()
+    for text in (f"'{image}'\n", image.as_uri()):
+        window.sources.show_sample(0)  # another input between the two pastes
+        clipboard.setText(text)
+        window.activateWindow()
+        window.setFocus()
+        qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+        qtbot.waitUntil(lambda: window.input_panel.source.text() == "image: my digit.png", timeout=3000)
+        settle(qtbot, window)
+        assert window.core.inference.prediction == label
+    before = window.input_panel.current.copy()
+    errors = []
+    window.sources._show_error = lambda title, text: errors.append(text)
+    clipboard.setText(str(tmp_path / "none.png"))
+    assert not window.sources.paste_image()
+    assert errors == ["the clipboard or the drop holds no image and no image file"]
+    np.testing.assert_array_equal(window.input_panel.current, before)
+
+
 def test_ink_polarity_override_reloads_the_image(qtbot, window, tmp_path):
     paper, label = paper_digit(window, 4)
     Image.fromarray(paper).save(tmp_path / "d.png")
