@@ -9,6 +9,7 @@ answer at once.
 from __future__ import annotations
 
 import argparse
+import gettext
 import os
 import re
 import sys
@@ -84,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     language of the environment (:mod:`capsviz.texts`)."""
     use_for_argparse()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser, with its usage (argparse's own says the app's)
+        commands = parser._subparsers._group_actions[0].choices  # the subparsers, where argparse keeps them
+        (commands.get(args.command) or parser).error(gettext.gettext("unrecognized arguments: %s") % " ".join(extra))
     try:  # the imports take a second or two (torch): a Ctrl+C meanwhile ends as one later does
         from capsviz.logs import setup_logging
 

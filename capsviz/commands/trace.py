@@ -20,7 +20,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
             "Classify one image file (preprocessed like a drawing) and save its routing "
             "trace: u, u_lengths, u_hat (the votes), b, c, v, lengths, input, prediction. A baseline CNN has "
             "no capsules and no routing: its file holds input, probabilities and prediction (predictions: "
-            "the two likeliest classes, for a MultiMNIST CNN)."
+            "the two likeliest classes, for a MultiMNIST CNN). An image that cannot be read, or a trace that "
+            "cannot be written, is said in one line with exit code 2."
         ),
     )
     tr.add_argument("image", type=Path, help=_("image file (PNG, JPEG, ...)"))

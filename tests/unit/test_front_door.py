@@ -391,6 +391,16 @@ def test_init_with_no_epochs_left_says_so_and_writes_nothing(tmp_path, shipped_c
     assert not out.exists() and not best_path(out).exists()
 
 
+def test_an_unknown_argument_is_said_with_the_commands_usage(capsys):
+    from capsviz.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["trace", "a.png", "b.png", "--out", "t.npz"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith("usage: capsviz trace ")
+    assert err.strip().endswith("capsviz trace: error: unrecognized arguments: b.png")
+
+
 def test_init_help_says_what_it_takes_over():
     train = build_parser()._subparsers._group_actions[0].choices["train"]
     text = " ".join(train.format_help().split())
