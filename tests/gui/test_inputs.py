@@ -98,12 +98,17 @@ def test_paste_an_image_with_ctrl_v(window, qtbot):
     rgb = np.ascontiguousarray(np.stack([paper] * 3, -1))
     qimage = QImage(rgb.data, rgb.shape[1], rgb.shape[0], 3 * rgb.shape[1], QImage.Format.Format_RGB888).copy()
     QApplication.clipboard().setImage(qimage)
+    assert paste_and_read(window, qtbot, "image: pasted image") == label
+
+
+def paste_and_read(window, qtbot, source: str) -> int:
+    """Ctrl+V in ``window``; once the input panel names ``source``, the model's answer."""
     window.activateWindow()
     window.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: window.input_panel.source.text() == "image: pasted image", timeout=3000)
+    qtbot.waitUntil(lambda: window.input_panel.source.text() == source, timeout=3000)
     settle(qtbot, window)
-    assert window.core.inference.prediction == label
+    return window.core.inference.prediction
 
 
 def test_paste_a_path_copied_as_text(window, qtbot, tmp_path):
@@ -116,12 +121,7 @@ def test_paste_a_path_copied_as_text(window, qtbot, tmp_path):
     for text in (f"'{image}'\n", image.as_uri()):
         window.sources.show_sample(0)  # another input between the two pastes
         clipboard.setText(text)
-        window.activateWindow()
-        window.setFocus()
-        qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
-        qtbot.waitUntil(lambda: window.input_panel.source.text() == "image: my digit.png", timeout=3000)
-        settle(qtbot, window)
-        assert window.core.inference.prediction == label
+        assert paste_and_read(window, qtbot, "image: my digit.png") == label
     before = window.input_panel.current.copy()
     errors = []
     window.sources._show_error = lambda title, text: errors.append(text)
