@@ -262,6 +262,23 @@ def _resume_command(trainer, args: argparse.Namespace, path: Path) -> str:
     return shlex.join(command)
 
 
+def _closed_pipe_probe():
+    """Where stdout is a pipe (POSIX), a function that says, without writing, whether its
+    reader has left (the pipe's write end reports POLLERR then); else None."""
+    import select
+    import stat
+
+    try:
+        fd = sys.stdout.fileno()
+        if not hasattr(select, "poll") or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+    except (AttributeError, OSError, ValueError):  # no stdout, or one without a descriptor
+        return None
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked for: POLLERR and POLLHUP come all the same
+    return lambda: bool(poller.poll(0))
+
+
 def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool) -> int:
     """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only);
     the first Ctrl+C stops it cleanly with an autosave. Returns the exit code: 0, or 130
@@ -273,10 +290,17 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
 
     received: list[int] = []  # the stop signals, SIGPIPE for a reader that left
 
+    def reader_left() -> None:
+        """stdout's reader has left (``capsviz train … | head -1``): the run stops after the
+        current step and saves, as on Ctrl+C, and its messages go to stderr from now on."""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor a write at exit's flush fails
+        received.append(SIGPIPE)
+        trainer.request_stop()
+        tqdm.write(_("standard output was closed: stopping after the current step and saving"), file=sys.stderr)
+
     def say(text: str) -> None:
-        """Print one of the run's messages (rank 0 only) on stdout, above the progress bar.
-        Once stdout's reader has left (``capsviz train … | head -1``), the run stops after the
-        current step and saves, as on Ctrl+C, and this message and the rest go to stderr."""
+        """Print one of the run's messages (rank 0 only) on stdout, above the progress bar
+        (on stderr once stdout's reader has left)."""
         if not lead:
             return
         if SIGPIPE not in received:
@@ -285,11 +309,10 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
                 sys.stdout.flush()  # a pipe's reader that left is found now, not at exit
                 return
             except BrokenPipeError:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
-                received.append(SIGPIPE)
-                trainer.request_stop()
-                tqdm.write(_("standard output was closed: stopping after the current step and saving"), file=sys.stderr)
+                reader_left()
         tqdm.write(text, file=sys.stderr)
+
+    reader_gone = _closed_pipe_probe() if lead else None  # found at every step, not only at a message
 
     if args.init and trainer.widened:
         size = trainer.model.cfg.image_size
@@ -360,6 +383,8 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     try:
         for ev in trainer.run():
             if isinstance(ev, BatchEvent):
+                if reader_gone is not None and SIGPIPE not in received and reader_gone():
+                    reader_left()
                 bar.update(1)
                 bar.set_postfix(
                     epoch=ev.epoch + 1,

@@ -41,9 +41,10 @@ def preprocess_ink(ink: np.ndarray, threshold: float = INK_THRESHOLD) -> np.ndar
     threshold : float
         Pixels above this (after scaling to [0, 1]) count as ink for the crop.
 
-    Ink whose strokes would be thinner than :data:`RESTROKE_BELOW` model pixels (its mass
-    over its centre line's length) is drawn again along its centre line with a round pen
-    of MNIST's width (:data:`STROKE_WIDTH`), as :func:`preprocess_strokes` draws strokes.
+    Ink whose strokes would be thinner or fainter than :data:`RESTROKE_BELOW` model pixels
+    (its mass over its centre line's length) is drawn again along its centre line with a
+    round pen of MNIST's width (:data:`STROKE_WIDTH`), as :func:`preprocess_strokes` draws
+    strokes.
 
     Returns
     -------
@@ -174,6 +175,8 @@ def _restroked(crop: np.ndarray) -> np.ndarray | None:
     size = (max(1, round(w * zoom)), max(1, round(h * zoom)))
     resample = Image.Resampling.BOX if zoom < 1 else Image.Resampling.BILINEAR
     work = np.asarray(Image.fromarray(crop, mode="F").resize(size, resample=resample), dtype=np.float32)
+    if float(work.max()) <= 0:
+        return None
     skeleton = thin(work >= 0.3 * float(work.max()))
     if not skeleton.any():
         return None

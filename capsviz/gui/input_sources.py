@@ -19,6 +19,20 @@ from capsviz.gui.widgets.canvas import InputPanel
 PASTED = "pasted image"  # the name image data from a drop or the clipboard goes by
 
 
+def _copied_path(text: str) -> str | None:
+    """The file a text names, as a terminal or an address bar copies a path (one line,
+    quoted or not, or a file URL), or None: not one line of a path's length, or no file."""
+    text = text.strip().strip("'\"")
+    if not text or "\n" in text or len(text) > 4096:
+        return None
+    url = QUrl(text)
+    try:
+        path = Path(url.toLocalFile() if url.isLocalFile() else text).expanduser()
+        return str(path) if path.is_file() else None
+    except (OSError, RuntimeError, ValueError):  # a name too long, ~user unknown, a NUL
+        return None
+
+
 class InputSources(QObject):
     """Puts images on ``panel``: digits of ``sample`` (the MNIST test sample) or another
     split, image files and encoded image bytes, preprocessed as the CLI does.
@@ -95,10 +109,7 @@ class InputSources(QObject):
         copied as text, quoted or not), or image data."""
         files = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
         if not files and mime.hasText():
-            text = mime.text().strip().strip("'\"")
-            url = QUrl(text)
-            path = Path(url.toLocalFile() if url.isLocalFile() else text).expanduser()
-            files = [str(path)] if "\n" not in text and text and path.is_file() else []
+            files = [path] if (path := _copied_path(mime.text())) else []
         if files:
             return self.open_image(files[0])
         if mime.hasImage():

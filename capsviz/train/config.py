@@ -105,12 +105,14 @@ TRAIN_LIMITS = {
 class TrainConfig:
     """Training settings; the names are the CLI flags and the checkpoint metadata keys.
 
-    epochs : int, >= 1          lr : float, Adam learning rate
+    epochs : int, 1 to 10,000   lr : float, Adam learning rate
     batch_size : int, >= 1      lr_decay : float, factor per ``lr_decay_steps`` steps
     routing_iterations : int    reconstruction_weight : float (0.0005 in the paper)
     max_shift : int, pixels     seed : int
     device : "auto", "cpu", "cuda", "cuda:N" or "mps"
-    train_subset, test_subset : int, use only the first N images (0 = all)
+    train_subset, test_subset : int, use only the first N images (0 = all): at most 60,000
+        training images and, on MNIST, 10,000 test images (MultiMNIST: up to 1,000,000
+        test pairs)
     precision : "auto", "fp32", "bf16" or "fp16" (:mod:`capsviz.train.precision`)
     model : "capsnet", or a baseline CNN of :data:`capsviz.model.config.PRESETS`
         (``baseline``: the paper's, ``baseline-small``: the CapsNet's size), trained with the
@@ -172,8 +174,19 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> TrainConfig:
+        """The settings of ``data`` (a checkpoint's recipe; unknown keys ignored). Subsets and
+        epochs past their limits, which older runs could store, are taken at the limit:
+        a subset larger than its data set means all of it. Raises ``ValueError`` as the
+        constructor does for the rest."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("epochs", "train_subset", "test_subset"):
+            high = TRAIN_LIMITS[name].high
+            if isinstance(values.get(name), int) and high is not None and values[name] > high:
+                values[name] = high
+        if values.get("dataset", "mnist") == "mnist" and isinstance(values.get("test_subset"), int):
+            values["test_subset"] = min(values["test_subset"], MNIST_TEST_IMAGES)
+        return cls(**values)
 
     def lr_at(self, step: int) -> float:
         """Learning rate at a global step: lr * lr_decay ** (step / lr_decay_steps)."""

@@ -125,9 +125,10 @@ def test_paste_a_path_copied_as_text(window, qtbot, tmp_path):
     before = window.input_panel.current.copy()
     errors = []
     window.sources._show_error = lambda title, text: errors.append(text)
-    clipboard.setText(str(tmp_path / "none.png"))
-    assert not window.sources.paste_image()
-    assert errors == ["the clipboard or the drop holds no image and no image file"]
+    for text in (str(tmp_path / "none.png"), "~nobody-here/a.png", "x" * 300 + ".png", "a\nb"):
+        clipboard.setText(text)  # no file, an unknown user's home, a name too long, two lines
+        assert not window.sources.paste_image()
+    assert errors == ["the clipboard or the drop holds no image and no image file"] * 4
     np.testing.assert_array_equal(window.input_panel.current, before)
 
 

@@ -339,6 +339,9 @@ def test_every_numeric_training_flag_has_a_limit_and_the_config_names_one_field(
         TrainConfig(test_subset=10_001)
     assert str(err.value) == "test_subset must be at most 10,000, the MNIST test images (got 10001)"
     assert TrainConfig(dataset="multimnist", test_subset=20_000).test_subset == 20_000
+    # a recipe stored past the limits (a subset larger than its data set: all of it) still loads
+    stored = TrainConfig.from_dict({"epochs": 20_000, "train_subset": 100_000, "test_subset": 20_000})
+    assert (stored.epochs, stored.train_subset, stored.test_subset) == (10_000, 60_000, 10_000)
 
 
 def test_a_test_subset_beyond_mnist_and_a_checkpoint_before_train_are_refused_before_the_data(tmp_path):

@@ -19,6 +19,9 @@ from capsviz.model.inference import capsule_lengths
 from ..conftest import ROOT
 from .test_cli import capsviz
 
+sys.path.insert(0, str(ROOT / "tools"))
+from fine_lines import written  # noqa: E402  (tools/fine_lines.py: a pen path on a 400 px page)
+
 
 @pytest.fixture(scope="module")
 def model():
@@ -160,15 +163,6 @@ def test_grey_levels_round_to_8_bits_and_clip_what_is_outside():
     assert levels.dtype == np.uint8 and levels.tolist() == [[0, 128, 26], [255, 255, 0]]
 
 
-def written(digit: int, width: int) -> np.ndarray:
-    """``digit``'s pen path drawn ``width`` px wide in black on a white 400 px page, uint8
-    (``tools/fine_lines.py``)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    from fine_lines import written as on_a_page
-
-    return on_a_page(digit, width)
-
-
 def mass_per_length(x: np.ndarray) -> float:
     """Ink mass over the skeleton's pixel count of a 28x28 input, at 8x (model pixels)."""
     from capsviz.data.preprocess import thin
@@ -204,5 +198,7 @@ def test_strokes_of_mnists_width_are_scaled_as_they_are(digits):
         crop = page[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1].astype(np.float32) / 255
         assert _restroked(crop) is None, (digit, 40 * BOX / max(crop.shape))
     for image in digits[0]:
-        crop = image[4:24, 4:24].astype(np.float32) / 255
+        rows, cols = np.flatnonzero((image > 12).any(1)), np.flatnonzero((image > 12).any(0))
+        crop = image[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1].astype(np.float32) / 255
         assert _restroked(crop) is None
+    assert _restroked(np.zeros((5, 5), np.float32)) is None  # no ink: nothing to draw again

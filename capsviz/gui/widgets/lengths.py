@@ -227,6 +227,7 @@ class LengthsView(QWidget, InferenceView):
         if final is None:
             self.lengths = np.zeros(10, dtype=np.float32)
             self.bars.setOpts(height=self.lengths, brushes=[BAR] * 10)
+            self._place_margin_labels()
             return
         self.lengths = np.array(final, np.float32)
         picked = longest(self.lengths, self.answers)  # the capsules the model names
