@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         if args.plot.suffix.lower() != ".png":
             raise CliError(_("--plot {path}: give a .png file", path=args.plot))
         check_output(args.plot, args.overwrite, "--plot", "robustness.png")
-    paths = args.checkpoints or [resolve(args, "checkpoint") or shipped_checkpoint()]
+    first = getattr(args, "checkpoint", None)  # capsviz --checkpoint A robustness [--checkpoint B …]: A too
+    paths = [*([first] if first is not None else []), *(args.checkpoints or [])] or [shipped_checkpoint()]
     device = select_device(resolve(args, "device"))
     models = {}
     cnns = []

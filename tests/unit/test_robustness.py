@@ -164,6 +164,20 @@ def test_the_robustness_command(shipped_checkpoint, tmp_path):
     assert bad.returncode == 2 and "unknown transform twirl" in bad.stderr
 
 
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST")
+def test_a_checkpoint_before_the_command_is_measured_with_those_after_it(capsys):
+    import json
+
+    from capsviz.cli import main
+    from capsviz.paths import shipped_baseline, shipped_checkpoint
+
+    capsnet, cnn = shipped_checkpoint(), shipped_baseline("mnist")
+    args = ["--checkpoint", str(capsnet), "robustness", "--checkpoint", str(cnn), "--kinds", "affine"]
+    assert main([*args, "--test-subset", "5", "--json", "--data-root", str(mnist_root())]) == 0
+    models = json.loads(capsys.readouterr().out)["models"]
+    assert list(models) == [str(capsnet), str(cnn)]
+
+
 @pytest.mark.slow
 def test_a_multimnist_model_is_refused_by_the_robustness_command():
     from capsviz.paths import shipped_multimnist_checkpoint
