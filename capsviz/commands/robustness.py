@@ -106,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
     first = getattr(args, "checkpoint", None)  # capsviz --checkpoint A robustness [--checkpoint B …]: A too
     paths = [*([first] if first is not None else []), *(args.checkpoints or [])] or [shipped_checkpoint()]
     device = select_device(resolve(args, "device"))
-    models = {}
-    cnns = []
+    models, infos = {}, []
     for path in paths:  # every file is checked before any is evaluated
         model, info, _state = load_model(path, device=device)  # a CapsNet or a baseline CNN
         check_dataset_of(info, "mnist", "capsviz robustness")
@@ -115,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
         while name in models:
             name += "'"
         models[name] = model
-        cnns += [info] if info.kind == "baseline" else []
-    if len(cnns) == len(paths):  # routing applies to the CapsNets among several models
-        refuse_routing_for_a_cnn(args, cnns[0])
+        infos.append(info)
+    if all(info.kind == "baseline" for info in infos):  # routing applies to the CapsNets among several models
+        refuse_routing_for_a_cnn(args, infos[0])
     ensure_mnist(args, False)
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
     if args.test_subset:
