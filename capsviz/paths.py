@@ -100,22 +100,38 @@ def check_writable(path: str | os.PathLike) -> None:
     _temporary(Path(path)).unlink()
 
 
-def make_room(path: str | os.PathLike) -> None:
-    """Ready a file's place before any work is spent on it: create ``path``'s missing folders,
-    then :func:`check_writable`. An existing ``path`` is left as it is.
+def check_room(path: str | os.PathLike) -> None:
+    """Check before any work is spent on it that a file can be written at ``path``: its
+    missing folders are created, a probe file is written and removed beside it, and the
+    folders made here are removed again, so a command that fails later leaves nothing
+    behind (:func:`replacing` makes them for good when it writes). An existing ``path`` is
+    left as it is.
 
     Raises ``OSError`` naming ``path``: ``ENOTDIR`` where the nearest folder above it that
     exists is a file, else the error of creating a folder or of the probe (no permission, a
     read-only file system)."""
     path = Path(path)
-    folder = next((p for p in path.parents if p.exists()), None)  # the nearest that is there
+    made = _make_folders(path)
+    try:
+        check_writable(path)
+    finally:
+        for folder in made:  # the deepest first; only the empty folders made above
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _make_folders(path: Path) -> list[Path]:
+    """Create ``path``'s missing folders; returns those created, the deepest first. Raises
+    ``OSError`` naming ``path`` (``ENOTDIR`` where the nearest that exists is a file)."""
+    missing = [p for p in path.parents if not p.exists()]
+    folder = path.parents[len(missing)] if len(missing) < len(path.parents) else None
     if folder is not None and not folder.is_dir():
         raise OSError(errno.ENOTDIR, _("{folder} is a file, not a folder", folder=folder), str(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-    check_writable(path)
+    return missing
 
 
 def _temporary(path: Path) -> Path:
@@ -139,8 +155,10 @@ def replacing(path: str | os.PathLike) -> Iterator[Path]:
     removed and ``path`` is as it was; an ``OSError`` then names ``path``, not the
     temporary file.
 
-    Raises ``OSError`` where the folder is missing or not writable."""
+    Creates ``path``'s missing folders. Raises ``OSError`` naming ``path`` where they
+    cannot be created or written."""
     path = Path(path)
+    _make_folders(path)
     tmp = _temporary(path)
     try:
         yield tmp

@@ -78,10 +78,10 @@ def add_common(p: argparse.ArgumentParser, checkpoint_help: str | None = None, d
 def check_output(path: Path, overwrite: bool, flag: str, example: str) -> None:
     """Check a command's output file ``path`` before the command's work is spent: refuse a
     folder (``CliError``, suggesting the file name ``example`` in it) and an existing file
-    without ``--overwrite`` (``CliError`` naming ``flag``); create its missing folders and
-    probe that a file can be written there (:func:`~capsviz.paths.make_room`, ``OSError``
-    naming ``path``)."""
-    from capsviz.paths import make_room
+    without ``--overwrite`` (``CliError`` naming ``flag``); probe that a file can be written
+    there, its missing folders included, and leave no folder behind
+    (:func:`~capsviz.paths.check_room`, ``OSError`` naming ``path``)."""
+    from capsviz.paths import check_room
 
     if path.is_dir():
         raise CliError(
@@ -89,7 +89,7 @@ def check_output(path: Path, overwrite: bool, flag: str, example: str) -> None:
         )
     if path.exists() and not overwrite:
         raise CliError(_("{path} exists; pass --overwrite to replace it, or give another {flag}", path=path, flag=flag))
-    make_room(path)
+    check_room(path)
 
 
 def add_batch_size(p: argparse.ArgumentParser) -> None:

@@ -40,7 +40,7 @@ from capsviz.data.datasets import IMAGE_SIZE, TITLES
 from capsviz.model import CapsNet, CapsNetConfig
 from capsviz.model.baseline import BaselineCNN, BaselineConfig
 from capsviz.model.capsnet import file_orders
-from capsviz.paths import make_room, replacing, temporary_pattern
+from capsviz.paths import check_room, replacing, temporary_pattern
 from capsviz.texts import _, english
 
 FORMAT = "capsviz-checkpoint-1"
@@ -152,8 +152,9 @@ def _refuse_non_file(path: Path) -> None:
 def check_destination(path: str | os.PathLike) -> Path:
     """Check that a checkpoint can be written at ``path`` (before any training is spent on it).
 
-    Creates the missing parent folders and writes and removes a small probe file beside
-    ``path``; an existing ``path`` is left untouched.
+    Writes and removes a small probe file beside ``path`` (:func:`~capsviz.paths.check_room`:
+    missing folders are made for the probe and removed after it); an existing ``path`` is
+    left untouched.
 
     Returns the path. Raises ``OSError`` naming ``path`` when it is a folder or another
     non-regular file (a device, a pipe), or when its folder cannot be created or written.
@@ -161,7 +162,7 @@ def check_destination(path: str | os.PathLike) -> Path:
     path = Path(path)
     _refuse_non_file(path)
     try:
-        make_room(path)
+        check_room(path)
     except OSError as exc:
         raise OSError(
             exc.errno, _("cannot write a checkpoint there ({value})", value=exc.strerror or exc), str(path)

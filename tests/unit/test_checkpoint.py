@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import pickle
 import struct
 
@@ -221,9 +222,12 @@ def test_replacing_writes_a_file_whole_or_keeps_the_old_one(tmp_path):
         raise OSError(28, "No space left on device", str(tmp))
     assert (err.value.errno, err.value.filename) == (28, str(out))  # the file asked for, not the temporary one
     assert out.read_bytes() == b"new" and [x.name for x in tmp_path.iterdir()] == ["trace.npz"]
-    with pytest.raises(OSError) as err, replacing(tmp_path / "missing" / "t.npz"):
+    with replacing(tmp_path / "missing" / "deeper" / "t.npz") as tmp:  # missing folders are made
+        tmp.write_bytes(b"t")
+    assert (tmp_path / "missing" / "deeper" / "t.npz").read_bytes() == b"t"
+    with pytest.raises(OSError) as err, replacing(out / "t.npz"):  # under a file
         pass
-    assert err.value.filename == str(tmp_path / "missing" / "t.npz")
+    assert (err.value.errno, err.value.filename) == (errno.ENOTDIR, str(out / "t.npz"))
 
 
 def test_forged_metadata_is_refused_with_checkpoint_error(saved, tmp_path):

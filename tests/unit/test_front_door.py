@@ -379,6 +379,11 @@ def test_trace_names_the_file_written_refuses_a_folder_and_rounds_the_lengths(tm
     assert [p.name for p in (tmp_path / "new" / "deeper").iterdir()] == ["t.npz"]
     r = capsviz("trace", str(image), "--out", str(image / "t.npz"))
     assert r.returncode == 2 and r.stderr == f"error: {image / 't.npz'}: {image} is a file, not a folder\n"
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not a checkpoint")
+    r = capsviz("trace", str(image), "--checkpoint", str(bad), "--out", str(tmp_path / "made" / "for" / "t.npz"))
+    assert r.returncode == 2 and str(bad) in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "made").exists()  # the probe's folders are gone with the refused checkpoint
 
 
 # -- 8. --init with nothing left to train ----------------------------------------------------------
