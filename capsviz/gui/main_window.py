@@ -311,6 +311,10 @@ class MainWindow(QMainWindow):
         right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
         self._add_dock("lengths", tr("Capsule lengths"), self.lengths_view, right)
         self._add_dock("pose", tr("Pose"), self.pose_view, right)
+        # made here, placed as the pose view's tabs after the first show (below): Tab's round
+        # follows the order docks are made in, so their controls come where the pose view's do
+        self._add_dock("votes", tr("Votes"), self.votes_view, None)
+        self._add_dock("transforms", tr("Transforms"), self.transform_view, None)
         self._add_dock("routing", tr("Routing"), self.routing_view, bottom)
         self._add_dock("training", tr("Training"), self.training_stack, bottom)
         self.splitDockWidget(self.docks["lengths"], self.docks["pose"], Qt.Orientation.Horizontal)
@@ -328,8 +332,6 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["routing"]], [bottom], Qt.Orientation.Vertical)
         # Docks shown as tabs join the layout once the window is on screen: tabified earlier,
         # Qt 6 leaves a second, stray tab bar drawn over the other docks.
-        self._add_dock("votes", tr("Votes"), self.votes_view, None)
-        self._add_dock("transforms", tr("Transforms"), self.transform_view, None)
         self._add_dock("browser", tr("MNIST browser"), self.browser, None)
         self._add_dock("robustness", tr("Robustness"), self.robustness_view, None)
         self._tabs_placed = False

@@ -1209,3 +1209,13 @@ def test_tab_goes_round_the_controls_on_screen_and_only_those(window, qtbot):
         qtbot.waitUntil(lambda control=control: on_screen(control), timeout=3000)
         visited = round_of_tabs()
         assert control in visited and all(on_screen(w) for w in visited)
+
+    def docks_in_turn(visited: list) -> list[str]:
+        names = [next((n for n, d in window.docks.items() if d.isAncestorOf(w)), "") for w in visited]
+        return [n for k, n in enumerate(names) if n and n not in names[:k]]
+
+    # the pose view's neighbours in its tabs take its turn in the round, before the routing view's
+    assert docks_in_turn(round_of_tabs())[:2] == ["pose", "routing"]
+    window.docks["transforms"].raise_()
+    qtbot.waitUntil(lambda: on_screen(window.transform_view), timeout=3000)
+    assert docks_in_turn(round_of_tabs())[:2] == ["transforms", "routing"]
