@@ -52,14 +52,23 @@ from capsviz.runtime import (
     select_device,
 )
 from capsviz.texts import QT_TR_NOOP
-from capsviz.train.checkpoint import CheckpointError, CheckpointInfo, header_of, save_checkpoint, training_record
+from capsviz.train.checkpoint import (
+    CheckpointError,
+    CheckpointInfo,
+    check_destination,
+    header_of,
+    save_checkpoint,
+    training_record,
+)
 from capsviz.train.config import TrainConfig
-from capsviz.train.events import StoppedEvent
+from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
 
 # Least time between the starts of two transform sweeps (see ExplorerCore.request_sweep).
 SWEEP_INTERVAL_MS = 120
 # what the core keeps of a dataset while it shows another's
 KEPT = ("model", "info", "checkpoint_path", "_summary", "baseline", "baseline_info", "input")
+# what a training run replaces as it starts, put back when it fails before its first step
+BEFORE_RUN = ("model", "info", "checkpoint_path", "_summary", "baseline", "baseline_info")
 # the model each dataset's explorer starts with
 SHIPPED = {"mnist": lambda: shipped_checkpoint(), "multimnist": lambda: shipped_multimnist_checkpoint()}
 _collector: QTimer | None = None  # the timer of collect_garbage_on_gui_thread
@@ -194,6 +203,8 @@ class ExplorerCore(QObject):
         class probabilities along it, (K, classes) float32 (None without a CNN).
     baselineChanged() : another CNN to compare with (or none); ``baseline``,
         ``baseline_info`` describe it.
+    weightsChanged() : a training run's snapshot became the CapsNet shown (``modelChanged``
+        comes for another model, and when the run ends).
     trainingStarted(object) : the checkpoint path the run saves to.
     trainingEvent(object) : a ``BatchEvent``, ``EpochEvent``, ``PausedEvent`` or ``StoppedEvent`` of the run.
     trainingFinished() : the run's thread ended (stopped, finished or failed).
@@ -209,6 +220,7 @@ class ExplorerCore(QObject):
     galleryReady = Signal(object)
     sweepReady = Signal(object, object, object)
     baselineChanged = Signal()
+    weightsChanged = Signal()
     trainingStarted = Signal(object)
     trainingEvent = Signal(object)
     trainingFinished = Signal()
@@ -263,6 +275,9 @@ class ExplorerCore(QObject):
         self.data_ready = lambda: True  # before a run: whether MNIST is there (the window offers a download)
         self._holder: dict = {}
         self.train_config: TrainConfig | None = None
+        self._position: tuple[float, int] | None = None  # (epochs, step) the run has reached
+        self._shown_position: tuple[float, int] | None = None  # those of the run's weights shown
+        self._before_run: dict | None = None  # the networks shown before the run, until its first step
         self.closing = False
         self.baseline = None  # the CNN compared with the capsules (capsviz.model.baseline), or None
         self.baseline_info: CheckpointInfo | None = None
@@ -272,7 +287,10 @@ class ExplorerCore(QObject):
         """Load checkpoint ``path`` (None: the model shipped for :attr:`dataset`); the header
         says what network it holds and for which dataset, and a model for another dataset is
         refused. On failure emit ``error`` and keep the current model, or with ``or_shipped``
-        (start-up: no model yet) load the shipped one instead. Returns success."""
+        (start-up: no model yet) load the shipped one instead. Refused (``error``, returns
+        False) while a CapsNet trains: its snapshots replace the model shown."""
+        if self._refused_while_training(cnn=False):
+            return False
         target = Path(path) if path else SHIPPED[self.dataset]()
         try:
             model, info = read_model(target, self.dataset, self.device)
@@ -298,6 +316,17 @@ class ExplorerCore(QObject):
             return False
         self._use_model(model, info, target, path is not None)
         self._changed(self.modelChanged)
+        return True
+
+    def _refused_while_training(self, cnn: bool) -> bool:
+        """Whether a run trains the network the caller would replace (``cnn``: the comparison
+        CNN, else the CapsNet), whose snapshots would replace it in turn; if so says so (``error``)."""
+        if not self.is_training or (self.train_config is not None and (self.train_config.model != "capsnet") != cnn):
+            return False
+        self._error(
+            tr("Training is running"),
+            tr("Stop the training run (Training panel) before opening another model: the run's weights are shown."),
+        )
         return True
 
     def _use_model(self, model, info: CheckpointInfo, target: Path, given: bool) -> None:
@@ -420,7 +449,9 @@ class ExplorerCore(QObject):
         """Load the CNN shown beside the capsules from ``path`` (None: the CNN shipped for
         :attr:`dataset`; when that file is missing there is simply no CNN). A CNN for another
         dataset is refused. On failure with a file the user gave, emit ``error`` and keep the
-        current CNN. Returns success."""
+        current CNN. Returns success. Refused (``error``, returns False) while a CNN trains."""
+        if self._refused_while_training(cnn=True):
+            return False
         target = Path(path) if path else shipped_baseline(self.dataset)
         if path is None and not target.is_file():
             return False
@@ -434,12 +465,19 @@ class ExplorerCore(QObject):
         return True
 
     def save_model(self, path: Path) -> Path | None:
-        """Save the model with its training record to ``path``; on failure emit ``error``.
-        Returns the file written, or None."""
+        """Save the model with its training record to ``path``: a loaded model's own, or while
+        a CapsNet trains, the run's recipe with the epochs and step of the weights shown; on
+        failure emit ``error``. Returns the file written, or None."""
+        record = training_record(self.info)
+        if self.is_training and self.train_config.model == "capsnet" and self._shown_position is not None:
+            epochs, step = self._shown_position
+            precision = getattr(self._holder.get("trainer"), "precision", self.train_config.precision)
+            record = {"train_config": {**self.train_config.to_dict(), "precision": precision}}
+            record.update(epoch=epochs, step=step)
         try:
-            return save_checkpoint(path, self.model, **training_record(self.info))
+            return save_checkpoint(path, self.model, **record)
         except OSError as exc:
-            self._error(tr("Cannot save checkpoint"), str(exc))
+            self._error(tr("Cannot save checkpoint"), tr("{path}: {reason}", path=path, reason=exc.strerror or exc))
             return None
 
     # -- input and inference ----------------------------------------------------------------
@@ -623,6 +661,13 @@ class ExplorerCore(QObject):
         cnn = config.model != "capsnet"
         init_model = initial_model(config, self.model, self.baseline, from_scratch)
         run = TrainingRun(config, init_model, self.data_root)
+        try:
+            check_destination(run.checkpoint)  # before the views leave the model shown
+        except OSError as exc:
+            self._error(tr("Cannot train"), tr("{path}: {reason}", path=exc.filename, reason=exc.strerror or exc))
+            return None
+        self._position = self._shown_position = None
+        self._before_run = {name: getattr(self, name) for name in BEFORE_RUN}
         self._stop_event, self._pause_event = run.stop, run.pause
         self._holder = {}
         self._worker = start_worker(
@@ -674,8 +719,15 @@ class ExplorerCore(QObject):
         if self.closing:  # delivered after close: nothing to update
             return
         if isinstance(ev, WeightsSnapshot):
+            if not isinstance(ev.model, BaselineCNN):
+                self._shown_position = self._position
             self.apply_snapshot(ev)
             return
+        if isinstance(ev, BatchEvent):
+            self._position = (ev.epoch + ev.batch / ev.batches_per_epoch, ev.step)
+            self._before_run = None  # the run has trained: its weights are the ones to keep
+        elif isinstance(ev, EpochEvent):
+            self._position = (float(ev.epoch), ev.step)
         if isinstance(ev, StoppedEvent) and ev.checkpoint is not None:
             info = header_of(ev.checkpoint)  # the header only: no 100 MB read on the GUI thread
             if info is not None and info.kind == "baseline":
@@ -704,11 +756,18 @@ class ExplorerCore(QObject):
             self._ask_gallery()
         else:
             self.infer()  # and the gallery after the pass
+        self.weightsChanged.emit()
 
     def _on_training_error(self, exc: Exception) -> None:
+        if self._before_run is not None and not self.closing:  # failed before its first step
+            for name, value in self._before_run.items():
+                setattr(self, name, value)
+            self._changed(self.modelChanged, self.baselineChanged)
+        self._before_run = None
         self._exception(tr("Training failed"), exc)
 
     def _on_training_finished(self) -> None:
+        self._before_run = None
         self._worker = None
         self.training_into = None
         self._stop_event = self._pause_event = None

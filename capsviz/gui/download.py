@@ -7,7 +7,7 @@ from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
 from capsviz.data.download import BackgroundDownload, DownloadCancelled, missing_archives
-from capsviz.data.mnist import resolve_data_root
+from capsviz.data.mnist import resolve_data_root, split_files
 from capsviz.gui.i18n import tr
 
 
@@ -18,13 +18,27 @@ def offer_mnist(parent: QWidget, data_root, why: str) -> bool:
     if not missing:
         return True
     folder = resolve_data_root(data_root) / "MNIST" / "raw"
-    text = tr(
-        "{why} MNIST is not in {folder} (missing {missing}).\n\nDownload it from torchvision's mirrors (up to 11 MB)?",
-        why=why,
-        folder=folder,
-        missing=", ".join(missing),
-    )
-    if QMessageBox.question(parent, tr("MNIST is missing"), text) != QMessageBox.StandardButton.Yes:
+    sizes = {name: size for name, (_, size) in split_files().items()}
+    short = [name[:-3] for name in missing if (folder / name[:-3]).is_file()]  # extracted, but cut short
+    absent = [name for name in missing if name[:-3] not in short]
+    if short:
+        cut = "; ".join(
+            tr("{name} has {size:,} of its {full:,} bytes", name=n, size=(folder / n).stat().st_size, full=sizes[n])
+            for n in short
+        )
+        title, text = (
+            tr("MNIST is damaged"),
+            tr("{why} MNIST in {folder} is incomplete: {cut}.", why=why, folder=folder, cut=cut),
+        )
+        if absent:
+            text += " " + tr("Missing: {missing}.", missing=", ".join(absent))
+    else:
+        title = tr("MNIST is missing")
+        text = tr(
+            "{why} MNIST is not in {folder} (missing {missing}).", why=why, folder=folder, missing=", ".join(absent)
+        )
+    text += "\n\n" + tr("Download it from torchvision's mirrors (up to 11 MB)?")
+    if QMessageBox.question(parent, title, text) != QMessageBox.StandardButton.Yes:
         return False
     return fetch_mnist(parent, data_root)
 

@@ -285,6 +285,8 @@ class MainWindow(QMainWindow):
         core.inferenceReady.connect(self._show_inference)
         core.sweepReady.connect(self._show_sweep)
         core.baselineChanged.connect(self.update_sweep)  # the sweep shows the CNN's probabilities too
+        core.modelChanged.connect(self.update_sweep)
+        core.weightsChanged.connect(self.update_sweep)  # a run's weights, a few times a second
         core.error.connect(lambda title, message, details: self.errors.show_error(title, message, details or None))
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(self._show_model)

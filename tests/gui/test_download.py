@@ -66,3 +66,17 @@ def test_file_download_mnist_fetches_it_and_the_browser_lists_all_10000(window, 
     qtbot.waitUntil(lambda: window.browser.data is not None and len(window.browser.data) == 10000, timeout=20000)
     assert window.browser.source.text().startswith("MNIST test set")
     settle(qtbot, window)
+
+
+def test_a_file_cut_short_is_called_incomplete_not_missing(window, qtbot, tmp_path, mirror, monkeypatch):
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: asked.append(a[1:3]) or QMessageBox.StandardButton.No)
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    (raw / "train-images-idx3-ubyte").write_bytes(bytes(100_000))
+    window.core.data_root = tmp_path
+    qtbot.mouseClick(window.training_panel.start_button, Qt.MouseButton.LeftButton)
+    assert not window.core.is_training and mirror.requests == []
+    [(title, text)] = asked
+    assert title == "MNIST is damaged" and "Missing: train-labels-idx1-ubyte.gz, t10k-images" in text
+    assert "train-images-idx3-ubyte has 100,000 of its 47,040,016 bytes" in text and "Download it" in text

@@ -287,6 +287,38 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     np.testing.assert_allclose(window.core.inference.input, base)
 
 
+def test_the_sweep_follows_another_model_and_a_runs_weights(window, qtbot, tmp_path):
+    import torch
+
+    from capsviz.explorer import WeightsSnapshot
+    from capsviz.model import CapsNet
+    from capsviz.model.inference import infer
+    from capsviz.train.checkpoint import save_checkpoint
+
+    window.sources.show_sample(0)
+    window.docks["transforms"].show()
+    window.docks["transforms"].raise_()
+    view = window.transform_view
+    settle(qtbot, window)
+    base = window.core.input.model_image
+
+    def sweep_is_of(model) -> bool:
+        if view.sweep is None:
+            return False
+        at_zero = infer(model, base).v[-1, view.sweep["digit"]]  # rotation 0: the sweep's middle
+        return np.allclose(view.sweep["poses"][10], at_zero, atol=1e-4)
+
+    qtbot.waitUntil(lambda: sweep_is_of(window.core.model), timeout=10000)
+    torch.manual_seed(1)
+    other = save_checkpoint(tmp_path / "other.safetensors", CapsNet())
+    assert window.open_checkpoint(other)
+    qtbot.waitUntil(lambda: sweep_is_of(window.core.model), timeout=10000)
+    torch.manual_seed(2)
+    weights = CapsNet().eval()  # as a training run's snapshot brings them
+    window.core.apply_snapshot(WeightsSnapshot(weights, None, window.core.input))
+    qtbot.waitUntil(lambda: sweep_is_of(weights), timeout=10000)
+
+
 def test_the_sample_and_open_buttons_change_the_input(qtbot, window, tmp_path, monkeypatch):
     """Clicked with the mouse, *Open image…* classifies the file the dialog gives, and then
     *MNIST sample* shows the sample digit its label names."""

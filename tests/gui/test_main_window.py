@@ -239,6 +239,70 @@ def test_pause_shows_the_paused_weights_and_resume_ends_as_an_unpaused_run(windo
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_a_run_keeps_the_views_and_saves_as_its_own_record(window, qtbot, tmp_path, shipped_checkpoint):
+    import torch
+
+    from capsviz.train.checkpoint import read_info
+
+    start_training(qtbot, window, 96)
+    pause_training(qtbot, window)
+    core, shown = window.core, window.core.model
+    # another CapsNet opened meanwhile is refused: the run's snapshots would replace it unseen
+    assert not window.open_checkpoint(shipped_checkpoint)
+    assert (
+        core.model is shown
+        and core.training_into is not None
+        and "Stop the training run" in window.errors.status_message
+    )
+    assert "capsnet_mnist" not in window.windowTitle() and "capsnet_mnist" not in window.model_label.text()
+    # the weights shown, saved with the run's recipe and the place they were taken at
+    trainer = core._holder["trainer"]
+    qtbot.waitUntil(lambda: core._shown_position is not None and core._shown_position[1] == trainer.step, timeout=10000)
+    saved = core.save_model(tmp_path / "mid.safetensors")
+    info = read_info(saved)
+    assert info.step == trainer.step and info.epoch == pytest.approx(trainer.step / 6)
+    assert info.train_config["train_subset"] == 96 and info.train_config["batch_size"] == 16
+    assert all(torch.equal(v, core.model.state_dict()[k]) for k, v in load_weights(saved).items())
+
+
+def load_weights(path: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))
+
+
+def test_a_run_that_cannot_save_starts_not_and_the_model_stays(window, qtbot, tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("a file where the checkpoints' folder would be")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "afile"))
+    panel, core = window.training_panel, window.core
+    core.data_ready = lambda: True
+    shown, title = core.model, window.windowTitle()
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    assert not core.is_training and core.model is shown and window.windowTitle() == title
+    assert panel.start_button.isEnabled() and "loading MNIST" not in panel.status.text()
+    assert "is a file, not a folder" in window.errors.status_message
+    assert str(tmp_path / "afile") in window.errors.status_message
+
+
+def test_a_run_that_fails_before_its_first_step_gives_the_model_back(window, qtbot, tmp_path):
+    from capsviz.data.mnist import MNIST_FILES
+
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name, (_, size) in MNIST_FILES.items():  # all there, the training images cut short
+        (raw / name).write_bytes(bytes(100_000 if name.startswith("train-images") else size))
+    panel, core = window.training_panel, window.core
+    core.data_ready = lambda: True
+    core.data_root = tmp_path
+    shown, summary = core.model, window.model_label.text()
+    with qtbot.waitSignal(core.trainingFinished, timeout=60000):
+        qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    assert core.model is shown and window.model_label.text() == summary
+    assert panel.status.text() == "the run failed; see the message" and panel.start_button.isEnabled()
+    assert "train-images-idx3-ubyte" in window.errors.status_message
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_stopping_a_paused_run_says_where_it_stopped(window, qtbot):
     panel = window.training_panel
     start_training(qtbot, window, 96)

@@ -1268,6 +1268,10 @@ The current model stays loaded.</source>
         <translation>训练正在进行</translation>
     </message>
     <message>
+        <source>Stop the training run (Training panel) before opening another model: the run&apos;s weights are shown.</source>
+        <translation>请先停止训练（训练面板），再打开其他模型：当前显示的是训练中的权重。</translation>
+    </message>
+    <message>
         <source>A model is loading</source>
         <translation>模型正在载入</translation>
     </message>
@@ -1308,6 +1312,10 @@ The current comparison stays.</source>
         <translation>无法保存检查点</translation>
     </message>
     <message>
+        <source>{path}: {reason}</source>
+        <translation>{path}：{reason}</translation>
+    </message>
+    <message>
         <source>Cannot compute the transform sweep</source>
         <translation>无法计算变换扫描</translation>
     </message>
@@ -1326,6 +1334,10 @@ The current comparison stays.</source>
     <message>
         <source>Cannot read the input</source>
         <translation>无法读取输入</translation>
+    </message>
+    <message>
+        <source>Cannot train</source>
+        <translation>无法训练</translation>
     </message>
     <message>
         <source>training from scratch</source>
@@ -1632,6 +1644,14 @@ The current comparison stays.</source>
         <translation>步</translation>
     </message>
     <message>
+        <source>paused at step {k}; the views show these weights until you resume</source>
+        <translation>已在第 {k} 步暂停；在继续之前，各视图显示的是这些权重</translation>
+    </message>
+    <message>
+        <source>the run failed; see the message</source>
+        <translation>训练失败；请看提示信息</translation>
+    </message>
+    <message>
         <source>total</source>
         <translation>总计</translation>
     </message>
@@ -1670,10 +1690,6 @@ The current comparison stays.</source>
     <message>
         <source>loading MNIST…; the run will be saved to {path}</source>
         <translation>正在载入 MNIST…；训练结果将保存到 {path}</translation>
-    </message>
-    <message>
-        <source>paused at step {k}; the views show these weights. Resume goes on</source>
-        <translation>已在第 {k} 步暂停；各视图显示的是这些权重。按“继续”接着训练</translation>
     </message>
     <message>
         <source>finished at step {k}; saved {path}</source>
@@ -1848,14 +1864,6 @@ What agreement looks like: where the parts agree on a pose, their votes crowd to
         <translation>停止训练，保存自动存档的检查点，然后退出吗？</translation>
     </message>
     <message>
-        <source>{why} MNIST is not in {folder} (missing {missing}).
-
-Download it from torchvision&apos;s mirrors (up to 11 MB)?</source>
-        <translation>{why}MNIST 不在 {folder} 中（缺少 {missing}）。
-
-要从 torchvision 的镜像下载吗（最多 11 MB）？</translation>
-    </message>
-    <message>
         <source>MNIST is missing</source>
         <translation>缺少 MNIST</translation>
     </message>
@@ -1870,6 +1878,30 @@ Download it from torchvision&apos;s mirrors (up to 11 MB)?</source>
     <message>
         <source>Downloading MNIST</source>
         <translation>正在下载 MNIST</translation>
+    </message>
+    <message>
+        <source>{name} has {size:,} of its {full:,} bytes</source>
+        <translation>{name} 只有 {size:,} 字节，应为 {full:,} 字节</translation>
+    </message>
+    <message>
+        <source>MNIST is damaged</source>
+        <translation>MNIST 已损坏</translation>
+    </message>
+    <message>
+        <source>{why} MNIST in {folder} is incomplete: {cut}.</source>
+        <translation>{why}{folder} 中的 MNIST 不完整：{cut}。</translation>
+    </message>
+    <message>
+        <source>Missing: {missing}.</source>
+        <translation>缺少：{missing}。</translation>
+    </message>
+    <message>
+        <source>{why} MNIST is not in {folder} (missing {missing}).</source>
+        <translation>{why}MNIST 不在 {folder} 中（缺少 {missing}）。</translation>
+    </message>
+    <message>
+        <source>Download it from torchvision&apos;s mirrors (up to 11 MB)?</source>
+        <translation>要从 torchvision 的镜像下载吗（最多 11 MB）？</translation>
     </message>
     <message>
         <source>Downloading {name}: {done:.2f} of {total:.2f} MB</source>

@@ -189,6 +189,7 @@ class TrainingPanel(QWidget):
         super().__init__(parent)
         d = TrainConfig(dataset=dataset)
         self.dataset = dataset
+        self._stopped = True  # whether the last run ended with its StoppedEvent (it did not raise)
         multi = dataset == "multimnist"
         self.setToolTip(tr(explanations.TRAINING, title=TITLES[dataset]))
         self.fields: dict[str, QSpinBox | QDoubleSpinBox] = {}  # TrainConfig field -> its spin box
@@ -375,6 +376,7 @@ class TrainingPanel(QWidget):
                 return
             self.reset_curves()
             self.set_running(True)
+            self._stopped = False
             self.status.setText(tr("loading MNIST…; the run will be saved to {path}", path=checkpoint))
 
         def event(ev) -> None:
@@ -385,15 +387,21 @@ class TrainingPanel(QWidget):
             elif isinstance(ev, EpochEvent):
                 self.add_epoch(ev)
             elif isinstance(ev, PausedEvent):
-                self.status.setText(tr("paused at step {k}; the views show these weights. Resume goes on", k=ev.step))
+                self.status.setText(tr("paused at step {k}; the views show these weights until you resume", k=ev.step))
             elif isinstance(ev, StoppedEvent):
+                self._stopped = True
                 self.status.setText(ev.sentence(tr))
+
+        def finished() -> None:
+            if core.train_config.dataset == self.dataset and not self._stopped:  # it raised (the message says what)
+                self.status.setText(tr("the run failed; see the message"))
+            self.set_running(False)
 
         self.stopRequested.connect(stop)
         self.pauseRequested.connect(pause)
         core.trainingStarted.connect(started)
         core.trainingEvent.connect(event)
-        core.trainingFinished.connect(lambda: self.set_running(False))
+        core.trainingFinished.connect(finished)
         core.galleryReady.connect(lambda gallery: core.dataset == self.dataset and self.show_gallery(gallery))
         core.trainingFinished.connect(self.suggest_lr)  # from the file the run wrote
 
