@@ -20,7 +20,9 @@ Prints, and as its last line a JSON object with:
   ``votes_projection_ms``: median time to project a new input's votes for a digit
   (PCA of the votes and v_j's path);
 - ``gui_max_stall_ms_training``: the longest gap between ticks of a 5 ms GUI timer,
-  minus 5 ms, while training runs in the background (needs MNIST; see --data-root);
+  minus 5 ms, while training runs in the background (needs MNIST; see --data-root), and
+  ``draw_to_prediction_ms_training``: ``draw_to_prediction_ms`` measured after that, the
+  run still training;
 - in the window's overlapping-digits mode, with the shipped MultiMNIST model:
   ``mm_open_max_gap_ms``, the longest gap of a 10 ms GUI timer (minus 10 ms) from View →
   Overlapping digits until every view shows the pair; ``mm_infer_trace_ms_b1``, the forward
@@ -167,6 +169,10 @@ class BarsOnScreen(QObject):
         self.parts.append((1000 * (start - t0), 1000 * (end - start), 1000 * (self.painted_at - end)))
         return 1000 * (self.painted_at - t0)
 
+    def reset(self) -> None:
+        """Forget the :attr:`parts` of the waits so far."""
+        self.parts = []
+
     def split(self) -> dict:
         """Medians of :attr:`parts`: ``to_pass_ms``, ``pass_ms``, ``pass_to_paint_ms``."""
         names = ("to_pass_ms", "pass_ms", "pass_to_paint_ms")
@@ -194,6 +200,29 @@ class GapMeter:
     @property
     def max_gap_ms(self) -> float:
         return float(np.diff(self.ticks).max() * 1000 - 10.0)
+
+
+def strokes_to_bars(app, window, bars, repeats: int) -> tuple[float, dict]:
+    """Draw one stroke of ``repeats`` mouse moves on the input canvas, 40 ms apart with the
+    event loop running between them; the median time from a move until the length bars are
+    painted with its result (ms), and where that time goes (``bars.split()``)."""
+    canvas = window.input_panel.canvas
+    canvas.clear()
+    app.processEvents()
+    mouse(canvas, QEvent.Type.MouseButtonPress, 140, 40, Qt.MouseButton.LeftButton)
+    wake = QTimer(interval=5)  # the waits below end on events; this one comes every 5 ms
+    wake.start()
+    bars.reset()
+    times = []
+    for k in range(repeats):
+        between_strokes()
+        x, y = 140 + 3 * (k % 7), 45 + 6 * k
+        times.append(
+            bars.wait(app, lambda x=x, y=y: mouse(canvas, QEvent.Type.MouseMove, x, y, Qt.MouseButton.LeftButton))
+        )
+    mouse(canvas, QEvent.Type.MouseButtonRelease, 140, 45 + 6 * repeats, Qt.MouseButton.NoButton)
+    wake.stop()
+    return statistics.median(times), bars.split()
 
 
 def multimnist_figures(app, args, window, bars: BarsOnScreen) -> dict:
@@ -355,24 +384,8 @@ def main() -> None:
     window.docks["pose"].raise_()  # the default layout again: the votes tab behind Pose
 
     # 4. stroke event -> updated length bars
-    canvas = window.input_panel.canvas
-    window.input_panel.canvas.clear()
-    app.processEvents()
-    mouse(canvas, QEvent.Type.MouseButtonPress, 140, 40, Qt.MouseButton.LeftButton)
-    wake = QTimer(interval=5)  # the waits below end on events; this one comes every 5 ms
-    wake.start()
     bars = BarsOnScreen(window)
-    times = []
-    for k in range(args.repeats):
-        between_strokes()
-        x, y = 140 + 3 * (k % 7), 45 + 6 * k
-        times.append(
-            bars.wait(app, lambda x=x, y=y: mouse(canvas, QEvent.Type.MouseMove, x, y, Qt.MouseButton.LeftButton))
-        )
-    mouse(canvas, QEvent.Type.MouseButtonRelease, 140, 45 + 6 * args.repeats, Qt.MouseButton.NoButton)
-    wake.stop()
-    draw_ms = statistics.median(times)
-    draw_split = bars.split()
+    draw_ms, draw_split = strokes_to_bars(app, window, bars, args.repeats)
     print(
         f"stroke event to painted length bars: median {draw_ms:.2f} ms (until the pass starts "
         f"{draw_split['to_pass_ms']:.2f}, the pass {draw_split['pass_ms']:.2f}, "
@@ -380,7 +393,7 @@ def main() -> None:
     )
 
     # 5. GUI event-loop stalls while training in the background
-    stall_ms = None
+    stall_ms = draw_training_ms = None
     try:
         from capsviz.data.mnist import prepare_mnist
 
@@ -401,12 +414,15 @@ def main() -> None:
             app.processEvents()
             time.sleep(0.001)
         timer.stop()
+        steps = len(panel.history["step"])
+        # drawing while the run trains: its snapshots' passes and redraws come among the strokes
+        draw_training_ms, _ = strokes_to_bars(app, window, bars, args.repeats)
+        print(f"stroke event to painted length bars while training: median {draw_training_ms:.2f} ms")
         window.core.stop_training()
         while window.core.is_training:
             app.processEvents()
         gaps = np.diff(ticks) * 1000
         stall_ms = float(gaps.max() - 5.0)
-        steps = len(panel.history["step"])
         print(
             f"training for {args.train_seconds:.0f} s ({steps} steps): {len(ticks)} ticks, "
             f"longest gap {gaps.max():.1f} ms, median {np.median(gaps):.1f} ms"
@@ -429,6 +445,7 @@ def main() -> None:
                 "votes_iteration_ms": round(votes_iteration_ms, 2),
                 "votes_projection_ms": round(votes_projection_ms, 2),
                 "gui_max_stall_ms_training": None if stall_ms is None else round(stall_ms, 1),
+                "draw_to_prediction_ms_training": None if draw_training_ms is None else round(draw_training_ms, 2),
                 "device": "cpu",
                 "threads": threads,
                 **machine,

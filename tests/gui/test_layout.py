@@ -793,3 +793,14 @@ def test_votes_panel_title_is_shown_whole_after_a_rectangle_selection(qtbot, win
     shown = QRectF(panel.fields.viewport().rect())
     box = QRectF(panel.fields.mapFromScene(text_box(title)).boundingRect())
     assert box.width() > 0 and shown.contains(box), (box, shown)
+
+
+def test_the_status_says_the_test_pass_comes_after_an_epochs_last_batch(window):
+    from capsviz.train.events import BatchEvent
+
+    panel = window.training_panel
+    fields = dict(step=0, loss=0.5, margin_loss=0.4, reconstruction_loss=100.0, train_accuracy=0.5, lr=1e-3)
+    panel.add_batch(BatchEvent(epoch=0, batch=5, batches_per_epoch=6, images_per_s=300.0, **fields), 0.0005)
+    assert panel.status.text().startswith("epoch 1, batch 5/6")
+    panel.add_batch(BatchEvent(epoch=0, batch=6, batches_per_epoch=6, images_per_s=300.0, **fields), 0.0005)
+    assert panel.status.text() == "epoch 1 trained; testing on the test set…"

@@ -1652,6 +1652,10 @@ The current comparison stays.</source>
         <translation>训练失败；请看提示信息</translation>
     </message>
     <message>
+        <source>epoch {epoch} trained; testing on the test set…</source>
+        <translation>第 {epoch} 轮已训练完；正在用测试集测试…</translation>
+    </message>
+    <message>
         <source>total</source>
         <translation>总计</translation>
     </message>

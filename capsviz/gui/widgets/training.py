@@ -421,6 +421,8 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, total)
         self.progress.setValue(min(ev.step, total))
         self.status.setText(ev.progress(self.epochs.value(), self.batch_size.value(), tr))
+        if ev.batch == ev.batches_per_epoch:  # the epoch's test pass comes next, then its autosave
+            self.status.setText(tr("epoch {epoch} trained; testing on the test set…", epoch=ev.epoch + 1))
         self.redraws.request()
 
     def add_epoch(self, ev: EpochEvent) -> None:
