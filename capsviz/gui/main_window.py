@@ -45,7 +45,7 @@ from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings,
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
-from capsviz.gui.widgets.common import CapsuleSelection, CurrentPage, share_digit, share_iteration
+from capsviz.gui.widgets.common import CapsuleSelection, CurrentPage, StatusBar, share_digit, share_iteration
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pairs import PairPanel
 from capsviz.gui.widgets.pose import PoseView
@@ -180,10 +180,9 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self.model_label = QLabel("")
         self.baseline_label = QLabel("")  # the CNN compared with the capsules, when there is one
+        self.setStatusBar(StatusBar(self))  # a long message cut with an ellipsis, whole in its tooltip
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.baseline_label)
-        # a message longer than the room the labels leave it is cut: the bar's tooltip gives it whole
-        self.statusBar().messageChanged.connect(lambda message: self.statusBar().setToolTip(message))
         self.errors = dialogs.ErrorRelay(self, lambda: about_report(core.device, core.model_summary, tr))
         self.sources = InputSources(self, self.input_panel, self.errors.show_error)
         self.robustness = RobustnessMeasurer(core, self.robustness_view, self.errors.show_exception)

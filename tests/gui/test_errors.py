@@ -90,6 +90,21 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
     assert window.statusBar().currentMessage() == ""
 
 
+def test_a_long_message_shows_its_first_line_cut_short_of_the_model_label(window, qtbot):
+    bar = window.statusBar()
+    shown = []
+    bar.messageChanged.connect(shown.append)
+    message = "a file that is not a checkpoint: " + "very long reason " * 30 + "\n\nThe current model stays loaded."
+    window.errors.show_error("Cannot load checkpoint", message)
+    window.errors.error_box.close()
+    assert shown[-1].endswith("…") and "\n" not in shown[-1] and shown[-1].startswith("a file that is not")
+    room = window.model_label.geometry().left() - bar.contentsRect().left()
+    assert bar.fontMetrics().horizontalAdvance(shown[-1]) < room  # none of it under the model's label
+    assert bar.currentMessage() == message and bar.toolTip() == message
+    bar.clearMessage()
+    assert bar.currentMessage() == "" and bar.toolTip() == ""
+
+
 def test_a_start_up_refusal_reads_whole_in_the_apps_language(qtbot, tmp_path):
     """Started on a bad checkpoint with Chinese chosen, the app shows the shipped model and
     says why in Chinese, the reason the core gives included (its sentences are made in the

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSlider,
     QStackedWidget,
+    QStatusBar,
     QStyle,
     QVBoxLayout,
     QWidget,
@@ -814,3 +815,39 @@ class InferenceView:
         """Show ``inference`` (None clears), through the view's ``redraws``."""
         self.inference = inference
         self.redraws.request()
+
+
+class StatusBar(QStatusBar):
+    """The window's status bar: a message shows its first line, cut with an ellipsis to the
+    room the permanent labels leave it (Qt would clip it under them); the bar's tooltip and
+    :meth:`currentMessage` give it whole."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._message = ""
+        self._permanent: list[QWidget] = []
+        self.messageChanged.connect(self._changed)
+
+    def addPermanentWidget(self, widget: QWidget, stretch: int = 0) -> None:
+        self._permanent.append(widget)
+        super().addPermanentWidget(widget, stretch)
+
+    def showMessage(self, message: str, timeout: int = 0) -> None:
+        self._message = message
+        room = self.width() - sum(w.width() + 8 for w in self._permanent if w.isVisible() and w.width() > 0) - 24
+        line = message.split("\n", 1)[0]
+        shown = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, max(room, 40))
+        super().showMessage(shown, timeout)
+        self.setToolTip(message)
+
+    def clearMessage(self) -> None:
+        self._message = ""
+        super().clearMessage()
+
+    def currentMessage(self) -> str:
+        return self._message
+
+    def _changed(self, shown: str) -> None:
+        if not shown:  # its time is up, or another part of Qt cleared it
+            self._message = ""
+            self.setToolTip("")
