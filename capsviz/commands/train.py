@@ -187,12 +187,26 @@ def _nothing_to_train(trainer, source: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ValueError as exc:  # a setting's message names its recipe field: here, the flag that gives it
+        if type(exc) is not ValueError:
+            raise
+        from capsviz.train.config import TrainConfig
+
+        field, _space, rest = str(exc).partition(" ")
+        if rest and field in {f.name for f in dataclasses.fields(TrainConfig)}:
+            raise CliError(f"--{field.replace('_', '-')} {rest}") from None
+        raise
+
+
+def _run(args: argparse.Namespace) -> int:
     from capsviz.data.mnist import load_mnist
     from capsviz.runtime import tune_process
     from capsviz.train import distributed
     from capsviz.train.checkpoint import load_model
     from capsviz.train.config import TrainConfig
-    from capsviz.train.loop import Trainer
+    from capsviz.train.loop import Trainer, check_resumable
 
     tune_process("train")
     if args.resume and args.init:
@@ -213,7 +227,9 @@ def run(args: argparse.Namespace) -> int:
     }
     for given in (args.resume, args.init):
         if given is not None:
-            load_model(given)  # refuse a bad file before spending time on the data
+            _model, info, _state = load_model(given)  # refuse a bad file before spending time on the data
+            if given is args.resume:
+                check_resumable(info)
     if args.resume is None and args.init is None:
         TrainConfig(**overrides)  # a setting that does not fit its data set is said before the data is read
     device = resolve(args, "device")

@@ -26,6 +26,7 @@ from capsviz.runtime import select_device
 from capsviz.texts import _
 from capsviz.train.checkpoint import (
     CheckpointError,
+    CheckpointInfo,
     best_path,
     check_destination,
     load_model,
@@ -90,6 +91,20 @@ def default_model_config(config: TrainConfig) -> CapsNetConfig | BaselineConfig:
     if config.model == "capsnet":
         return CapsNetConfig(image_size=config.image_size)
     return preset(config.model, config.image_size)
+
+
+def check_resumable(info: CheckpointInfo) -> None:
+    """Refuse a checkpoint that holds no training state to resume from (a weights-only file,
+    such as the shipped one): ``CheckpointError`` naming ``info.path``."""
+    state = ("completed_epochs", "optimizer_param_groups")
+    if not info.train_config or any(key not in info.metadata for key in state):
+        raise CheckpointError(
+            _(
+                "{path}: holds no training state (optimizer, position), so training cannot resume "
+                "from it; use --init to continue from its weights",
+                path=info.path,
+            )
+        )
 
 
 @dataclass
@@ -183,18 +198,7 @@ class Trainer:
         """
         model, info, state = load_model(path)
         overrides = dict(overrides or {})
-        if (
-            not info.train_config
-            or "completed_epochs" not in info.metadata
-            or ("optimizer_param_groups" not in info.metadata)
-        ):
-            raise CheckpointError(
-                _(
-                    "{path}: holds no training state (optimizer, position), so training cannot resume "
-                    "from it; use --init to continue from its weights",
-                    path=path,
-                )
-            )
+        check_resumable(info)
         saved, epoch, batch_in_epoch = _training_position(path, info)
         if batch_in_epoch:
             fixed = ("batch_size", "train_subset", "seed", "max_shift", "pairs_per_epoch")
@@ -204,7 +208,7 @@ class Trainer:
                     _(
                         "cannot change {changed} when resuming in the middle of an epoch (this checkpoint "
                         "stopped at batch {batch_in_epoch} of epoch {epoch})",
-                        changed=", ".join(changed),
+                        changed=", ".join("--" + k.replace("_", "-") for k in changed),  # the flags
                         batch_in_epoch=batch_in_epoch,
                         epoch=epoch + 1,
                     )

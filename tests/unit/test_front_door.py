@@ -344,11 +344,15 @@ def test_every_numeric_training_flag_has_a_limit_and_the_config_names_one_field(
     assert (stored.epochs, stored.train_subset, stored.test_subset) == (10_000, 60_000, 10_000)
 
 
-def test_a_test_subset_beyond_mnist_and_a_checkpoint_before_train_are_refused_before_the_data(tmp_path):
+def test_a_test_subset_beyond_mnist_and_a_checkpoint_before_train_are_refused_before_the_data(
+    tmp_path, shipped_checkpoint
+):
     no_data = str(tmp_path / "no-data")
     r = capsviz("train", "--test-subset", "10001", "--data-root", no_data)
     assert r.returncode == 2
-    assert r.stderr == "error: test_subset must be at most 10,000, the MNIST test images (got 10001)\n"
+    assert r.stderr == "error: --test-subset must be at most 10,000, the MNIST test images (got 10001)\n"
+    r = capsviz("train", "--resume", str(shipped_checkpoint), "--data-root", no_data)  # weights only
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {shipped_checkpoint}: holds no training state")
     r = capsviz("--checkpoint", "mine.safetensors", "train", "--data-root", no_data)
     assert r.returncode == 2 and r.stderr == (
         "error: --checkpoint before train names the model the app opens; to train on from mine.safetensors, give "
