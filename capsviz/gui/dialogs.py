@@ -124,11 +124,11 @@ def ask_checkpoint_to_save(window: QMainWindow, name: str = "capsnet.safetensors
     return ask_file_to_save(window, tr("Save checkpoint"), name, "safetensors (*.safetensors)")
 
 
-def confirm_stop_training(window: QMainWindow, paused: bool = False) -> bool:
-    """Ask whether to stop the training run (running or ``paused``; it autosaves) and quit."""
+def confirm_stop_training(window: QMainWindow, paused: bool, into: Path) -> bool:
+    """Ask whether to stop the training run (running or ``paused``) and quit; it autosaves to ``into``."""
     answer = QMessageBox.question(
         window,
         tr("Training is paused") if paused else tr("Training is running"),
-        tr("Stop training, save the autosave checkpoint and quit?"),
+        tr("Stop training, save it to {path} and quit?", path=into),
     )
     return answer == QMessageBox.StandardButton.Yes

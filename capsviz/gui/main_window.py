@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(self._show_model)
         core.modelChanged.connect(self.errors.clear_status)  # a model that loads: an earlier refusal is stale
+        core.baselineChanged.connect(self.errors.clear_status)
         core.baselineChanged.connect(self._show_baseline_summary)
         core.cnnReady.connect(lambda: self.lengths_view.redraws.request("cnn"))
         core.readingReady.connect(self._show_reading)
@@ -716,7 +717,7 @@ class MainWindow(QMainWindow):
 
     def confirm_close(self) -> bool:
         """Whether to close while training runs (asks the user)."""
-        return dialogs.confirm_stop_training(self, self.core.is_paused)
+        return dialogs.confirm_stop_training(self, self.core.is_paused, self.core.training_into)
 
     def focusNextPrevChild(self, next: bool) -> bool:  # noqa: A002 (Qt's name)
         """Tab and Shift+Tab move to the next control on screen: Qt's focus chain also holds

@@ -30,9 +30,12 @@ def cnn_file(folder, dataset: str = "mnist"):
 
 def test_the_cnns_probabilities_stand_beside_the_capsule_lengths(window, qtbot, tmp_path):
     capsnet = window.core.model
+    window.errors.show_error("Cannot load checkpoint", "x.safetensors: not a checkpoint")  # an earlier refusal
+    window.errors.error_box.close()
     with qtbot.waitSignal(window.core.baselineChanged, timeout=5000):
         assert window.open_checkpoint(cnn_file(tmp_path))  # File → Open checkpoint takes a CNN as the comparison
     assert window.core.model is capsnet and isinstance(window.core.baseline, BaselineCNN)
+    assert window.statusBar().currentMessage() == ""  # the refusal is stale once a file loads
     assert window.baseline_label.text() == "CNN: cnn_mnist.safetensors"  # the status bar names it
     window.sources.show_sample(3)
     qtbot.waitUntil(lambda: window.core.inference is not None and window.core.inference.baseline is not None)

@@ -323,7 +323,7 @@ def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, 
 
     asked = []
     monkeypatch.setattr(
-        dialogs.QMessageBox, "question", lambda *a: asked.append(a[1]) or QMessageBox.StandardButton.Yes
+        dialogs.QMessageBox, "question", lambda *a: asked.append(a[1:3]) or QMessageBox.StandardButton.Yes
     )
     monkeypatch.setattr(window, "confirm_close", type(window).confirm_close.__get__(window))  # the real question
     panel = window.training_panel
@@ -341,7 +341,7 @@ def test_closing_while_paused_asks_then_autosaves_the_paused_run(window, qtbot, 
     pause_training(qtbot, window)
     paused_at = window.core._holder["trainer"].step
     window.close()
-    assert asked == ["Training is paused"]
+    assert asked == [("Training is paused", f"Stop training, save it to {started.args[0]} and quit?")]
     assert read_info(started.args[0]).step == paused_at
 
 

@@ -1864,8 +1864,8 @@ What agreement looks like: where the parts agree on a pose, their votes crowd to
         <translation>训练已暂停</translation>
     </message>
     <message>
-        <source>Stop training, save the autosave checkpoint and quit?</source>
-        <translation>停止训练，保存自动存档的检查点，然后退出吗？</translation>
+        <source>Stop training, save it to {path} and quit?</source>
+        <translation>停止训练、保存到 {path} 并退出吗？</translation>
     </message>
     <message>
         <source>MNIST is missing</source>
