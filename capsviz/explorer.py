@@ -522,10 +522,15 @@ class TrainingRun:
     (``gui-training.safetensors``, a CNN run ``gui-baseline.safetensors``, numbered past an
     earlier run's files, which are never replaced); ``stop`` and ``pause`` are the
     ``threading.Event`` objects its trainer watches (see :class:`~capsviz.train.loop.Trainer`).
+    ``origin``: the file of the weights a fine-tune starts from (None: fresh weights), which
+    its checkpoints name (metadata ``initialised_from``).
     """
 
-    def __init__(self, config: TrainConfig, init_model, data_root: Path | None = None) -> None:
+    def __init__(
+        self, config: TrainConfig, init_model, data_root: Path | None = None, origin: Path | None = None
+    ) -> None:
         self.config, self.init_model, self.data_root = config, init_model, data_root
+        self.origin = origin  # the file of the weights a fine-tune starts from; its checkpoints name it
         name = "gui-training.safetensors" if config.model == "capsnet" else "gui-baseline.safetensors"
         self.checkpoint = fresh_path(user_checkpoint_dir() / name)
         self.stop, self.pause = threading.Event(), threading.Event()
@@ -538,9 +543,11 @@ class TrainingRun:
         MNIST files, ``OSError`` when ``checkpoint`` cannot be written."""
         train = load_mnist(train=True, data_root=self.data_root)
         test, _ = load_test_or_sample(self.data_root)
-        return Trainer(
+        trainer = Trainer(
             self.config, train, test, self.init_model, self.checkpoint, stop_event=self.stop, pause_event=self.pause
         )
+        trainer.initialised_from = self.origin
+        return trainer
 
 
 def training_events(trainer_factory, holder: dict, current_input, current_baseline=lambda: None, read=None):

@@ -660,7 +660,9 @@ class ExplorerCore(QObject):
         self.train_config = config
         cnn = config.model != "capsnet"
         init_model = initial_model(config, self.model, self.baseline, from_scratch)
-        run = TrainingRun(config, init_model, self.data_root)
+        shown, info = (self.baseline, self.baseline_info) if cnn else (self.model, self.info)
+        fine_tune = not from_scratch and info is not None and init_model.cfg == shown.cfg  # not fresh weights
+        run = TrainingRun(config, init_model, self.data_root, origin=info.path if fine_tune else None)
         try:
             check_destination(run.checkpoint)  # before the views leave the model shown
         except OSError as exc:
@@ -735,7 +737,10 @@ class ExplorerCore(QObject):
                 self.baselineChanged.emit()
             elif info is not None:
                 self.info = info
-                self._describe(QT_TR_NOOP("trained here — {summary}"), summary=self.info)
+                if origin := info.metadata.get("initialised_from"):
+                    self._describe(QT_TR_NOOP("trained here from {origin} — {summary}"), origin=origin, summary=info)
+                else:
+                    self._describe(QT_TR_NOOP("trained here — {summary}"), summary=self.info)
         self.trainingEvent.emit(ev)
 
     def apply_snapshot(self, snapshot: WeightsSnapshot) -> None:

@@ -303,6 +303,27 @@ def test_a_run_that_fails_before_its_first_step_gives_the_model_back(window, qtb
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
+def test_a_fine_tune_names_the_model_it_started_from(window, qtbot, shipped_checkpoint):
+    from capsviz.train.checkpoint import read_info
+
+    panel = window.training_panel
+    panel.from_scratch.setChecked(False)  # train the shipped model further
+    with qtbot.waitSignal(window.core.trainingStarted) as started:
+        start_training(qtbot, window, 96)
+    with qtbot.waitSignal(window.core.trainingFinished, timeout=60000):
+        qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    assert read_info(started.args[0]).metadata["initialised_from"] == shipped_checkpoint.name
+    assert window.model_label.text().startswith(f"model: trained here from {shipped_checkpoint.name} — ")
+    panel.from_scratch.setChecked(True)  # fresh weights: no origin
+    with qtbot.waitSignal(window.core.trainingStarted) as started:
+        start_training(qtbot, window, 96)
+    with qtbot.waitSignal(window.core.trainingFinished, timeout=60000):
+        qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    assert "initialised_from" not in read_info(started.args[0]).metadata
+    assert window.model_label.text().startswith("model: trained here — ")
+
+
+@pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
 def test_stopping_a_paused_run_says_where_it_stopped(window, qtbot):
     panel = window.training_panel
     start_training(qtbot, window, 96)

@@ -1344,6 +1344,10 @@ The current comparison stays.</source>
         <translation>从头开始训练</translation>
     </message>
     <message>
+        <source>trained here from {origin} — {summary}</source>
+        <translation>从 {origin} 起在这里训练——{summary}</translation>
+    </message>
+    <message>
         <source>trained here — {summary}</source>
         <translation>在这里训练——{summary}</translation>
     </message>
