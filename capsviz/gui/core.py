@@ -737,6 +737,9 @@ class ExplorerCore(QObject):
                 self.baselineChanged.emit()
             elif info is not None:
                 self.info = info
+                self.checkpoint_path = Path(
+                    ev.checkpoint
+                ).resolve()  # the file of the model shown: the next start opens it
                 if origin := info.metadata.get("initialised_from"):
                     self._describe(QT_TR_NOOP("trained here from {origin} — {summary}"), origin=origin, summary=info)
                 else:

@@ -321,6 +321,7 @@ def test_a_fine_tune_names_the_model_it_started_from(window, qtbot, shipped_chec
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
     assert "initialised_from" not in read_info(started.args[0]).metadata
     assert window.model_label.text().startswith("model: trained here — ")
+    assert window.core.checkpoint_path == started.args[0].resolve()  # the file the settings keep for the next start
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")
