@@ -9,6 +9,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from pathlib import Path
 
 from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, ensure_mnist, resolve
@@ -16,6 +17,7 @@ from capsviz.paths import user_checkpoint_dir
 from capsviz.texts import N_, _
 
 SIGPIPE = getattr(signal, "SIGPIPE", 13)  # a closed pipe's signal (POSIX); its number elsewhere
+PROGRESS_LINE_S = 60.0  # seconds between progress lines when stderr is not a terminal (CAPSVIZ_PROGRESS_S)
 
 TRAIN_HELP = {
     "epochs": N_("total epochs to reach (a resumed run counts the epochs it already has)"),
@@ -161,6 +163,21 @@ def _destination(args: argparse.Namespace) -> Path:
     return check_destination(out)
 
 
+def _progress_interval() -> float:
+    """Seconds between progress lines when stderr is not a terminal: ``CAPSVIZ_PROGRESS_S``
+    (a number >= 0), else :data:`PROGRESS_LINE_S`. ``CliError`` for another value."""
+    value = os.environ.get("CAPSVIZ_PROGRESS_S", "")
+    if not value:
+        return PROGRESS_LINE_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # NaN too
+        raise CliError(_("CAPSVIZ_PROGRESS_S must be a number of seconds, 0 or more (got {value!r})", value=value))
+    return seconds
+
+
 def _as_flags(cfg) -> str:
     """The run's recipe as the flags that give it (``--epochs 10 --batch-size 128 …``), less the
     device (named before it) and the pairs per epoch of a run on single digits."""
@@ -209,6 +226,7 @@ def _run(args: argparse.Namespace) -> int:
     from capsviz.train.loop import Trainer, check_resumable
 
     tune_process("train")
+    _progress_interval()  # a CAPSVIZ_PROGRESS_S that is no number is said before any work
     if args.resume and args.init:
         raise CliError(_("use either --resume (a training checkpoint) or --init (weights only), not both"))
     if getattr(args, "checkpoint", None) is not None:  # capsviz --checkpoint FILE train
@@ -376,7 +394,12 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     say(_("checkpoint: {path}", path=trainer.checkpoint_path))
     # the steps already taken (at the batch size they were taken with) and those of the epochs to come
     total = trainer.step + (cfg.epochs - trainer.epoch) * trainer.batches_per_epoch - trainer.batch_in_epoch
-    bar = tqdm(total=total, initial=trainer.step, unit=_("batch"), dynamic_ncols=True, disable=not lead)
+    # on a terminal a progress bar; in a log file (nohup, a pipe) a line every PROGRESS_LINE_S
+    # instead of the bar's carriage returns, which pile up into one line
+    terminal = sys.stderr.isatty()
+    every_s = _progress_interval()
+    bar = tqdm(total=total, initial=trainer.step, unit=_("batch"), dynamic_ncols=True, disable=not (lead and terminal))
+    last_line = -float("inf")
 
     # The first Ctrl+C (or, alone, SIGTERM: `kill`, `timeout`, a service manager) stops cleanly
     # after the current step and autosaves; a second one aborts. Under torchrun SIGTERM stays
@@ -401,6 +424,10 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
             if isinstance(ev, BatchEvent):
                 if reader_gone is not None and SIGPIPE not in received and reader_gone():
                     reader_left()
+                if lead and not terminal and time.monotonic() - last_line >= every_s:
+                    last_line = time.monotonic()
+                    line = ev.progress(cfg.epochs, cfg.batch_size, _)
+                    print(_("{progress}, loss {loss:.4f}", progress=line, loss=ev.loss), file=sys.stderr, flush=True)
                 bar.update(1)
                 bar.set_postfix(
                     epoch=ev.epoch + 1,

@@ -101,8 +101,9 @@ def test_eval_refuses_a_corrupt_checkpoint(tmp_path):
 
 
 def start_training_run(out: Path) -> tuple[subprocess.Popen, list[str]]:
-    """A `capsviz train` process of 40 steps writing ``out``, once its progress bar shows
+    """A `capsviz train` process of 40 steps writing ``out``, once its progress lines show
     step 3 (its stderr read so far, a character a list entry, comes with it)."""
+    import os
     import threading
 
     args = [
@@ -121,19 +122,20 @@ def start_training_run(out: Path) -> tuple[subprocess.Popen, list[str]]:
         "--out",
         str(out),
     ]
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "CAPSVIZ_PROGRESS_S": "0"}  # a progress line for every step on stderr, a pipe here
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     err: list[str] = []
     third_step = threading.Event()
 
     def read_stderr() -> None:
         for char in iter(lambda: p.stderr.read(1), ""):
             err.append(char)
-            if "".join(err[-6:]) == "| 3/40":
+            if "".join(err[-11:]) == "batch 3/40,":
                 third_step.set()
         third_step.set()  # the process ended: no step will come
 
     threading.Thread(target=read_stderr, daemon=True).start()
-    assert third_step.wait(600), "".join(err)[-2000:]  # the progress bar shows step 3 (the timeout bounds a hang)
+    assert third_step.wait(600), "".join(err)[-2000:]  # step 3 is taken (the timeout bounds a hang)
     return p, err
 
 

@@ -171,13 +171,13 @@ def test_workers_stopped_with_ctrl_c_save_and_torchrun_ends_quietly(tmp_path):
     out = tmp_path / "run.safetensors"
     launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29518"]
     command = [*launcher, "-m", "capsviz", "train", *RECIPE, "--pairs-per-epoch", "100000", "--batch-size", "4"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "CAPSVIZ_PROGRESS_S": "0"}
     log = tmp_path / "log.txt"
     with open(log, "w") as sink:
         agent = subprocess.Popen([*command, "--out", str(out)], stdout=sink, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 300
-        while not re.search(r"\| *[1-9]\d*/\d+ \[", log.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.5)  # until the progress bar shows a step taken
+        while not re.search(r"batch [1-9]\d*/\d+, ", log.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.5)  # until a progress line shows a step taken
         workers = subprocess.run(["pgrep", "-P", str(agent.pid)], capture_output=True, text=True).stdout.split()
         assert len(workers) == 2
         for pid in workers:

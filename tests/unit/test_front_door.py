@@ -486,3 +486,18 @@ def test_the_shipped_model_recognises_nearly_every_mnist_digit(shipped_checkpoin
     sample = load_sample()
     flagged = ~recognised(capsule_lengths(model, sample.images[:1000].astype(np.float32) / 255))
     assert flagged.sum() <= 5, flagged.sum()
+
+
+@needs_mnist
+def test_a_run_logged_to_a_file_writes_progress_lines_not_a_bar(tmp_path):
+    out = tmp_path / "run.safetensors"
+    r = capsviz("train", *TINY, "--out", str(out))  # stderr is a pipe here, as under nohup
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr and "batch/s" not in r.stderr
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("epoch 1, batch 1/2, ") and "min to go, loss " in first, r.stderr
+
+
+def test_a_progress_interval_that_is_no_number_is_refused(tmp_path):
+    r = capsviz("train", *TINY, "--out", str(tmp_path / "x.safetensors"), env={"CAPSVIZ_PROGRESS_S": "soon"})
+    assert r.returncode == 2 and "CAPSVIZ_PROGRESS_S must be a number of seconds, 0 or more (got 'soon')" in r.stderr
