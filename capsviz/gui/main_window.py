@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QSettings, QSignalBlocker, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
@@ -479,9 +479,12 @@ class MainWindow(QMainWindow):
             self.actions["pairs" if self.kind == "multimnist" else "digits"].setChecked(True)
             return False
         if dataset != self.kind:
+            self.routing_checker.quit()  # a count of the kind left: its figures would not be shown
             self.left_layouts[self.kind] = (self._docks_shown(), self.saveState(STATE_VERSION))
             self.kind = dataset
             self.capsule_selection.set(None)  # a capsule of the other kind's grid
+            with QSignalBlocker(self.routing_view.iterations):  # the R its input was left with
+                self.routing_view.iterations.setValue(self.core.input.iterations)
             self._show_kind_widgets()
         if dataset == "multimnist":
             self._pair_changed()

@@ -271,16 +271,21 @@ def scan_test_pairs(model, block, start: int, chunk: int = SCAN_CHUNK, find: str
     ``iterations``). ``block(b)`` gives block ``b`` of the test set
     (:func:`capsviz.data.multimnist.fixed_test_block`). Yields ``("progress", done, total)``
     after each batch, then ``("found", k)`` for the first such pair k, or ``("none", start)``
-    when there is none up to the last of the ``TEST_PAIRS``; a consumer may stop between
-    batches. Raises ``ValueError`` for another ``find``."""
+    when there is none up to the last of the ``TEST_PAIRS`` (for ``routing`` with
+    ``iterations`` 1, ``("one iteration", start)`` at once); a consumer may stop between
+    batches. Both scans route with ``iterations``. Raises ``ValueError`` for another ``find``."""
     if find not in SCANS:
         raise ValueError(f"find must be one of {', '.join(SCANS)}, not {find!r}")
+    if find == "routing" and iterations == 1:  # r = 1 against R = 1: no pair can differ
+        yield ("one iteration", start)
+        return
     for begin in range(start, TEST_PAIRS, chunk):
         pairs, j = block(begin // TEST_BLOCK), begin % TEST_BLOCK
         end = min(j + chunk, TEST_BLOCK)
         images = pairs.images[j:end]
         if find == "wrong":
-            hits = np.flatnonzero(pair_hits(model, images, pairs.labels[j:end], batch_size=chunk) < 2)
+            answers = pair_hits(model, images, pairs.labels[j:end], routing_iterations=iterations, batch_size=chunk)
+            hits = np.flatnonzero(answers < 2)
         else:
             hits = np.flatnonzero(routing_changes(model, images, iterations, chunk))
         if len(hits):

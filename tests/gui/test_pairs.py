@@ -456,6 +456,19 @@ def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
     assert inf.c.shape == (3, 3200, 10) and inf.input.shape == (36, 36)
     np.testing.assert_allclose(inf.c.sum(axis=-1), 1.0, atol=1e-5)
     assert (inf.lengths < 1).all()
+    # each kind keeps its own R, and the R box shows the one of the kind shown
+    window.routing_view.iterations.setValue(5)
+    qtbot.waitUntil(lambda: window.core.inference is not None and window.core.inference.iterations == 5, timeout=10000)
+    qtbot.mouseClick(window.routing_view.check_button, Qt.MouseButton.LeftButton)  # a count on the test pairs
+    assert window.routing_checker.worker is not None
+    window.actions["digits"].trigger()
+    qtbot.waitUntil(lambda: window.kind == "mnist" and window.core.inference is not None, timeout=10000)
+    assert window.routing_view.iterations.value() == window.core.input.iterations == 3
+    qtbot.waitUntil(lambda: window.routing_checker.worker is None, timeout=30000)  # the pairs' count stops
+    assert window.routing_view.check_button.isEnabled() and "counting" not in window.routing_view.check_text
+    window.actions["pairs"].trigger()
+    wait_for_pairs(qtbot, window)
+    assert window.routing_view.iterations.value() == window.core.input.iterations == 5
 
 
 def test_the_routing_view_maps_the_10x10_grid_of_the_pair(qtbot, pairs):

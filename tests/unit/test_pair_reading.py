@@ -121,6 +121,27 @@ def test_a_background_scan_lowers_its_threads_priority_and_yields_the_scans_even
         assert after == min(19, before + BACKGROUND_NICENESS)
 
 
+def test_both_scans_route_with_the_iterations_asked_and_one_iteration_is_said_at_once(monkeypatch):
+    from types import SimpleNamespace
+
+    from capsviz.data.multimnist import TEST_BLOCK
+    from capsviz.model import pairs
+
+    images, labels = np.zeros((TEST_BLOCK, 36, 36), np.float32), np.zeros((TEST_BLOCK, 2), np.int64)
+    block = SimpleNamespace(images=images, labels=labels)
+    asked = []
+
+    def hits(model, images, labels, routing_iterations=None, **_):
+        asked.append(routing_iterations)
+        return np.where(np.arange(len(images)) == 7, 1, 2)  # the 8th pair of a batch is wrong
+
+    monkeypatch.setattr(pairs, "pair_hits", hits)
+    assert list(pairs.scan_test_pairs(None, lambda b: block, 0, find="wrong", iterations=1)) == [("found", 7)]
+    assert asked == [1]  # the R the window routes with, not the model's default
+    events = list(pairs.scan_test_pairs(None, lambda b: block, 5, find="routing", iterations=1))
+    assert events == [("one iteration", 5)]  # nothing to compare r = 1 with: no pass is run
+
+
 def test_a_scan_that_finds_nothing_says_after_which_pair():
     assert no_pair_found("wrong", 120) == "no wrong pair after test pair 119"
     assert no_pair_found("routing", 1) == "no pair where routing changes the answer after test pair 0"

@@ -780,6 +780,10 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>数字 B（绿）</translation>
     </message>
     <message>
+        <source>R = 1: routing runs once, so no answer can change; raise R to find where it does</source>
+        <translation>R = 1：路由只运行一次，答案不会改变；调高 R 才能找到路由改变答案的地方</translation>
+    </message>
+    <message>
         <source>The segmentation&apos;s colours span the largest departure from an even split over all iterations of this pair: where routing barely divides the capsules, faint differences show as full colours. The shares are the couplings themselves.</source>
         <translation>分割图的颜色范围取这一对数字在所有迭代中偏离平均分配的最大值：路由几乎没有把胶囊分开的地方，细微的差别也会显示成饱和的颜色。份额本身就是耦合系数。</translation>
     </message>

@@ -341,6 +341,10 @@ class PairPanel(QWidget, InferenceView):
             self.browse_status.setText(tr("scanning the test pairs: {k:,} / {n:,}", k=ev[1], n=ev[2]))
         elif ev[0] == "found":
             self.select_test_pair(ev[1])
+        elif ev[0] == "one iteration":
+            self.browse_status.setText(
+                tr("R = 1: routing runs once, so no answer can change; raise R to find where it does")
+            )
         else:
             self.browse_status.setText(no_pair_found(self.finding, ev[1], tr))
 
