@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from capsviz.texts import english
+from capsviz.texts import QT_TR_NOOP, english
 
 TYPES = 32
 RF_SIZE, RF_STRIDE = 17, 2  # a primary capsule at (y, x) sees input rows 2y..2y+16, columns 2x..2x+16
@@ -385,16 +385,25 @@ def coupling_path(inference, i: int, j: int, tr=english) -> str:
     )
 
 
+VOTE_READOUT = QT_TR_NOOP(
+    "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
+    "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}"
+)
+
+
 def vote_readout(inference, i: int, j: int, r: int, tr=english) -> str:
     """Primary capsule i's vote for digit j at iteration r: :func:`capsule_figures` and the
     agreement û_j|i · v_j (``inference.u_hat`` (I, J, D), ``inference.v`` (R, J, D))."""
     agreement = float(inference.u_hat[i, j] @ inference.v[r, j])
-    return tr(
-        "capsule i={i} (type {t}, y={y}, x={x}), ‖u_i‖ = {u:.4f}; for digit {j} at iteration {r}: "
-        "c_ij = {c:.4f}, b_ij = {b:.4f}, agreement û·v_j = {agreement:+.4f}",
-        **capsule_figures(inference, i, j, r),
-        agreement=agreement,
-    )
+    return tr(VOTE_READOUT, **capsule_figures(inference, i, j, r), agreement=agreement)
+
+
+def widest_vote_readout(tr=english) -> str:
+    """A :func:`vote_readout` with figures of the most digits they take (3,200 primary capsules,
+    7 iterations, b_ij and the agreement negative, two digits before the point): what a readout
+    needs room for."""
+    figures = {"i": 3199, "t": 31, "y": 9, "x": 9, "u": 0.9999, "j": 9, "r": 7, "c": 0.9999}
+    return tr(VOTE_READOUT, **figures, b=-88.8888, agreement=-88.8888)
 
 
 def primary_readout(u_lengths: np.ndarray, i: int, tr=english) -> str:

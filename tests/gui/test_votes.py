@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF
+from PySide6.QtWidgets import QApplication
 
 from capsviz.model.analysis import receptive_overlay
 
@@ -78,12 +79,15 @@ def test_hovering_a_vote_reads_c_b_and_the_agreement(qtbot, window):
     i = int(np.argmax(np.where(shown, inf.c[r, :, panel.j], -1)))  # the most coupled capsule in view
     scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
     pos = panel.plot.mapFromScene(scene)
+    plot_before = panel.plot.geometry()
     qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
     # pyqtgraph's scene drops a move that comes within 1/mouseRateLimit s of the last one
     # (QTest's delay argument only stamps the event, so wait for real)
     qtbot.wait(int(5 * 1000 / pg.getConfigOption("mouseRateLimit")))
     qtbot.mouseMove(panel.plot.viewport(), pos)
     qtbot.waitUntil(lambda: "capsule i=" in view.readout.text(), timeout=3000)
+    QApplication.processEvents()  # the layout's turn after the longer text
+    assert panel.plot.geometry() == plot_before  # the readout had room: the dots stay under the mouse
     text = view.readout.text()
     k = int(text.split("capsule i=")[1].split(" ")[0])  # the dot under the mouse (maybe a neighbour)
     j = panel.j

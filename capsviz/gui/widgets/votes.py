@@ -41,6 +41,7 @@ from capsviz.model.analysis import (
     projected_votes,
     vote_extent,
     vote_readout,
+    widest_vote_readout,
 )
 from capsviz.model.inference import longest
 from capsviz.texts import QT_TR_NOOP
@@ -134,6 +135,7 @@ class VotesView(QWidget, InferenceView):
             panel.width_for_texts = WideEnoughForTexts(panel.plot, plots)
         self.panels = self.all_panels[:1]  # the panels shown
         self.readout = readout(tr(HINT))
+        self.readout.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         # close rows: two panels one over the other fit the dock of a 640-pixel-high window
         stack = column(*((panel, 1) for panel in self.all_panels), spacing=3)
         column(controls, (stack, 1), self.readout, spacing=3, margins=(2, 2, 2, 2), parent=self)
@@ -152,6 +154,22 @@ class VotesView(QWidget, InferenceView):
             panel.plot.scene().sigMouseClicked.connect(lambda event, p=panel: self._click(p, event))
             panel.box.sigRegionChanged.connect(lambda _roi, p=panel: self._show_fields(p))
 
+    def resizeEvent(self, event) -> None:
+        """Keep room for the longest readout at this width, so that reading a vote does not
+        shrink the plots under the mouse (and move the dot it points at)."""
+        super().resizeEvent(event)
+        self._reserve_readout()
+
+    def _reserve_readout(self) -> None:
+        width = max(self.readout.width(), 1)
+        flags = int(Qt.TextFlag.TextWordWrap)
+        texts = (widest_vote_readout(tr), tr(HINT))
+        metrics = self.readout.fontMetrics()
+        needed = max(metrics.boundingRect(0, 0, width, 10_000, flags, t).height() for t in texts)
+        # at most two lines, one under two panels: the window's least size is set by the plots
+        lines = 2 if len(self.panels) == 1 else 1
+        self.readout.setMinimumHeight(min(needed, lines * metrics.lineSpacing()) + 2)
+
     def set_answers(self, answers: int) -> None:
         """Show the votes for the longest capsule (1: "predicted"), or for the two longest one
         over the other (2: a pair model's two answers). Off screen, the panels change when the
@@ -159,6 +177,7 @@ class VotesView(QWidget, InferenceView):
         self.panels = self.all_panels[:answers]
         self.figures = {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}  # by file name
         self._name_answers()
+        self._reserve_readout()
         if self.on_screen():
             self._show_panels()
         self.redraws.request()
