@@ -72,6 +72,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     inference = infer(model, image, args.routing_iterations)
     with replacing(out) as tmp:  # an existing trace is replaced whole or kept
-        save_trace(inference, tmp)
+        save_trace(inference, tmp, 2 if two else 1)
     print(_("{reading}; trace saved to {out}", reading=text(reading(args.image, inference.lengths[-1], two)), out=out))
     return 0

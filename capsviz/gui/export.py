@@ -100,12 +100,13 @@ def export_figures_dialog(
     window.statusBar().showMessage(" · ".join([said, *left_out()]), 10000)
 
 
-def export_trace_dialog(window: QMainWindow, inference: Inference | None) -> None:
-    """Ask for a file and save ``inference``'s routing trace there (none: say so)."""
+def export_trace_dialog(window: QMainWindow, inference: Inference | None, answers: int = 1) -> None:
+    """Ask for a file and save ``inference``'s routing trace there (none: say so); ``answers``:
+    the model kind's (2 for pairs: the two longest capsules are saved as well)."""
     if inference is None:
         QMessageBox.information(window, tr("Nothing to export"), tr("Draw a digit first."))
         return
     title = tr("Export routing trace")
     path = ask_file_to_save(window, title, "trace.npz", tr("NumPy archive (*.npz)"))
-    if path is not None and write_or_warn(window, title, path, lambda path: save_trace(inference, path)):
+    if path is not None and write_or_warn(window, title, path, lambda path: save_trace(inference, path, answers)):
         window.statusBar().showMessage(tr("saved {path}", path=path), 5000)

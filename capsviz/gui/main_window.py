@@ -198,7 +198,7 @@ class MainWindow(QMainWindow):
                 "open_baseline": lambda: (path := dialogs.ask_checkpoint_to_open(self)) and self.open_baseline(path),
                 "save": self._save_checkpoint,
                 "export_figures": lambda: export_figures_dialog(self, self.export_figures, self.figures_left_out),
-                "export_trace": lambda: export_trace_dialog(self, core.inference),
+                "export_trace": lambda: export_trace_dialog(self, core.inference, KINDS[self.kind].answers),
                 "download": self.download_mnist,
                 "quit": self.close,
                 "about": self.errors.show_about,

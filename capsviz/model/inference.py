@@ -163,14 +163,18 @@ def reconstruct(model: CapsNet, pose: np.ndarray, digit: int) -> np.ndarray:
     return model.decoder.decode_pose(p, cls)[0, 0].float().cpu().numpy().copy()
 
 
-def save_trace(inference: Inference, path) -> None:
+def save_trace(inference: Inference, path, answers: int = 1) -> None:
     """Write a routing trace as ``.npz``.
 
     Keys: ``u`` (I, 8), ``u_lengths`` (I,), ``u_hat`` (I, 10, 16) where the trace has the
     votes, ``b`` (R, I, 10), ``c`` (R, I, 10), ``v`` (R, 10, 16), ``lengths`` (R, 10),
-    ``input`` (H, H), all float32, and ``prediction`` (), int64.
+    ``input`` (H, H), all float32, and ``prediction`` (), int64 (the longest capsule); with
+    ``answers`` 2 (a pair model) also ``predictions`` (2,), int64: the two longest capsules
+    after the last iteration, longest first (paper Sec. 6).
     """
     votes = {} if inference.u_hat is None else {"u_hat": inference.u_hat}
+    if answers == 2:
+        votes["predictions"] = np.argsort(-inference.lengths[-1], kind="stable")[:2].astype(np.int64)
     np.savez(
         path,
         **votes,

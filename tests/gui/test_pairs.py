@@ -233,6 +233,12 @@ def test_the_browser_shows_test_pairs_and_finds_the_wrong_ones(qtbot, window, pa
     np.testing.assert_array_equal(panel.pair_image, pairs.images[0] / np.float32(255))  # the pair its box shows
     assert window.open_checkpoint(pair_checkpoint)
     wait_for_pairs(qtbot, window)
+    panel.test_pair.setFocus()
+    panel.test_pair.selectAll()
+    qtbot.keyClicks(panel.test_pair, "12")
+    qtbot.keyClick(panel.test_pair, Qt.Key.Key_Return)  # Enter in the box shows the pair typed
+    np.testing.assert_array_equal(panel.pair_image, pairs.images[12] / np.float32(255))
+    assert panel.browse_status.text().startswith("test pair 12: digits")
     panel.test_pair.setValue(5)
     qtbot.mouseClick(panel.show_test_pair, Qt.MouseButton.LeftButton)
     np.testing.assert_array_equal(panel.pair_image, pairs.images[5] / np.float32(255))
@@ -567,7 +573,7 @@ def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pairs):
     assert not np.allclose(pose.recon_panel.image[..., 1], before[..., 1])  # green moved
 
 
-def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path):
+def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path, monkeypatch):
     files = pairs.export_figures(tmp_path / "figures")
     # what a user sees in the pair mode: the five panels and the docks' plots
     expected = {
@@ -584,12 +590,16 @@ def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path):
     panel = pairs.pair_panel.fig5_panel
     with Image.open(tmp_path / "figures" / "pair_reconstructions.png") as im:  # small on screen, 640 px in a file
         assert im.size[0] >= 640 and abs(im.size[1] / im.size[0] - panel.height() / panel.width()) < 0.02
-    from capsviz.model.inference import save_trace
+    import capsviz.gui.export as export
 
-    save_trace(pairs.core.inference, tmp_path / "trace.npz")
+    monkeypatch.setattr(export, "ask_file_to_save", lambda *a: tmp_path / "trace.npz")
+    pairs.actions["export_trace"].trigger()  # File → Export routing trace
+    inf = pairs.core.inference
     with np.load(tmp_path / "trace.npz") as trace:
         assert trace["c"].shape == (3, 3200, 10) and trace["input"].shape == (36, 36)
-        np.testing.assert_allclose(trace["c"], pairs.core.inference.c)
+        np.testing.assert_allclose(trace["c"], inf.c)
+        longest = np.argsort(-inf.lengths[-1])[:2]  # the pair's two answers, longest first
+        assert trace["predictions"].tolist() == longest.tolist() and int(trace["prediction"]) == longest[0]
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")

@@ -262,6 +262,7 @@ class PairPanel(QWidget, InferenceView):
             control.changed.connect(self.update_pair)
             control.random.clicked.connect(lambda _=False, k=k: self.pick_random(k))
         self.show_test_pair.clicked.connect(lambda: self.select_test_pair(self.test_pair.value()))
+        self.test_pair.lineEdit().returnPressed.connect(self.show_test_pair.click)  # Enter in the box shows it
         for find, button in self._scans.items():
             button.clicked.connect(lambda _=False, find=find: self.scanRequested.emit(self.test_pair.value() + 1, find))
         self.test_block = FixedTestBlocks(digits)  # test_block(b): block b of the fixed test pairs, once drawn
