@@ -61,8 +61,9 @@ def test_the_routing_figures_of_test_image_0_are_those_of_its_trace(window, qtbo
     tiles = np.stack([(t % 8) * 7 + x + 0.5, (t // 8) * 7 + y + 0.5], axis=1)  # 4 x 8 tiles of 6 x 6 and a gap
     marks = view.field_marks.data
     np.testing.assert_allclose(np.stack([marks["x"], marks["y"]], axis=1), fields)
-    marks = view.mosaic_marks.data
-    np.testing.assert_allclose(np.stack([marks["x"], marks["y"]], axis=1), tiles)
+    for item in (view.mosaic_marks, view.mosaic_marks_edge):  # a white ring over a black one
+        marks = item.data
+        np.testing.assert_allclose(np.stack([marks["x"], marks["y"]], axis=1), tiles)
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with the MNIST test set")

@@ -216,8 +216,12 @@ class RoutingView(QWidget, InferenceView):
         self.overlay.setOpacity(0.55)
         self.overlay_view.addItem(self.overlay)
         # the decisive capsules, ringed (mark decisive): on the mosaic, and their fields on the input
-        ring = pg.mkPen((255, 255, 255), width=1.5)
+        # a white ring over a black one: seen on the near-white tiles of the departure scale
+        # and on the dark ones of the others
+        edge, ring = pg.mkPen((0, 0, 0), width=4), pg.mkPen((255, 255, 255), width=1.5)
+        self.mosaic_marks_edge = pg.ScatterPlotItem(pxMode=False, size=1.0, symbol="s", pen=edge, brush=None)
         self.mosaic_marks = pg.ScatterPlotItem(pxMode=False, size=1.0, symbol="s", pen=ring, brush=None)
+        self.mosaic_view.addItem(self.mosaic_marks_edge)
         self.mosaic_view.addItem(self.mosaic_marks)
         field = pg.mkPen((250, 180, 40), width=1)  # thinner: twelve 17-pixel fields overlap on the input
         self.field_marks = pg.ScatterPlotItem(pxMode=False, size=RF_SIZE, symbol="s", pen=field, brush=None)
@@ -494,6 +498,7 @@ class RoutingView(QWidget, InferenceView):
         self.effect_label.setText(self.effect_text())
         marked = self.effect.decisive[:MARKED] if inf is not None and self.mark_button.isChecked() else []
         mosaic, field = marked_capsules(marked, len(inf.u_lengths)) if len(marked) else ([], [])
+        self.mosaic_marks_edge.setData(pos=mosaic)
         self.mosaic_marks.setData(pos=mosaic)
         self.field_marks.setData(pos=field)
         self._ring_selected()
