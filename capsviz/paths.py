@@ -110,7 +110,7 @@ def check_room(path: str | os.PathLike) -> None:
     Raises ``OSError`` naming ``path``: ``ENOTDIR`` where the nearest folder above it that
     exists is a file, else the error of creating a folder or of the probe (no permission, a
     read-only file system)."""
-    path = Path(path)
+    path = Path(os.path.abspath(path))  # "new/../keep/x": "keep" is not a folder made here
     made = _make_folders(path)
     try:
         check_writable(path)

@@ -4,12 +4,15 @@ Ctrl+C. The flags are the fields of :class:`~capsviz.train.config.TrainConfig`."
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
+import re
 import shlex
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from capsviz.commands.common import DEVICE_HELP, CliError, add_common, checked, ensure_mnist, resolve
@@ -203,21 +206,31 @@ def _nothing_to_train(trainer, source: Path) -> str | None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except ValueError as exc:  # a setting's message names its recipe field: here, the flag that gives it
-        if type(exc) is not ValueError:
-            raise
-        from capsviz.train.config import TrainConfig
+@contextlib.contextmanager
+def _settings_as_flags() -> Iterator[None]:
+    """Within the block (the run being set up), a ``ValueError`` about recipe fields becomes a
+    ``CliError`` naming the flags that give them: ``test_subset must be at most 10,000 …`` ->
+    ``--test-subset must be …``, ``cannot change batch_size, seed when …`` -> ``cannot change
+    --batch-size, --seed when …``."""
+    from capsviz.train.config import TrainConfig
 
-        field, _space, rest = str(exc).partition(" ")
-        if rest and field in {f.name for f in dataclasses.fields(TrainConfig)}:
-            raise CliError(f"--{field.replace('_', '-')} {rest}") from None
+    try:
+        yield
+    except ValueError as exc:
+        if type(exc) is not ValueError:  # MNIST's data errors and the like say their own
+            raise
+        names = "|".join(f.name for f in dataclasses.fields(TrainConfig))
+        first = re.match(rf"({names}) ", str(exc))
+        listed = re.match(rf"(.*?\bcannot change )((?:(?:{names})(?:, )?)+)( when .*)", str(exc), re.S)
+        if first:
+            raise CliError("--" + first.group(1).replace("_", "-") + str(exc)[first.end(1) :]) from None
+        if listed:
+            flags = ", ".join("--" + name.replace("_", "-") for name in listed.group(2).split(", "))
+            raise CliError(listed.group(1) + flags + listed.group(3)) from None
         raise
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from capsviz.data.mnist import load_mnist
     from capsviz.runtime import tune_process
     from capsviz.train import distributed
@@ -249,7 +262,8 @@ def _run(args: argparse.Namespace) -> int:
             if given is args.resume:
                 check_resumable(info)
     if args.resume is None and args.init is None:
-        TrainConfig(**overrides)  # a setting that does not fit its data set is said before the data is read
+        with _settings_as_flags():  # a setting that does not fit its data set is said before the data is read
+            TrainConfig(**overrides)
     device = resolve(args, "device")
     parallel = distributed.launched()
     if parallel:  # one of the processes of torchrun; only rank 0 writes and prints
@@ -261,14 +275,15 @@ def _run(args: argparse.Namespace) -> int:
     test_data = load_mnist(train=False, data_root=data_root)
     if device is not None:
         overrides["device"] = device
-    if args.resume:
-        trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=out)
-    elif args.init:
-        trainer = Trainer.continue_from_weights(
-            args.init, train_data, test_data, overrides=overrides, checkpoint_path=out
-        )
-    else:
-        trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=out)
+    with _settings_as_flags():
+        if args.resume:
+            trainer = Trainer.resume(args.resume, train_data, test_data, overrides=overrides, checkpoint_path=out)
+        elif args.init:
+            trainer = Trainer.continue_from_weights(
+                args.init, train_data, test_data, overrides=overrides, checkpoint_path=out
+            )
+        else:
+            trainer = Trainer(TrainConfig(**overrides), train_data, test_data, checkpoint_path=out)
     if not lead:
         trainer.checkpoint_path = None
     if parallel:

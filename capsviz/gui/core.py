@@ -67,8 +67,9 @@ from capsviz.train.events import BatchEvent, EpochEvent, StoppedEvent
 SWEEP_INTERVAL_MS = 120
 # what the core keeps of a dataset while it shows another's
 KEPT = ("model", "info", "checkpoint_path", "_summary", "baseline", "baseline_info", "input")
-# what a training run replaces as it starts, put back when it fails before its first step
-BEFORE_RUN = ("model", "info", "checkpoint_path", "_summary", "baseline", "baseline_info")
+# what a training run of a CapsNet (False) or a CNN (True) replaces as it starts, put back
+# when it fails before its first step (the other network may be opened meanwhile: it stays)
+BEFORE_RUN = {False: ("model", "info", "checkpoint_path", "_summary"), True: ("baseline", "baseline_info")}
 # the model each dataset's explorer starts with
 SHIPPED = {"mnist": lambda: shipped_checkpoint(), "multimnist": lambda: shipped_multimnist_checkpoint()}
 _collector: QTimer | None = None  # the timer of collect_garbage_on_gui_thread
@@ -277,7 +278,8 @@ class ExplorerCore(QObject):
         self.train_config: TrainConfig | None = None
         self._position: tuple[float, int] | None = None  # (epochs, step) the run has reached
         self._shown_position: tuple[float, int] | None = None  # those of the run's weights shown
-        self._before_run: dict | None = None  # the networks shown before the run, until its first step
+        self._before_run: dict | None = None  # the network shown before the run, until its first step
+        self._run_failed = False  # the run under way raised
         self.closing = False
         self.baseline = None  # the CNN compared with the capsules (capsviz.model.baseline), or None
         self.baseline_info: CheckpointInfo | None = None
@@ -471,9 +473,12 @@ class ExplorerCore(QObject):
         record = training_record(self.info)
         if self.is_training and self.train_config.model == "capsnet" and self._shown_position is not None:
             epochs, step = self._shown_position
-            precision = getattr(self._holder.get("trainer"), "precision", self.train_config.precision)
+            trainer = self._holder.get("trainer")
+            precision = getattr(trainer, "precision", self.train_config.precision)
             record = {"train_config": {**self.train_config.to_dict(), "precision": precision}}
             record.update(epoch=epochs, step=step)
+            if origin := getattr(trainer, "initialised_from", None):  # a fine-tune: as its autosaves say
+                record["extra_metadata"] = {"initialised_from": Path(origin).name}
         try:
             return save_checkpoint(path, self.model, **record)
         except OSError as exc:
@@ -669,7 +674,7 @@ class ExplorerCore(QObject):
             self._error(tr("Cannot train"), tr("{path}: {reason}", path=exc.filename, reason=exc.strerror or exc))
             return None
         self._position = self._shown_position = None
-        self._before_run = {name: getattr(self, name) for name in BEFORE_RUN}
+        self._before_run = {name: getattr(self, name) for name in BEFORE_RUN[cnn]}
         self._stop_event, self._pause_event = run.stop, run.pause
         self._holder = {}
         self._worker = start_worker(
@@ -772,6 +777,7 @@ class ExplorerCore(QObject):
                 setattr(self, name, value)
             self._changed(self.modelChanged, self.baselineChanged)
         self._before_run = None
+        self._run_failed = True
         self._exception(tr("Training failed"), exc)
 
     def _on_training_finished(self) -> None:
@@ -779,7 +785,9 @@ class ExplorerCore(QObject):
         self._worker = None
         self.training_into = None
         self._stop_event = self._pause_event = None
-        if not self.closing and (self.train_config is None or self.train_config.model == "capsnet"):
+        failed, self._run_failed = self._run_failed, False
+        capsnet = self.train_config is None or self.train_config.model == "capsnet"
+        if not self.closing and capsnet and not failed:  # a failure said so already, the model back
             self.modelChanged.emit()
         self.trainingFinished.emit()
 

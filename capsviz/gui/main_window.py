@@ -290,7 +290,6 @@ class MainWindow(QMainWindow):
         core.resultHandled.connect(self.scheduler.check_idle)
         core.modelChanged.connect(self._show_model)
         core.modelChanged.connect(self.errors.clear_status)  # a model that loads: an earlier refusal is stale
-        core.baselineChanged.connect(self.errors.clear_status)
         core.baselineChanged.connect(self._show_baseline_summary)
         core.cnnReady.connect(lambda: self.lengths_view.redraws.request("cnn"))
         core.readingReady.connect(self._show_reading)
@@ -716,7 +715,10 @@ class MainWindow(QMainWindow):
         dataset = dataset or getattr(header_of(path), "dataset", None)
         if dataset is not None and dataset != self.kind:
             return self.show_kind(dataset, baseline=Path(path))
-        return self.core.load_baseline(Path(path))
+        loaded = self.core.load_baseline(Path(path))
+        if loaded:
+            self.errors.clear_status()  # a file that loads: an earlier refusal is stale
+        return loaded
 
     def confirm_close(self) -> bool:
         """Whether to close while training runs (asks the user)."""

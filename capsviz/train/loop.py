@@ -208,7 +208,7 @@ class Trainer:
                     _(
                         "cannot change {changed} when resuming in the middle of an epoch (this checkpoint "
                         "stopped at batch {batch_in_epoch} of epoch {epoch})",
-                        changed=", ".join("--" + k.replace("_", "-") for k in changed),  # the flags
+                        changed=", ".join(changed),
                         batch_in_epoch=batch_in_epoch,
                         epoch=epoch + 1,
                     )

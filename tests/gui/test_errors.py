@@ -90,6 +90,24 @@ def test_the_app_refuses_bad_checkpoints_and_keeps_its_model(window, qtbot, tmp_
     assert window.statusBar().currentMessage() == ""
 
 
+def test_a_message_given_before_the_bar_is_shown_is_fitted_to_it_once_shown(qtbot):
+    from PySide6.QtWidgets import QLabel, QStatusBar
+
+    from capsviz.gui.widgets.common import StatusBar
+
+    bar = StatusBar()
+    qtbot.addWidget(bar)
+    bar.addPermanentWidget(QLabel("model: capsnet_mnist.safetensors — 99.64 %"))
+    message = "settings: " + "a value that was out of range and is back to its default; " * 4
+    bar.showMessage(message, 15000)  # as a start-up notice comes, before the window is laid out
+    bar.resize(900, 24)
+    bar.show()
+    qtbot.waitExposed(bar)
+    shown = QStatusBar.currentMessage(bar)  # what the bar draws
+    assert len(shown) > 40 and shown.endswith("…") and message.startswith(shown[:-1])
+    assert bar.currentMessage() == message
+
+
 def test_a_long_message_shows_its_first_line_cut_short_of_the_model_label(window, qtbot):
     bar = window.statusBar()
     shown = []

@@ -300,6 +300,33 @@ def test_a_run_that_fails_before_its_first_step_gives_the_model_back(window, qtb
     assert core.model is shown and window.model_label.text() == summary
     assert panel.status.text() == "the run failed; see the message" and panel.start_button.isEnabled()
     assert "train-images-idx3-ubyte" in window.errors.status_message
+    assert window.statusBar().currentMessage() == window.errors.status_message  # still in the bar
+
+
+def test_a_capsnet_opened_while_a_cnn_run_starts_stays_when_the_run_fails(window, qtbot, tmp_path, monkeypatch):
+    import threading
+
+    import capsviz.explorer as explorer
+    from capsviz.model import CapsNet
+    from capsviz.train.checkpoint import save_checkpoint
+
+    opened = threading.Event()
+
+    def failing_trainer(run):
+        opened.wait(30)  # the CNN run is still setting up while the user opens a CapsNet
+        raise OSError(5, "Input/output error", "MNIST")
+
+    monkeypatch.setattr(explorer.TrainingRun, "trainer", failing_trainer)
+    panel, core = window.training_panel, window.core
+    core.data_ready = lambda: True
+    panel.network.setCurrentIndex(panel.network.findData("baseline-small"))
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    assert core.is_training
+    other = save_checkpoint(tmp_path / "other.safetensors", CapsNet())
+    with qtbot.waitSignal(core.trainingFinished, timeout=30000):
+        assert window.open_checkpoint(other)  # a CNN trains: opening a CapsNet is allowed
+        opened.set()
+    assert core.checkpoint_path == other.resolve() and "other.safetensors" in window.model_label.text()
 
 
 @pytest.mark.skipif(mnist_root() is None, reason="needs CAPSVIZ_DATA with MNIST for training")

@@ -522,3 +522,13 @@ def test_primarycaps_kernels_train_as_a_contiguous_parameter_and_save_in_conv2d_
     plain = CapsNet(cfg)
     plain.load_state_dict(m.state_dict())
     torch.testing.assert_close(plain.primary_caps.kernel, m.primary_caps.kernel, rtol=0, atol=0)
+
+
+def test_the_output_check_removes_only_the_folders_it_made(tmp_path, monkeypatch):
+    from capsviz.paths import check_room
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keep").mkdir()  # empty, and the user's
+    check_room("new/../keep/t.npz")
+    check_room("made/for/t.npz")
+    assert (tmp_path / "keep").is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["keep"]

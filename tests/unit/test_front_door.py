@@ -501,3 +501,15 @@ def test_a_run_logged_to_a_file_writes_progress_lines_not_a_bar(tmp_path):
 def test_a_progress_interval_that_is_no_number_is_refused(tmp_path):
     r = capsviz("train", *TINY, "--out", str(tmp_path / "x.safetensors"), env={"CAPSVIZ_PROGRESS_S": "soon"})
     assert r.returncode == 2 and "CAPSVIZ_PROGRESS_S must be a number of seconds, 0 or more (got 'soon')" in r.stderr
+
+
+def test_train_names_the_flags_of_the_settings_a_message_is_about():
+    from capsviz.commands.common import CliError
+    from capsviz.commands.train import _settings_as_flags
+
+    resume = "cannot change batch_size, seed when resuming in the middle of an epoch (stopped at batch 3)"
+    with pytest.raises(CliError) as err, _settings_as_flags():
+        raise ValueError(resume)
+    assert str(err.value).startswith("cannot change --batch-size, --seed when resuming in the middle of an epoch")
+    with pytest.raises(ValueError, match="^a message about no setting$"), _settings_as_flags():
+        raise ValueError("a message about no setting")

@@ -159,7 +159,7 @@ def test_resume_refuses_batch_size_change_mid_epoch_but_allows_it_between_epochs
     for ev in t.run():
         if isinstance(ev, BatchEvent) and ev.step == 2:
             t.request_stop()
-    with pytest.raises(ValueError, match="cannot change --batch-size"):
+    with pytest.raises(ValueError, match="cannot change batch_size"):
         Trainer.resume(path, sample, overrides={"batch_size": 8})
 
     t = Trainer(small(epochs=1), sample, checkpoint_path=path, model_config=NET)
@@ -184,7 +184,7 @@ def test_a_run_stopped_mid_epoch_resumes_only_on_as_many_processes(sample, tmp_p
     with pytest.raises(ValueError, match="batch 2 of epoch 1 of a run in one process; resume it without torchrun"):
         next(resumed.run())
     assert resumed.step == 2
-    with pytest.raises(ValueError, match="cannot change --pairs-per-epoch"):
+    with pytest.raises(ValueError, match="cannot change pairs_per_epoch"):
         Trainer.resume(path, sample, overrides={"pairs_per_epoch": 512})
     list(Trainer(small(epochs=1), sample, checkpoint_path=path, model_config=NET).run())
     between = Trainer.resume(path, sample, overrides={"epochs": 2})

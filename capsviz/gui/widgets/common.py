@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -819,12 +820,13 @@ class InferenceView:
 
 class StatusBar(QStatusBar):
     """The window's status bar: a message shows its first line, cut with an ellipsis to the
-    room the permanent labels leave it (Qt would clip it under them); the bar's tooltip and
-    :meth:`currentMessage` give it whole."""
+    room the permanent labels leave it (Qt would clip it under them), fitted again when the
+    bar is resized or first shown; the bar's tooltip and :meth:`currentMessage` give it whole."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._message = ""
+        self._until: float | None = None  # time.monotonic() when a timed message goes
         self._permanent: list[QWidget] = []
         self.messageChanged.connect(self._changed)
 
@@ -834,11 +836,28 @@ class StatusBar(QStatusBar):
 
     def showMessage(self, message: str, timeout: int = 0) -> None:
         self._message = message
-        room = self.width() - sum(w.width() + 8 for w in self._permanent if w.isVisible() and w.width() > 0) - 24
-        line = message.split("\n", 1)[0]
-        shown = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, max(room, 40))
-        super().showMessage(shown, timeout)
+        self._until = time.monotonic() + timeout / 1000 if timeout > 0 else None
+        self._fit()
         self.setToolTip(message)
+
+    def _fit(self) -> None:
+        """Show :attr:`_message` cut to the room there is now, for the rest of its time."""
+        line = self._message.strip().split("\n", 1)[0]
+        if self.isVisible():
+            room = self.width() - sum(w.width() + 8 for w in self._permanent if w.isVisible() and w.width() > 0)
+            line = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, max(room - 24, 40))
+        left = 0 if self._until is None else max(1, round(1000 * (self._until - time.monotonic())))
+        super().showMessage(line, left)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._message:
+            self._fit()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._message:
+            self._fit()
 
     def clearMessage(self) -> None:
         self._message = ""
