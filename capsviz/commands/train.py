@@ -88,7 +88,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         description=_(
             "Train a CapsNet (or, with --model, the baseline CNN) on MNIST or MultiMNIST with the "
             "paper's recipe; autosaves after every epoch and on Ctrl+C. With --resume or --init, an "
-            "option not given takes the checkpoint's value, not the default shown."
+            "option not given takes the checkpoint's value, not the default shown. Progress: a bar on "
+            "a terminal, else (a log file) a line every 60 s, or every CAPSVIZ_PROGRESS_S seconds."
         ),
     )
     _add_train_flags(t)
