@@ -323,7 +323,7 @@ class ExplorerCore(QObject):
     def _refused_while_training(self, cnn: bool) -> bool:
         """Whether a run trains the network the caller would replace (``cnn``: the comparison
         CNN, else the CapsNet), whose snapshots would replace it in turn; if so says so (``error``)."""
-        if not self.is_training or (self.train_config is not None and (self.train_config.model != "capsnet") != cnn):
+        if not self.is_training or (self.train_config.model != "capsnet") != cnn:
             return False
         self._error(
             tr("Training is running"),
@@ -472,13 +472,8 @@ class ExplorerCore(QObject):
         failure emit ``error``. Returns the file written, or None."""
         record = training_record(self.info)
         if self.is_training and self.train_config.model == "capsnet" and self._shown_position is not None:
-            epochs, step = self._shown_position
-            trainer = self._holder.get("trainer")
-            precision = getattr(trainer, "precision", self.train_config.precision)
-            record = {"train_config": {**self.train_config.to_dict(), "precision": precision}}
-            record.update(epoch=epochs, step=step)
-            if origin := getattr(trainer, "initialised_from", None):  # a fine-tune: as its autosaves say
-                record["extra_metadata"] = {"initialised_from": Path(origin).name}
+            epochs, step = self._shown_position  # a snapshot came: the run's trainer is built
+            record = {**self._holder["trainer"].recipe_record(), "epoch": epochs, "step": step}
         try:
             return save_checkpoint(path, self.model, **record)
         except OSError as exc:
@@ -742,9 +737,8 @@ class ExplorerCore(QObject):
                 self.baselineChanged.emit()
             elif info is not None:
                 self.info = info
-                self.checkpoint_path = Path(
-                    ev.checkpoint
-                ).resolve()  # the file of the model shown: the next start opens it
+                # the file of the model shown: the next start opens it
+                self.checkpoint_path = Path(ev.checkpoint).resolve()
                 if origin := info.metadata.get("initialised_from"):
                     self._describe(QT_TR_NOOP("trained here from {origin} — {summary}"), origin=origin, summary=info)
                 else:

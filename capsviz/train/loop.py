@@ -176,7 +176,7 @@ class Trainer:
         self._lock = threading.Lock()
         self.task = task_for(self.config, self.train_data, self.test_data)  # the data set's examples and measure
         self.rank, self.world = 0, 1  # set by capsviz.train.distributed for data-parallel runs
-        self.initialised_from: Path | str | None = None  # the smaller model a widened run started from
+        self.initialised_from: Path | str | None = None  # the file of the weights the run started from
         self.widened = False  # True when this run widened a smaller model's weights (step 0)
 
     # -- resume ---------------------------------------------------------------
@@ -345,10 +345,11 @@ class Trainer:
             return None
         if self.best_test_accuracy is None and Path(path) == Path(self.checkpoint_path or ""):
             best_path(path).unlink(missing_ok=True)
+        recipe = self.recipe_record()
         return save_checkpoint(
             path,
             self.model,
-            train_config={**self.config.to_dict(), "precision": self.precision},  # the precision used
+            train_config=recipe["train_config"],
             epoch=self.epoch + self.batch_in_epoch / self.batches_per_epoch,
             step=self.step,
             test_accuracy=self.last_test_accuracy,
@@ -361,9 +362,17 @@ class Trainer:
                 "processes": str(self.world),  # the batches of an epoch taken: batch_in_epoch x this x batch_size
                 "evaluated": "1" if self.evaluated else "0",  # the last completed epoch's test accuracy measured
                 "dataset": self.config.dataset,
-                **({"initialised_from": Path(self.initialised_from).name} if self.initialised_from else {}),
+                **recipe["extra_metadata"],
             },
         )
+
+    def recipe_record(self) -> dict:
+        """The run's recipe as :func:`~capsviz.train.checkpoint.save_checkpoint` keywords, as its
+        checkpoints hold it: ``train_config`` (with the precision used, not ``auto``) and
+        ``extra_metadata`` naming the file of the weights it started from (``initialised_from``),
+        if any."""
+        origin = {"initialised_from": Path(self.initialised_from).name} if self.initialised_from else {}
+        return {"train_config": {**self.config.to_dict(), "precision": self.precision}, "extra_metadata": origin}
 
     # -- the loop ---------------------------------------------------------------
     def _end_epoch(self) -> Iterator[EpochEvent]:
