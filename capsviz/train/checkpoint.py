@@ -225,6 +225,11 @@ def save_checkpoint(
         "capsviz_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    # the data set its input size is for (extra_metadata may say so too): without it a file
+    # reads as an MNIST model, which a 36x36 model's config contradicts
+    for name, size in IMAGE_SIZE.items():
+        if size == model.cfg.image_size:
+            metadata["dataset"] = name
     if test_accuracy is not None:
         metadata["test_accuracy"] = repr(float(test_accuracy))
     if test_images is not None:

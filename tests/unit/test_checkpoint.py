@@ -532,3 +532,11 @@ def test_the_output_check_removes_only_the_folders_it_made(tmp_path, monkeypatch
     check_room("new/../keep/t.npz")
     check_room("made/for/t.npz")
     assert (tmp_path / "keep").is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+def test_a_pair_model_saved_with_its_record_alone_reads_back_as_a_pair_model(tmp_path):
+    from capsviz.paths import shipped_multimnist_checkpoint
+
+    model, info, _ = load_checkpoint(shipped_multimnist_checkpoint())
+    again = read_info(save_checkpoint(tmp_path / "pairs.safetensors", model, **training_record(info)))
+    assert again.dataset == "multimnist" and again.model_config.image_size == 36 and again.step == info.step
