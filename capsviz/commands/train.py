@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
     from capsviz.train.loop import Trainer, check_resumable
 
     tune_process("train")
-    _progress_interval()  # a CAPSVIZ_PROGRESS_S that is no number is said before any work
+    every_s = _progress_interval()  # a CAPSVIZ_PROGRESS_S that is no number is said before any work
     if args.resume and args.init:
         raise CliError(_("use either --resume (a training checkpoint) or --init (weights only), not both"))
     if getattr(args, "checkpoint", None) is not None:  # capsviz --checkpoint FILE train
@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         if message:
             raise CliError(message)
     try:
-        return _train_with_progress(trainer, args, overrides, lead)
+        return _train_with_progress(trainer, args, overrides, lead, every_s)
     finally:
         distributed.finish()
 
@@ -329,8 +329,9 @@ def _closed_pipe_probe():
     return lambda: bool(poller.poll(0))
 
 
-def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool) -> int:
-    """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only);
+def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lead: bool, every_s: float) -> int:
+    """Run ``trainer`` with a progress bar and the run's messages (printed by rank 0 only; a
+    progress line every ``every_s`` seconds instead of the bar where stderr is no terminal);
     the first Ctrl+C stops it cleanly with an autosave. Returns the exit code: 0, or 130
     after a stop in a single process."""
     from tqdm import tqdm
@@ -413,7 +414,6 @@ def _train_with_progress(trainer, args: argparse.Namespace, overrides: dict, lea
     # on a terminal a progress bar; in a log file (nohup, a pipe) a line every PROGRESS_LINE_S
     # instead of the bar's carriage returns, which pile up into one line
     terminal = sys.stderr.isatty()
-    every_s = _progress_interval()
     bar = tqdm(total=total, initial=trainer.step, unit=_("batch"), dynamic_ncols=True, disable=not (lead and terminal))
     last_line = -float("inf")
 
