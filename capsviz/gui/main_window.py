@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import functools
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSignalBlocker, QSize, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
@@ -92,6 +94,7 @@ def first_window_size(width: int, height: int) -> QSize:
     return QSize(min(WINDOW_SIZE[0], width), min(WINDOW_SIZE[1], height))
 
 
+EXPORT_DOCK_SIZE = QSize(660, 420)  # px: a closed dock's content for an export, where no dock of its tabs shows
 FOCUS_CHAIN_LIMIT = 500  # widgets Tab passes over at most in search of one on screen
 
 
@@ -100,6 +103,18 @@ def on_screen(widget: QWidget) -> bool:
     which covers it); false for a widget in a dock behind another dock's tab."""
     shown = widget.viewport() if isinstance(widget, QAbstractScrollArea) else widget
     return widget.isVisible() and not shown.visibleRegion().isEmpty()
+
+
+def _lay_out(widget: QWidget, size: QSize) -> None:
+    """Resize ``widget`` and lay its children out at once, on screen or not: Qt holds a hidden
+    widget's resize events until it shows, and a plot lays its scene out in its own."""
+    widget.resize(size)
+    if widget.isVisible():
+        return  # the resize events came with it
+    if widget.layout() is not None:
+        widget.layout().activate()
+    for child in (widget, *widget.findChildren(QWidget)):
+        QApplication.sendEvent(child, QResizeEvent(child.size(), child.size()))
 
 
 class MainWindow(QMainWindow):
@@ -463,8 +478,35 @@ class MainWindow(QMainWindow):
         return list(self._left_out().values())
 
     def export_figures(self, folder: Path) -> list[Path]:
-        """Write every plot of :meth:`figures` as PNG and SVG into ``folder``; returns the files."""
-        return export_figures(self.figures(), folder)
+        """Write every plot of :meth:`figures` as PNG and SVG into ``folder``; returns the files.
+        A dock off screen is laid out for it at the size its tab group shows
+        (:meth:`_docks_laid_out_for_export`)."""
+        figures = self.figures()
+        with self._docks_laid_out_for_export():
+            return export_figures(figures, folder)
+
+    @contextmanager
+    def _docks_laid_out_for_export(self):
+        """While the block runs, each dock whose content is off screen has it laid out at the
+        size of the content of the dock shown in its place (the tab in front), or at
+        ``EXPORT_DOCK_SIZE`` where none is (a closed dock): behind a tab, Qt leaves it at a
+        strip of the window (a votes panel 389 x 117 px), which an export would draw
+        squashed. Each is given its own size back after."""
+        moved = []
+        for dock in self.docks.values():
+            content = dock.widget()
+            if on_screen(content):
+                continue
+            shown = [d.widget().size() for d in self.tabifiedDockWidgets(dock) if on_screen(d.widget())]
+            size = shown[0] if shown else EXPORT_DOCK_SIZE
+            if size != content.size():
+                moved.append((content, content.size()))
+                _lay_out(content, size)
+        try:
+            yield
+        finally:
+            for content, size in moved:
+                _lay_out(content, size)
 
     # -- kinds --------------------------------------------------------------------
     def show_kind(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:

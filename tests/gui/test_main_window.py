@@ -770,7 +770,10 @@ def test_an_export_right_after_a_new_input_waits_for_its_views(window, qtbot, tm
 
 def test_an_export_holds_the_current_input_not_what_hidden_docks_drew_before(window, qtbot, tmp_path):
     """Behind a tab the votes wait to be drawn and the transforms sweep is not computed: an
-    export draws the votes for the input of the moment, and leaves the sweep out, saying why."""
+    export draws the votes for the input of the moment, and leaves the sweep out, saying why.
+    The votes come out at the size of the tab in front, not squashed."""
+    from PIL import Image
+
     window.docks["pose"].raise_()  # the votes' tab goes behind
     window.docks["transforms"].hide()
     settle(qtbot, window)
@@ -780,9 +783,19 @@ def test_an_export_holds_the_current_input_not_what_hidden_docks_drew_before(win
     settle(qtbot, window)
     panel = window.votes_view.panels[0]
     assert panel.drawn is not window.core.inference  # not drawn while hidden
+    strip = panel.plot.size()  # behind a tab, Qt leaves the view a strip of the window
     files = window.export_figures(tmp_path)
     assert panel.drawn is window.core.inference and panel.j == window.core.inference.prediction
     assert "transform_sweep" not in {f.stem for f in files} and "votes_0" in {f.stem for f in files}
+    # drawn as the tab in front would show it, not squashed into the strip; the strip given back
+    with Image.open(tmp_path / "votes_0.png") as im:
+        assert im.size[1] / im.size[0] > 0.5 > strip.height() / strip.width(), (im.size, strip)
+    assert panel.plot.size() == strip
+    window.docks["votes"].close()  # closed: laid out at a dock's size of its own for the export
+    (tmp_path / "closed").mkdir()
+    window.export_figures(tmp_path / "closed")
+    with Image.open(tmp_path / "closed" / "votes_0.png") as im:
+        assert im.size[1] / im.size[0] > 0.5, im.size
     assert window.figures_left_out()[0] == (
         "the transforms sweep is of an earlier input: show the Transforms dock to bring it up to date"
     )
