@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBo
 
 from capsviz.gui.dialogs import ask_file_to_save, write_or_warn
 from capsviz.gui.i18n import tr
+from capsviz.gui.widgets.common import ImagePanel, lay_out
 from capsviz.model.inference import Inference, save_trace
 
 EXPORT_MIN_WIDTH = 640  # px: a PNG narrower on screen is rendered this wide, its texts scaled with it
@@ -34,16 +35,52 @@ def _drawn_for_export(widget: pg.GraphicsView):
             item.setExportMode(False)
 
 
+@contextmanager
+def _at_figure_size(widget: QWidget):
+    """``widget`` at the size an export draws it while the block runs (an image panel's
+    :meth:`~capsviz.gui.widgets.common.ImagePanel.figure_size`), its own size given back after."""
+    size = widget.figure_size() if isinstance(widget, ImagePanel) else widget.size()
+    shown = widget.size()
+    if size != shown:
+        lay_out(widget, size)
+    try:
+        yield
+    finally:
+        if size != shown:
+            lay_out(widget, shown)
+
+
+def _write_figure(widget: QWidget, png: Path, svg: Path) -> None:
+    """Write ``widget`` (a ``pg.PlotWidget`` or ``pg.GraphicsLayoutWidget``) at its size as
+    ``png`` (at least ``EXPORT_MIN_WIDTH`` px wide) and as ``svg``."""
+    import pyqtgraph.exporters as exporters
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
+    exporter = exporters.ImageExporter(item)
+    if exporter.parameters()["width"] < EXPORT_MIN_WIDTH:  # a panel small on screen
+        exporter.parameters()["width"] = EXPORT_MIN_WIDTH  # the height follows, the aspect kept
+    exporter.export(str(png))
+    # pyqtgraph 0.14's SVGExporter cannot parse the paths newer Qt versions write
+    # (pyqtgraph issue #3485), so SVG comes from Qt's own generator.
+    generator = QSvgGenerator()
+    generator.setFileName(str(svg))
+    generator.setSize(widget.size())
+    generator.setViewBox(widget.rect())
+    generator.setTitle(f"capsviz: {png.stem}")
+    painter = QPainter(generator)
+    with _drawn_for_export(widget):
+        widget.render(painter)
+    painter.end()
+
+
 def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     """Write each of ``figures`` (file name -> a ``pg.PlotWidget`` or
     ``pg.GraphicsLayoutWidget``) as PNG (pyqtgraph exporters, at least
     ``EXPORT_MIN_WIDTH`` px wide) and SVG into ``folder``;
     returns the files. Raises ``OSError`` (naming the folder or the file) when the folder
     cannot be made or written into, or a file did not come out (Qt's writers only warn)."""
-    import pyqtgraph.exporters as exporters
-    from PySide6.QtGui import QPainter
-    from PySide6.QtSvg import QSvgGenerator
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -53,24 +90,9 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
         raise OSError(exc.errno, tr("cannot write files there"), str(folder)) from exc
     written = []
     for name, widget in figures.items():
-        item = widget.plotItem if isinstance(widget, pg.PlotWidget) else widget.ci
-        png = folder / f"{name}.png"
-        exporter = exporters.ImageExporter(item)
-        if exporter.parameters()["width"] < EXPORT_MIN_WIDTH:  # a panel small on screen, a dock behind a tab
-            exporter.parameters()["width"] = EXPORT_MIN_WIDTH  # the height follows, the aspect kept
-        exporter.export(str(png))
-        # pyqtgraph 0.14's SVGExporter cannot parse the paths newer Qt versions write
-        # (pyqtgraph issue #3485), so SVG comes from Qt's own generator.
-        svg = folder / f"{name}.svg"
-        generator = QSvgGenerator()
-        generator.setFileName(str(svg))
-        generator.setSize(widget.size())
-        generator.setViewBox(widget.rect())
-        generator.setTitle(f"capsviz: {name}")
-        painter = QPainter(generator)
-        with _drawn_for_export(widget):
-            widget.render(painter)
-        painter.end()
+        png, svg = folder / f"{name}.png", folder / f"{name}.svg"
+        with _at_figure_size(widget):
+            _write_figure(widget, png, svg)
         for path in (png, svg):
             if not path.is_file() or path.stat().st_size == 0:
                 raise OSError(errno.EIO, tr("the file was not written"), str(path))

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSignalBlocker, QSize, Qt, QTimer
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
@@ -47,7 +46,14 @@ from capsviz.gui.settings import STATE_VERSION, default_settings, read_settings,
 from capsviz.gui.tour import Tour
 from capsviz.gui.widgets.browser import MnistBrowser
 from capsviz.gui.widgets.canvas import InputPanel
-from capsviz.gui.widgets.common import CapsuleSelection, CurrentPage, StatusBar, share_digit, share_iteration
+from capsviz.gui.widgets.common import (
+    CapsuleSelection,
+    CurrentPage,
+    StatusBar,
+    lay_out,
+    share_digit,
+    share_iteration,
+)
 from capsviz.gui.widgets.lengths import LengthsView
 from capsviz.gui.widgets.pairs import PairPanel
 from capsviz.gui.widgets.pose import PoseView
@@ -103,18 +109,6 @@ def on_screen(widget: QWidget) -> bool:
     which covers it); false for a widget in a dock behind another dock's tab."""
     shown = widget.viewport() if isinstance(widget, QAbstractScrollArea) else widget
     return widget.isVisible() and not shown.visibleRegion().isEmpty()
-
-
-def _lay_out(widget: QWidget, size: QSize) -> None:
-    """Resize ``widget`` and lay its children out at once, on screen or not: Qt holds a hidden
-    widget's resize events until it shows, and a plot lays its scene out in its own."""
-    widget.resize(size)
-    if widget.isVisible():
-        return  # the resize events came with it
-    if widget.layout() is not None:
-        widget.layout().activate()
-    for child in (widget, *widget.findChildren(QWidget)):
-        QApplication.sendEvent(child, QResizeEvent(child.size(), child.size()))
 
 
 class MainWindow(QMainWindow):
@@ -501,12 +495,12 @@ class MainWindow(QMainWindow):
             size = shown[0] if shown else EXPORT_DOCK_SIZE
             if size != content.size():
                 moved.append((content, content.size()))
-                _lay_out(content, size)
+                lay_out(content, size)
         try:
             yield
         finally:
             for content, size in moved:
-                _lay_out(content, size)
+                lay_out(content, size)
 
     # -- kinds --------------------------------------------------------------------
     def show_kind(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:

@@ -574,6 +574,8 @@ def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pairs):
 
 
 def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path, monkeypatch):
+    panel = pairs.pair_panel.fig5_panel
+    shown, view = panel.size(), panel.view.geometry()
     files = pairs.export_figures(tmp_path / "figures")
     # what a user sees in the pair mode: the five panels and the docks' plots
     expected = {
@@ -587,9 +589,12 @@ def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path, monkeyp
     assert {f.suffix for f in files} == {".png", ".svg"} and all(f.stat().st_size > 0 for f in files)
     from PIL import Image
 
-    panel = pairs.pair_panel.fig5_panel
+    title = panel.height() - view.height()
+    assert panel.height() > title + view.width() + 20  # on screen a slot taller than title and image
     with Image.open(tmp_path / "figures" / "pair_reconstructions.png") as im:  # small on screen, 640 px in a file
-        assert im.size[0] >= 640 and abs(im.size[1] / im.size[0] - panel.height() / panel.width()) < 0.02
+        # the title and the square image, without the black bands above and below it on screen
+        assert im.size[0] >= 640 and abs(im.size[1] / im.size[0] - (title + view.width()) / panel.width()) < 0.02
+    assert panel.size() == shown and panel.view.geometry() == view  # given back its size on screen
     import capsviz.gui.export as export
 
     monkeypatch.setattr(export, "ask_file_to_save", lambda *a: tmp_path / "trace.npz")

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtGui import QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QFrame,
     QHBoxLayout,
@@ -401,6 +402,18 @@ def offset_slider(
     return slider
 
 
+def lay_out(widget: QWidget, size: QSize) -> None:
+    """Resize ``widget`` and lay its children out at once, on screen or not: Qt holds a hidden
+    widget's resize events until it shows, and a plot lays its scene out in its own."""
+    widget.resize(size)
+    if widget.isVisible():
+        return  # the resize events came with it
+    if widget.layout() is not None:
+        widget.layout().activate()
+    for child in (widget, *widget.findChildren(QWidget)):
+        QApplication.sendEvent(child, QResizeEvent(child.size(), child.size()))
+
+
 def image_view(
     layout: pg.GraphicsLayoutWidget, row: int, col: int, shape, colormap: pg.ColorMap | None = None
 ) -> tuple[pg.ViewBox, pg.ImageItem]:
@@ -629,6 +642,16 @@ class ImagePanel(pg.GraphicsLayoutWidget):
         # QGraphicsView's hint is its scene's rectangle, which pyqtgraph keeps at the view's
         # present size: panels side by side would keep whatever widths they once had
         return self.minimumSize().expandedTo(self.minimumSizeHint())
+
+    def figure_size(self) -> QSize:
+        """The size an export draws the panel at: its width, and the height its title and its
+        image (at the image's aspect) take, without the black bands a slot taller than that
+        leaves on screen (a pair's panels, 107 x 211 px at the window's first size)."""
+        view = self.view.geometry()
+        if view.width() <= 0:
+            return self.size()
+        image = view.width() * self.image.shape[0] / self.image.shape[1]
+        return QSize(self.width(), min(self.height(), math.ceil(self.height() - view.height() + image)))
 
     def set_image(self, image: np.ndarray | None, levels=None) -> None:
         """Show ``image`` ((H, W) or (H, W, 3) RGB; an all-black field for None) with fixed
