@@ -39,6 +39,11 @@ class PairSetup:
     parts: np.ndarray
     labels: tuple[int | None, int | None]
 
+    @property
+    def blank(self) -> tuple[bool, bool]:
+        """Per digit (A, B), whether it has no ink (a drawing's empty canvas)."""
+        return tuple(not np.any(part) for part in self.parts)
+
 
 @dataclass(frozen=True, eq=False)
 class PairReading:
@@ -59,6 +64,8 @@ class PairReading:
     first : [j1, j2], the two longest capsules after one routing iteration (what the same
         weights answer with r = 1: uniform couplings, Sec. 2)
     iterations : R, the routing iterations of the trace
+    blank : per digit (A, B), whether it has no ink (an empty drawing): with one blank the
+        input is one digit, and the answer read is the longest capsule alone
     """
 
     labels: tuple[int | None, int | None]
@@ -70,15 +77,17 @@ class PairReading:
     contrast: float
     first: list[int]
     iterations: int
+    blank: tuple[bool, bool] = (False, False)
 
     def verdict(self, tr=english) -> str:
-        """One line on the answer: :func:`verdict` of ``top2`` and ``labels``, e.g. "longest
-        capsules: 4 and 1; the digits are 4 and 1 — both right" (``tr``: see :mod:`capsviz.texts`)."""
-        return verdict(self.top2, self.labels, tr)
+        """One line on the answer: :func:`verdict` of ``top2``, ``labels`` and ``blank``, e.g.
+        "longest capsules: 4 and 1; the digits are 4 and 1 — both right" (``tr``: see
+        :mod:`capsviz.texts`)."""
+        return verdict(self.top2, self.labels, tr, self.blank)
 
     def routing(self, tr=english) -> str:
         """One line, :func:`routing_comparison` of ``first`` and ``top2``."""
-        return routing_comparison(self.first, self.top2, self.iterations, self.labels, tr)
+        return routing_comparison(self.first, self.top2, self.iterations, self.labels, tr, self.blank)
 
     def colour_scale(self, tr=english) -> str:
         """One line on the segmentation's colours: the shares of the couplings to digit A drawn
@@ -92,8 +101,9 @@ class PairReading:
 
     @property
     def routing_changed(self) -> bool:
-        """Whether routing past the first iteration changed the answer (the two digits named)."""
-        return set(self.first) != set(self.top2)
+        """Whether routing past the first iteration changed the answer (the two digits named;
+        with one digit blank, the longest capsule; with both, nothing is answered)."""
+        return set(answered(self.first, self.blank)) != set(answered(self.top2, self.blank))
 
     @property
     def fig5(self) -> np.ndarray:
@@ -171,10 +181,32 @@ def segmentation_image(image: np.ndarray, share: np.ndarray, contrast: float) ->
     return np.clip(np.asarray(image, np.float32)[..., None] * (t * RED + (1.0 - t) * GREEN), 0.0, 1.0)
 
 
-def verdict(top2, labels, tr=english) -> str:
+def answered(top2, blank=(False, False)) -> list[int]:
+    """The digits an answer ``top2`` (the two longest capsules) names for an input whose digits
+    A and B are ``blank`` or not: both capsules; the longest alone where one digit is blank
+    (the input is one digit); none where both are."""
+    return [] if all(blank) else list(top2[:1]) if any(blank) else list(top2)
+
+
+def verdict(top2, labels, tr=english, blank=(False, False)) -> str:
     """One line on the model's answer ``top2`` (the two longest capsules) against ``labels``
-    (the classes of digits A and B, None for a drawing); ``tr``: see :mod:`capsviz.texts`."""
+    (the classes of digits A and B, None for a drawing); with one of the digits ``blank`` (an
+    empty drawing) the input is one digit, and the longest capsule alone is its answer;
+    ``tr``: see :mod:`capsviz.texts`."""
     a, b = labels
+    if all(blank):
+        return tr("both digits are blank: draw a digit or pick a test digit")
+    if any(blank):
+        known = b if blank[0] else a
+        if blank[0]:
+            answer = tr("digit A is blank, so the input is one digit; longest capsule: {j}", j=top2[0])
+        else:
+            answer = tr("digit B is blank, so the input is one digit; longest capsule: {j}", j=top2[0])
+        if known is None:
+            return answer
+        if known == top2[0]:
+            return answer + tr("; the test digit is {digit} — found", digit=a_digit(known, tr))
+        return answer + tr("; the test digit is {digit} — not found", digit=a_digit(known, tr))
     answer = tr("longest capsules: {j} and {k}", j=top2[0], k=top2[1])
     if a is None and b is None:
         return answer
@@ -193,21 +225,27 @@ def verdict(top2, labels, tr=english) -> str:
     return answer + tr("; the digits are {a} and {b} — both wrong", a=a, b=b)
 
 
-def routing_comparison(first, last, iterations: int, labels, tr=english) -> str:
+def routing_comparison(first, last, iterations: int, labels, tr=english, blank=(False, False)) -> str:
     """One line setting the answer after one routing iteration (``first``, the two longest
     capsules) beside the answer after ``iterations`` (``last``), each with how many of
     ``labels`` (the classes of digits A and B; None for a drawing) it names, and whether
     routing changed it: "r = 1: 3, 5 (one right) · r = 3: 3, 8 (both right) — routing changed
-    the answer"; ``tr``: see :mod:`capsviz.texts`."""
+    the answer". With one of the digits ``blank`` the answers are the longest capsules alone
+    (:func:`answered`); with both, the line is empty. ``tr``: see :mod:`capsviz.texts`."""
+    if all(blank):
+        return ""
+    first, last = answered(first, blank), answered(last, blank)
     if iterations == 1:
+        if len(first) == 1:
+            return tr("r = 1: {j} (one routing iteration: raise R to compare)", j=first[0])
         return tr("r = 1: {j}, {k} (one routing iteration: raise R to compare)", j=first[0], k=first[1])
     a, b = labels
-    known = a is not None and b is not None and a != b
+    digits = {a, b} - {None} if any(blank) else {a, b} if None not in labels and a != b else set()
 
-    def said(top2) -> str:
-        found = len({a, b} & set(top2)) if known else None
-        named = (tr("none right"), tr("one right"), tr("both right"))
-        return f"{top2[0]}, {top2[1]}" + ("" if found is None else tr(" ({found})", found=named[found]))
+    def said(top) -> str:
+        found = len(digits & set(top))
+        named = (tr("none right"), tr("one right"), tr("both right")) if len(top) == 2 else (tr("wrong"), tr("right"))
+        return ", ".join(map(str, top)) + (tr(" ({found})", found=named[found]) if digits else "")
 
     fields = {"first": said(first), "last": said(last), "r": iterations}
     if set(first) == set(last):
@@ -242,7 +280,8 @@ def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
     parts = np.asarray(setup.parts, np.float32) / 255.0
     order = by_digit(top2, setup.labels, recon[top2], parts)
     shown = [top2[k] for k in order]
-    segmented = tuple(shown) if a is None or b is None else None if a == b else (a, b)
+    blank = setup.blank
+    segmented = None if any(blank) else tuple(shown) if a is None or b is None else None if a == b else (a, b)
     shares = contrast = None
     if segmented is not None:
         shares = np.stack([segmentation(inference.u_lengths, c, segmented)[0] for c in inference.c])
@@ -258,6 +297,7 @@ def read_pair(model, inference: Inference, setup: PairSetup) -> PairReading:
         contrast=contrast or 0.0,
         first=first,
         iterations=len(inference.lengths),
+        blank=blank,
     )
 
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import QPoint, Qt
 from capsviz.data.mnist import load_mnist, load_sample
 from capsviz.data.multimnist import fixed_test_pairs, place
 from capsviz.model.analysis import segmentation
+from capsviz.model.pairs import a_digit
 from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import Trainer
 
@@ -424,6 +425,17 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     assert not b.canvas.is_empty()
     qtbot.mouseClick(b.clear, Qt.MouseButton.LeftButton)
     np.testing.assert_array_equal(panel.pair_image, place(panel.digits.images[3], (0, 0)) / np.float32(255))
+    # an empty canvas is no digit: the input is digit A alone, and the longest capsule its answer
+    wait_for_pairs(qtbot, pairs)
+    reading = pairs.core.inference.reading
+    label, top = int(panel.digits.labels[3]), reading.top2[0]
+    assert reading.blank == (False, True) and reading.segmented is None
+    found = "found" if top == label else "not found"
+    verdict, routing = panel.verdict.text().split("\n")
+    one = "digit B is blank, so the input is one digit"
+    assert verdict == f"{one}; longest capsule: {top}; the test digit is {a_digit(label)} — {found}"
+    assert routing.startswith(f"r = 1: {reading.first[0]} (") and f"r = 3: {top} (" in routing
+    assert panel.segment_panel.title.text == "segmentation"
     # a test pair shown is the test pair: both digits from the test set again, as its label says
     draw_stroke(qtbot, b.canvas, [(58, 14), (58, 40), (58, 68), (58, 100)])
     qtbot.mouseClick(panel.show_test_pair, Qt.MouseButton.LeftButton)

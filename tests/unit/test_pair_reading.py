@@ -44,6 +44,23 @@ def test_the_verdict_counts_the_digits_among_the_two_longest(top2, labels, text)
     assert verdict(top2, labels) == text
 
 
+ONE = "digit {} is blank, so the input is one digit; longest capsule: "
+
+
+@pytest.mark.parametrize(
+    "top2, labels, blank, text",
+    [
+        ((7, 2), (7, None), (False, True), ONE.format("B") + "7; the test digit is a 7 — found"),
+        ((2, 7), (7, None), (False, True), ONE.format("B") + "2; the test digit is a 7 — not found"),
+        ((3, 8), (None, 8), (True, False), ONE.format("A") + "3; the test digit is an 8 — not found"),
+        ((3, 8), (None, None), (False, True), ONE.format("B") + "3"),
+        ((3, 8), (None, None), (True, True), "both digits are blank: draw a digit or pick a test digit"),
+    ],
+)
+def test_a_blank_digit_leaves_one_digit_whose_answer_is_the_longest_capsule(top2, labels, blank, text):
+    assert verdict(top2, labels, blank=blank) == text
+
+
 @pytest.mark.parametrize(
     "first, last, iterations, labels, text",
     [
@@ -57,6 +74,26 @@ def test_one_routing_iteration_is_set_beside_the_last(first, last, iterations, l
     assert routing_comparison(first, last, iterations, labels) == text
     reading = PairReading(labels, last, last, np.zeros((10, 2, 2)), None, None, 0.0, first, iterations)
     assert reading.routing_changed == (set(first) != set(last)) and reading.routing() == text
+
+
+@pytest.mark.parametrize(
+    "first, last, iterations, labels, blank, text, changed",
+    [
+        ([3, 5], [3, 8], 3, (3, None), (False, True), "r = 1: 3 (right) · r = 3: 3 (right) — routing kept", False),
+        ([5, 3], [3, 5], 3, (None, 3), (True, False), "r = 1: 5 (wrong) · r = 3: 3 (right) — routing changed", True),
+        ([5, 3], [3, 5], 3, (None, None), (False, True), "r = 1: 5 · r = 3: 3 — routing changed", True),
+        ([5, 3], [5, 3], 1, (None, None), (False, True), "r = 1: 5 (one routing iteration: raise R to compare)", False),
+        ([5, 3], [3, 5], 3, (None, None), (True, True), "", False),
+    ],
+)
+def test_with_a_blank_digit_routing_compares_the_longest_capsules(
+    first, last, iterations, labels, blank, text, changed
+):
+    if "— routing" in text:
+        text += " the answer"
+    assert routing_comparison(first, last, iterations, labels, blank=blank) == text
+    reading = PairReading(labels, last, last, np.zeros((10, 2, 2)), None, None, 0.0, first, iterations, blank)
+    assert reading.routing_changed == changed and reading.routing() == text
 
 
 def test_the_segmentation_colours_stretch_to_the_largest_departure():

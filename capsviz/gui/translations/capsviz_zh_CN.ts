@@ -1168,6 +1168,18 @@ The plot sweeps one transform over its range (the others stay as set) and shows 
         <translation>；测试数字是 {digit}——找到了</translation>
     </message>
     <message>
+        <source>both digits are blank: draw a digit or pick a test digit</source>
+        <translation>两个数字都是空白：请画一个数字或选一个测试数字</translation>
+    </message>
+    <message>
+        <source>digit A is blank, so the input is one digit; longest capsule: {j}</source>
+        <translation>数字 A 是空白，输入只有一个数字；最长的胶囊：{j}</translation>
+    </message>
+    <message>
+        <source>digit B is blank, so the input is one digit; longest capsule: {j}</source>
+        <translation>数字 B 是空白，输入只有一个数字；最长的胶囊：{j}</translation>
+    </message>
+    <message>
         <source>; the test digit is {digit} — not found</source>
         <translation>；测试数字是 {digit}——没有找到</translation>
     </message>
@@ -1188,6 +1200,10 @@ The plot sweeps one transform over its range (the others stay as set) and shows 
         <translation>；数字是 {a} 和 {b}——两个都错</translation>
     </message>
     <message>
+        <source>r = 1: {j} (one routing iteration: raise R to compare)</source>
+        <translation>r = 1：{j}（只有一次路由迭代：增大 R 才能比较）</translation>
+    </message>
+    <message>
         <source>r = 1: {j}, {k} (one routing iteration: raise R to compare)</source>
         <translation>r = 1：{j}、{k}（只有一次路由迭代：增大 R 才能比较）</translation>
     </message>
@@ -1202,6 +1218,14 @@ The plot sweeps one transform over its range (the others stay as set) and shows 
     <message>
         <source>both right</source>
         <translation>两个都对</translation>
+    </message>
+    <message>
+        <source>wrong</source>
+        <translation>错</translation>
+    </message>
+    <message>
+        <source>right</source>
+        <translation>对</translation>
     </message>
     <message>
         <source> ({found})</source>

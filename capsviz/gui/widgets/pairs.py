@@ -36,7 +36,7 @@ from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.canvas import CANVAS_SIZE, DEFAULT_BRUSH, DrawingCanvas, canvas_keys
 from capsviz.gui.widgets.common import ImagePanel, InferenceView, column, row, set_quietly
-from capsviz.model.pairs import PairSetup, a_digit, no_pair_found, red_green
+from capsviz.model.pairs import PairSetup, a_digit, answered, no_pair_found, red_green
 from capsviz.texts import QT_TR_NOOP
 
 SCANS = {  # scan_test_pairs' finds: the text and tooltip of the button that asks for the next
@@ -370,9 +370,9 @@ class PairPanel(QWidget, InferenceView):
         absent = self.absent.currentIndex()
         self.absent_panel.set_image(reading.reconstructions[absent])
         labels = reading.labels
-        there = absent in labels or (None in labels and absent in reading.top2)
+        there = absent in labels or (None in labels and absent in answered(reading.top2, reading.blank))
         self.absent_panel.set_title(f"(*) {absent}" if there else tr("(*) {k} absent", k=absent))
-        self.verdict.setText(f"{reading.verdict(tr)}\n{reading.routing(tr)}")
+        self.verdict.setText(f"{reading.verdict(tr)}\n{reading.routing(tr)}")  # 2 lines (both blank: the 2nd empty)
         r = min(max(self.iteration(), 1), inf.iterations) - 1
         if reading.shares is None:
             self.segment_panel.set_image(None)
