@@ -583,6 +583,14 @@ def test_the_pose_sliders_move_one_digit_and_keep_the_other(qtbot, pairs):
         pose.diff_panel.image, np.clip(edited + kept, 0, 1) - pairs.pair_panel.pair_image, atol=1e-5
     )
     assert not np.allclose(pose.recon_panel.image[..., 1], before[..., 1])  # green moved
+    # the offsets are of this model's poses: the digits' model starts from its own, as inferred
+    pose.scale.setValue(1.5)
+    assert pairs.show_kind("mnist")
+    qtbot.waitUntil(lambda: pairs.core.inference is not None and not pairs.core.pending, timeout=20000)
+    settle(qtbot, pairs)
+    inf = pairs.core.inference
+    assert inf.input.shape == (28, 28) and not pose.offsets().any() and pose.scale.value() == 1.0
+    np.testing.assert_allclose(pose.pose(), inf.v[-1][pose.selected_digit()], atol=1e-6)
 
 
 def test_the_pair_modes_figures_and_trace_export(qtbot, pairs, tmp_path, monkeypatch):
