@@ -518,7 +518,7 @@ class MainWindow(QMainWindow):
             self.left_layouts[self.kind] = (self._docks_shown(), self.saveState(STATE_VERSION))
             self.kind = dataset
             self.capsule_selection.set(None)  # a capsule of the other kind's grid
-            self.pose_view.reset(redraw=False)  # offsets of the other model's poses; its pass redraws
+            self.pose_view.clear_offsets()  # offsets of the other model's poses; its pass redraws
             with QSignalBlocker(self.routing_view.iterations):  # the R its input was left with
                 self.routing_view.iterations.setValue(self.core.input.iterations)
             self._show_kind_widgets()

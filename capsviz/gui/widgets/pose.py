@@ -206,14 +206,16 @@ class PoseView(QWidget, InferenceView):
         for s in self.sliders:
             s.setRange(-r, r)
 
-    def reset(self, redraw: bool = True) -> None:
-        """Offsets to 0 and the length scale to 1; the reconstruction redrawn unless not
-        ``redraw`` (a caller whose next inference redraws it)."""
+    def reset(self) -> None:
+        """Offsets to 0 and the length scale to 1, the reconstruction redrawn."""
+        self.clear_offsets()
+        self._update_reconstruction()
+
+    def clear_offsets(self) -> None:
+        """Offsets to 0 and the length scale to 1, for a caller whose next inference redraws."""
         for s in self.sliders:
             set_quietly(s, 0.0)
         set_quietly(self.scale, 1.0)
-        if redraw:
-            self._update_reconstruction()
 
     def _update_reconstruction(self, *_) -> None:
         pose = self.pose()
