@@ -461,6 +461,11 @@ def test_in_chinese_the_composer_and_the_training_dock_read_in_chinese(qtbot, wi
         assert control.title() in ("数字 A（红）", "数字 B（绿）") and control.clear.text() == "清除"
     tip = window.docks["training"].toolTip()
     assert "MultiMNIST" in tip and tip == window.training_panel.toolTip() and tip.startswith("在后台")
+    # the votes' two panels share the dock evenly, whatever height their texts once gave them
+    window.docks["votes"].raise_()
+    settle(qtbot, window)
+    heights = [panel.height() for panel in window.votes_view.panels]
+    assert len(heights) == 2 and abs(heights[0] - heights[1]) <= 2 and min(heights) > 117, heights
 
 
 def test_the_view_menu_opens_the_shipped_multimnist_model(qtbot, window):
@@ -711,6 +716,16 @@ def test_the_votes_dock_shows_the_two_longest_capsules_one_over_the_other(qtbot,
         mean, axes = vote_projection(inf.u_hat[:, panel.j])
         np.testing.assert_allclose(panel.points, project(inf.u_hat[:, panel.j], mean, axes))
         assert view.fields_map(panel).shape == (36, 36)
+    # a vote read in the lower panel: the readout had room, both plots stay where they were
+    from PySide6.QtWidgets import QApplication
+
+    from tests.gui.test_votes import hover_vote
+
+    lower, plots = view.panels[1], [panel.plot.geometry() for panel in view.panels]
+    hover_vote(qtbot, lower, int(np.argmin(np.linalg.norm(lower.points - lower.points.mean(axis=0), axis=1))))
+    qtbot.waitUntil(lambda: "capsule i=" in view.readout.text(), timeout=3000)
+    QApplication.processEvents()  # the layout's turn after the longer text
+    assert [panel.plot.geometry() for panel in view.panels] == plots
 
 
 def test_a_multimnist_cnn_stands_beside_the_pairs_capsule_lengths(qtbot, pairs, tmp_path):

@@ -20,6 +20,17 @@ def show_votes(qtbot, window):
     return window.votes_view
 
 
+def hover_vote(qtbot, panel, i):
+    """Move the mouse onto vote ``i`` of ``panel`` (a VotePanel), from 3 px off it."""
+    scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
+    pos = panel.plot.mapFromScene(scene)
+    qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
+    # pyqtgraph's scene drops a move that comes within 1/mouseRateLimit s of the last one
+    # (QTest's delay argument only stamps the event, so wait for real)
+    qtbot.wait(int(5 * 1000 / pg.getConfigOption("mouseRateLimit")))
+    qtbot.mouseMove(panel.plot.viewport(), pos)
+
+
 def test_the_dots_are_the_traces_votes_projected(qtbot, window):
     view = show_votes(qtbot, window)
     inf = window.core.inference
@@ -77,14 +88,8 @@ def test_hovering_a_vote_reads_c_b_and_the_agreement(qtbot, window):
         (panel.points[:, 0] > x0) & (panel.points[:, 0] < x1) & (panel.points[:, 1] > y0) & (panel.points[:, 1] < y1)
     )
     i = int(np.argmax(np.where(shown, inf.c[r, :, panel.j], -1)))  # the most coupled capsule in view
-    scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
-    pos = panel.plot.mapFromScene(scene)
     plot_before = panel.plot.geometry()
-    qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
-    # pyqtgraph's scene drops a move that comes within 1/mouseRateLimit s of the last one
-    # (QTest's delay argument only stamps the event, so wait for real)
-    qtbot.wait(int(5 * 1000 / pg.getConfigOption("mouseRateLimit")))
-    qtbot.mouseMove(panel.plot.viewport(), pos)
+    hover_vote(qtbot, panel, i)
     qtbot.waitUntil(lambda: "capsule i=" in view.readout.text(), timeout=3000)
     QApplication.processEvents()  # the layout's turn after the longer text
     assert panel.plot.geometry() == plot_before  # the readout had room: the dots stay under the mouse

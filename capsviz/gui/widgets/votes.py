@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QSizePolicy, QWidget
 
 from capsviz import explanations
 from capsviz.explorer import Redraws
@@ -50,6 +50,7 @@ LEVELS = 64  # colour steps for c_ij: few distinct brushes keep the scatter quic
 SIZES = np.array([2.0, 3.0, 4.5, 6.0, 8.0])  # dot diameters in pixels, by the length of u_i
 HINT = QT_TR_NOOP("hover over a vote to read it, click it to select its capsule")  # the readout while no vote is read
 PATH, CURRENT = (255, 90, 60), (255, 255, 255)
+FIELDS_LEAST = (92, 88)  # px: the least height of a panel's receptive-field image, with one panel and with two
 
 
 class VotePanel(QWidget):
@@ -66,6 +67,12 @@ class VotePanel(QWidget):
         axes = {"bottom": tr("first axis of the votes"), "left": tr("second axis")}
         self.plot = plot(tr("votes"), size="9pt", **axes, mouse=True)
         self.plot.setAspectLocked(True)
+        # its height from the panel's share of the view, not from its hint: a plot's hint is its
+        # present size (pyqtgraph keeps its scene's rectangle at it), so of two panels one over
+        # the other the one once taller would stay taller (117 against 246 px in another language)
+        policy = self.plot.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
+        self.plot.setSizePolicy(policy)
         self.plot.setMenuEnabled(False)
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
@@ -86,7 +93,7 @@ class VotePanel(QWidget):
         self.colorbar.axis.setWidth(None)  # as wide as its labels and its name (c_ij): beside the dots, not over them
         sparse_ticks(self.colorbar.axis)
         # two lines: the count and where, so the title fits the narrow panel
-        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(120, 92))
+        self.fields = ImagePanel(tr("votes<br>in the rectangle"), least=(120, FIELDS_LEAST[0]))
         self.fields.setToolTip(tr(explanations.VOTE_FIELDS))
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -166,15 +173,16 @@ class VotesView(QWidget, InferenceView):
         texts = (widest_vote_readout(tr), tr(HINT))
         metrics = self.readout.fontMetrics()
         needed = max(metrics.boundingRect(0, 0, width, 10_000, flags, t).height() for t in texts)
-        # at most two lines, one under two panels: the window's least size is set by the plots
-        lines = 2 if len(self.panels) == 1 else 1
-        self.readout.setMinimumHeight(min(needed, lines * metrics.lineSpacing()) + 2)
+        # at most two lines: the window's least size is set by the plots
+        self.readout.setMinimumHeight(min(needed, 2 * metrics.lineSpacing()) + 2)
 
     def set_answers(self, answers: int) -> None:
         """Show the votes for the longest capsule (1: "predicted"), or for the two longest one
         over the other (2: a pair model's two answers). Off screen, the panels change when the
         view is shown (a panel shown or hidden lays out the docks around it again)."""
         self.panels = self.all_panels[:answers]
+        for panel in self.all_panels:  # two panels and two lines of readout in a 640-pixel-high window
+            panel.fields.setMinimumHeight(FIELDS_LEAST[answers - 1])
         self.figures = {f"votes_{k}": panel.plot for k, panel in enumerate(self.panels)}  # by file name
         self._name_answers()
         self._reserve_readout()
