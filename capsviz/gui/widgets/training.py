@@ -169,6 +169,35 @@ class ReconstructionGallery(pg.GraphicsLayoutWidget):
         self.setToolTip(tr(GALLERY_TIP) if k is None else self.describe(k))
 
 
+KEY_CORNERS = ((1, 1), (1, 0))  # the accuracy key's corners: bottom right unless data lie under it, else top right
+KEY_OFFSET = 5, 2  # px from the plot's right edge and from its top or bottom edge
+
+
+def key_clear_of(widget: pg.PlotWidget, points: np.ndarray, corners=KEY_CORNERS) -> None:
+    """Anchor ``widget``'s legend in the first of ``corners`` (of its view box: (1, 1) the
+    bottom right, (1, 0) the top right) where it covers none of ``points`` ((N, 2) in data
+    coordinates; NaNs ignored), else in the one where it covers the fewest: the accuracy of a
+    run's first test at the right edge of the steps, low, would sit under a key kept at the
+    bottom."""
+    legend = widget.getPlotItem().legend
+    box = widget.getViewBox()
+    (x0, x1), (y0, y1) = box.viewRange()
+    width, height = box.width(), box.height()
+    if legend is None or width <= 0 or height <= 0:
+        return
+    size = legend.boundingRect()
+    dx, dy = KEY_OFFSET
+    left = x1 - (size.width() + dx) / width * (x1 - x0)
+    span = (size.height() + dy) / height * (y1 - y0)
+    points = points[np.isfinite(points).all(axis=1)]
+    on_right = points[points[:, 0] >= left, 1]
+    covered = [np.count_nonzero(on_right <= y0 + span) if corner[1] else np.count_nonzero(on_right >= y1 - span)
+               for corner in corners]  # fmt: skip
+    corner = corners[next((k for k, n in enumerate(covered) if n == 0), int(np.argmin(covered)))]
+    offset = (-dx, -dy if corner[1] else dy)
+    legend.anchor(itemPos=corner, parentPos=corner, offset=offset)
+
+
 class TrainingPanel(QWidget):
     """Settings, Start/Pause/Stop, progress bar, and curves of loss and accuracy, for training on
     ``dataset`` (``mnist``, or ``multimnist``: fresh pairs every epoch, test accuracy = both
@@ -266,7 +295,9 @@ class TrainingPanel(QWidget):
         self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name=tr("margin"))
         self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name=tr("0.0005 × recon"))
         self.acc_plot = plot(bottom=tr("step"), left=tr("accuracy"), axis_width=AXIS_WIDTH, mouse=True)
-        self.acc_plot.addLegend(offset=(-5, -2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND)
+        self.acc_plot.addLegend(
+            offset=(-5, -2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND
+        )  # key_clear_of
         self.acc_plot.setXLink(self.loss_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name=tr("train (batch)"))
@@ -447,3 +478,8 @@ class TrainingPanel(QWidget):
         self.test_acc_curve.setData(np.asarray(tests["step"], dtype=float), np.asarray(tests["acc"]))
         settle(self.loss_plot)
         settle(self.acc_plot)
+        steps = np.concatenate([x, np.asarray(tests["step"], dtype=float)])
+        accuracies = np.concatenate([np.asarray(h["train_acc"], dtype=float), np.asarray(tests["acc"], dtype=float)])
+        key_clear_of(self.acc_plot, np.stack([steps, accuracies], axis=1))
+        losses = [np.stack([x, np.asarray(h[name], dtype=float)], axis=1) for name in ("loss", "margin", "recon")]
+        key_clear_of(self.loss_plot, np.concatenate(losses), corners=KEY_CORNERS[::-1])  # top right first
