@@ -476,20 +476,20 @@ class MainWindow(QMainWindow):
         A dock off screen is laid out for it at the size its tab group shows
         (:meth:`_docks_laid_out_for_export`)."""
         figures = self.figures()
-        with self._docks_laid_out_for_export():
+        with self._docks_laid_out_for_export(figures.values()):
             return export_figures(figures, folder)
 
     @contextmanager
-    def _docks_laid_out_for_export(self):
-        """While the block runs, each dock whose content is off screen has it laid out at the
-        size of the content of the dock shown in its place (the tab in front), or at
-        ``EXPORT_DOCK_SIZE`` where none is (a closed dock): behind a tab, Qt leaves it at a
-        strip of the window (a votes panel 389 x 117 px), which an export would draw
-        squashed. Each is given its own size back after."""
+    def _docks_laid_out_for_export(self, figures):
+        """While the block runs, each dock that holds some of ``figures`` (widgets) and whose
+        content is off screen has it laid out at the size of the content of the dock shown in
+        its place (the tab in front), or at ``EXPORT_DOCK_SIZE`` where none is (a closed dock):
+        behind a tab, Qt leaves it at a strip of the window (a votes panel 389 x 117 px),
+        which an export would draw squashed. Each is given its own size back after."""
         moved = []
         for dock in self.docks.values():
             content = dock.widget()
-            if on_screen(content):
+            if on_screen(content) or not any(content.isAncestorOf(figure) for figure in figures):
                 continue
             shown = [d.widget().size() for d in self.tabifiedDockWidgets(dock) if on_screen(d.widget())]
             size = shown[0] if shown else EXPORT_DOCK_SIZE
