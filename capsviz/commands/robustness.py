@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from capsviz.train.sweeps import KIND_NAMES, SWEEPS, UNITS
 
     tune_process("eval")
-    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    kinds = tuple(dict.fromkeys(k.strip() for k in args.kinds.split(",") if k.strip()))  # each once, in order
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
         raise CliError(
@@ -121,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
     test = load_mnist(train=False, data_root=resolve(args, "data_root"))
     if args.test_subset:
         test = MnistSplit(test.images[: args.test_subset], test.labels[: args.test_subset])
+    routing = {  # per model, the routing iterations its passes run (None: a CNN, no routing)
+        name: None if info.kind == "baseline" else args.routing_iterations or model.cfg.routing_iterations
+        for (name, model), info in zip(models.items(), infos)
+    }
     steps = sum(len(SWEEPS.get(k, (1,))) for k in kinds) * len(models)
     results = {}
     with tqdm(total=steps, unit=_("set"), desc=_("transformed test sets"), dynamic_ncols=True, leave=False) as bar:
@@ -138,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
                     "test_digits": len(test),
                     "seed": args.seed,
                     "models": {str(p): name for p, name in zip(paths, models)},
+                    "routing_iterations": routing,
                     "curves": {
                         name: {k: {"strengths": c.strengths, "correct": c.correct} for k, c in curves.items()}
                         for name, curves in results.items()
@@ -148,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_("test digits: {n:,} (seed {seed})", n=len(test), seed=args.seed))
         for path, name in zip(paths, models):
-            print(f"{name}: {path}")
+            said = _("a CNN, no routing") if routing[name] is None else _("routing iterations: {r}", r=routing[name])
+            print(f"{name}: {path} ({said})")
         for kind in kinds:
             if kind == "affine":  # one strength: the whole affine test set
                 label = _("affine test set")

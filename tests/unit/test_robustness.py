@@ -174,8 +174,16 @@ def test_a_checkpoint_before_the_command_is_measured_with_those_after_it(capsys)
     capsnet, cnn = shipped_checkpoint(), shipped_baseline("mnist")
     args = ["--checkpoint", str(capsnet), "robustness", "--checkpoint", str(cnn), "--kinds", "affine"]
     assert main([*args, "--test-subset", "5", "--json", "--data-root", str(mnist_root())]) == 0
-    models = json.loads(capsys.readouterr().out)["models"]
-    assert list(models) == [str(capsnet), str(cnn)]
+    out = json.loads(capsys.readouterr().out)
+    assert list(out["models"]) == [str(capsnet), str(cnn)]
+    # the routing each model's passes ran, said with the figures; a transform named twice measured once
+    assert out["routing_iterations"] == {"capsnet_mnist": 3, "baseline_mnist": None}
+    args[-1] = "affine,affine"
+    assert main([*args, "--routing-iterations", "1", "--test-subset", "5", "--data-root", str(mnist_root())]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"capsnet_mnist: {capsnet} (routing iterations: 1)" in lines
+    assert f"baseline_mnist: {cnn} (a CNN, no routing)" in lines
+    assert sum(line.startswith("affine test set") for line in lines) == 1
 
 
 @pytest.mark.slow
