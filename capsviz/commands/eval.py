@@ -77,7 +77,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         metavar="N",
         help=_(
             "also print a table of the accuracy with 1, 2, ..., N routing iterations and how many answers each "
-            "changes against the model's own number (kept per model file for the app's Routing view)"
+            "changes against the evaluation's own (--routing-iterations, default the model's number; the count "
+            "for 1 is kept per model file for the app's Routing view)"
         ),
     )
     e.add_argument(
