@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from capsviz.model.losses import RECOGNITION_THRESHOLD
 from capsviz.texts import QT_TR_NOOP, english
 
 TYPES = 32
@@ -450,6 +451,37 @@ def sweep_summary(poses: np.ndarray, digit: int, cnn: np.ndarray | None = None, 
         k=digit,
         **figures,
     )
+
+
+def recognised_span(values: np.ndarray, lengths: np.ndarray, digit: int, at: float) -> tuple[float, float] | None:
+    """Where along a sweep the input reads as ``digit``: its capsule the longest and at least
+    ``RECOGNITION_THRESHOLD`` long (:func:`capsviz.model.inference.recognised`). ``values``
+    (K,) the swept parameter, ascending; ``lengths`` (K, 10) the capsule lengths at each.
+    Returns the first and last value of the unbroken run of such values around the one
+    nearest ``at`` (the value set now), or None where that one does not read as ``digit``."""
+    lengths = np.asarray(lengths)
+    reads = (lengths.argmax(axis=1) == digit) & (lengths.max(axis=1) >= RECOGNITION_THRESHOLD)
+    k = int(np.abs(np.asarray(values) - at).argmin())
+    if not reads[k]:
+        return None
+    first, last = k, k
+    while first > 0 and reads[first - 1]:
+        first -= 1
+    while last < len(reads) - 1 and reads[last + 1]:
+        last += 1
+    return float(values[first]), float(values[last])
+
+
+def recognition_line(values: np.ndarray, lengths: np.ndarray, digit: int, at: float, unit: str = "", tr=english) -> str:
+    """One line on :func:`recognised_span`: "read as 7 from -40 to 45°" (the whole sweep,
+    or not at the value set now); ``unit`` follows the numbers."""
+    span = recognised_span(values, lengths, digit, at)
+    if span is None:
+        return tr("not read as {k} at the value set", k=digit)
+    if span == (float(values[0]), float(values[-1])):
+        return tr("read as {k} over the whole sweep", k=digit)
+    low, high = (f"{x:g}{unit}" for x in span)
+    return tr("read as {k} from {low} to {high}", k=digit, low=low, high=high)
 
 
 def rounded_extent(low: float, high: float, step: float, limits=(-math.inf, math.inf)) -> tuple[float, float]:

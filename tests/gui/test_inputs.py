@@ -272,6 +272,18 @@ def test_transforms_change_the_input_live_and_the_sweep_is_the_models(window, qt
     # equivariance, not invariance: the pose moves along the sweep while the 7 stays recognised near 0
     assert np.ptp(sweep["poses"], axis=0).max() > 0.1
     assert sweep["lengths"][8:13].min() > 0.5
+    # where it stops being read as a 7: the 0.5 line, and the run of angles around 0 named
+    assert view.threshold.value() == 0.5 and view.plot.getAxis("bottom").labelText == "rotate (°)"
+    rotated = [apply_transform(base, InputTransform(rotation=float(a))) for a in sweep["values"]]
+    every = np.stack([infer(window.core.model, image).lengths[-1] for image in rotated])
+    reads = (every.argmax(axis=1) == 7) & (every.max(axis=1) >= 0.5)  # the longest capsule, 0.5 long at least
+    first, last = 10, 10
+    while first > 0 and reads[first - 1]:
+        first -= 1
+    while last < 20 and reads[last + 1]:
+        last += 1
+    values = sweep["values"]
+    assert view.summary.text().startswith(f"read as 7 from {values[first]:g}° to {values[last]:g}°; length ")
     assert sweep_threads and threading.main_thread() not in sweep_threads
     # another capsule chosen (here in the routing view: one digit for the window) is drawn from
     # the sweep on screen, which holds every capsule: no sweep is computed again

@@ -32,6 +32,8 @@ from capsviz.model.analysis import (
     project,
     projected_votes,
     receptive_overlay,
+    recognised_span,
+    recognition_line,
     rounded_extent,
     sweep_figures,
     sweep_summary,
@@ -240,6 +242,22 @@ def test_a_sweeps_summary_spans_the_length_the_cnn_and_the_dimensions_that_move(
     assert sweep_summary(poses, 4) == f"length 0.30–0.50 over the sweep; {moving}"
     summary = sweep_summary(poses, 4, np.array([0.9, 0.5, 0.25]))
     assert summary == f"length 0.30–0.50 over the sweep; CNN p(4) 0.25–0.90; {moving}"
+
+
+def test_a_sweep_says_the_unbroken_run_around_the_value_set_where_the_input_reads_as_the_digit():
+    values = np.array([-40.0, -20.0, 0.0, 20.0, 40.0, 60.0])
+    lengths = np.full((6, 10), 0.05)
+    lengths[:, 7] = (0.3, 0.6, 0.9, 0.8, 0.4, 0.7)  # under 0.5 at -40 and 40: two runs, 60 apart
+    lengths[3, 1] = 0.85  # at 20 capsule 1 is longer: read as a 1 there
+    assert recognised_span(values, lengths, 7, 0.0) == (-20.0, 0.0)
+    assert recognised_span(values, lengths, 7, 55.0) == (60.0, 60.0)
+    assert recognised_span(values, lengths, 7, 38.0) is None  # nearest 40, where 7 is short
+    assert recognition_line(values, lengths, 7, 0.0, "°") == "read as 7 from -20° to 0°"
+    assert recognition_line(values, lengths, 7, 40.0) == "not read as 7 at the value set"
+    lengths[:, 7], lengths[3, 1] = 0.9, 0.05
+    assert recognition_line(values, lengths, 7, 0.0) == "read as 7 over the whole sweep"
+    lengths[2, 7] = 0.5  # exactly the threshold counts
+    assert recognised_span(values, lengths, 7, 0.0) == (-40.0, 60.0)
 
 
 def test_a_plot_range_rounds_out_to_its_step_within_its_limits():

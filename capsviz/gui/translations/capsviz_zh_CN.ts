@@ -1024,6 +1024,18 @@ With a CNN to compare (the shipped baseline, or one trained in the Training pane
         <translation>类别图 {quantity}，第 {r} 次迭代</translation>
     </message>
     <message>
+        <source>not read as {k} at the value set</source>
+        <translation>在当前设定值处不读作 {k}</translation>
+    </message>
+    <message>
+        <source>read as {k} over the whole sweep</source>
+        <translation>整个扫描范围内都读作 {k}</translation>
+    </message>
+    <message>
+        <source>read as {k} from {low} to {high}</source>
+        <translation>从 {low} 到 {high} 读作 {k}</translation>
+    </message>
+    <message>
         <source>r = {r} of {n}</source>
         <translation>r = {r}（共 {n}）</translation>
     </message>
@@ -1126,6 +1138,10 @@ The plot sweeps one transform over its range (the others stay as set) and shows 
     <message>
         <source>pose, length</source>
         <translation>姿态、长度</translation>
+    </message>
+    <message>
+        <source>a digit counts as recognised where its capsule is the longest and at least this long</source>
+        <translation>某个数字的胶囊最长且至少这么长时，才算识别出该数字</translation>
     </message>
     <message>
         <source>sweep</source>

@@ -20,6 +20,7 @@ from capsviz.gui.widgets.common import (
     clear_data,
     column,
     digit_choice,
+    level_line,
     marker,
     name_answer,
     offset_slider,
@@ -29,7 +30,8 @@ from capsviz.gui.widgets.common import (
     set_y_extent,
     settle,
 )
-from capsviz.model.analysis import sweep_summary
+from capsviz.model.analysis import recognition_line, sweep_summary
+from capsviz.model.losses import RECOGNITION_THRESHOLD
 
 CNN_PEN = (190, 110, 210)
 SWEEP_STEPS = 21
@@ -85,6 +87,12 @@ class TransformView(QWidget):
         self.key = SeriesKey(self.plot)  # under the title: the pose dimensions, the length, the CNN
         self.marker = marker()
         self.plot.addItem(self.marker)
+        # where the input stops being read as the digit: the capsule's length under 0.5
+        self.threshold = level_line(RECOGNITION_THRESHOLD, f"{RECOGNITION_THRESHOLD:g}", (150, 150, 150), (1, 0))
+        self.threshold.setToolTip(tr(
+            "a digit counts as recognised where its capsule is the longest and at least this long"
+        ))  # fmt: skip
+        self.plot.addItem(self.threshold)
         self.summary = QLabel("", wordWrap=True)
         top = row(tr("sweep"), self.parameter, tr("capsule"), self.capsule, 1, self.reset_button)
         column(grid, top, (self.plot, 1), self.summary, margins=(4, 4, 4, 4), parent=self)
@@ -137,9 +145,10 @@ class TransformView(QWidget):
         else:
             self._computed = (name, values, v, prediction, baseline)
             name_answer(self.capsule, tr("predicted"), prediction)
-            middle = int(np.linalg.norm(v[len(v) // 2], axis=-1).argmax())  # the longest there
+            lengths = np.linalg.norm(v, axis=-1)  # (K, classes)
+            middle = int(lengths[len(v) // 2].argmax())  # the longest there
             digit = chosen_digit(self.capsule, middle if prediction is None else prediction)
-            self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit])
+            self._pending = (values, v[:, digit], digit, None if baseline is None else baseline[:, digit], lengths)
         self.stale = False
         self.redraws.request()
 
@@ -171,10 +180,12 @@ class TransformView(QWidget):
         poses: np.ndarray | None = None,
         digit: int | None = None,
         cnn: np.ndarray | None = None,
+        every_length: np.ndarray | None = None,
     ) -> None:
         """Show a sweep: ``values`` (K,) of the swept parameter, ``poses`` (K, 16) the
-        capsule's v_j at each, ``cnn`` (K,) a CNN's probability of the same digit (or None);
-        None clears."""
+        capsule's v_j at each, ``cnn`` (K,) a CNN's probability of the same digit (or None),
+        ``every_length`` (K, classes) every capsule's length at each (None: the summary does not say
+        where the input reads as the digit); None clears."""
         if values is None or poses is None:
             self.sweep = None
             clear_data(*self.pose_curves, self.length_curve, self.cnn_curve)
@@ -188,15 +199,21 @@ class TransformView(QWidget):
         self.length_curve.setData(values, lengths)
         self.cnn_curve.setData([] if cnn is None else values, [] if cnn is None else cnn)
         self.marker.setValue(float(getattr(self.transform(), name)))
-        label = tr(next(lbl for n, lbl, *_ in PARAMETERS if n == name))
+        label, unit = next((tr(lbl), unit) for n, lbl, _low, _high, unit in PARAMETERS if n == name)
         top = max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max()))
         set_y_extent(self.plot, min(float(poses.min()), 0.0), top, Y_STEP, limits=(-1.0, 1.0))
         self.key.set_entries(self.key_entries(digit, cnn is not None))
         titles = (label, tr("capsule {k} along '{label}'", k=digit, label=label))
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
             self._titles = titles
-            self.plot.setLabel("bottom", label)
+            self.plot.setLabel(
+                "bottom", tr("{label} ({unit})", label=label, unit=unit.strip()) if unit.strip() else label
+            )
             self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
-        self.summary.setText(sweep_summary(poses, digit, cnn, tr))
+        summary = sweep_summary(poses, digit, cnn, tr)
+        if every_length is not None:
+            at = float(getattr(self.transform(), name))
+            summary = f"{recognition_line(values, every_length, digit, at, unit, tr)}; {summary}"
+        self.summary.setText(summary)
