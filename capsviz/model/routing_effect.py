@@ -76,11 +76,16 @@ class RoutingEffect:
         """What routing did here, a line each, composed with ``tr(template, **fields)`` (the app's
         translating one)."""
         first, last = (", ".join(map(str, a)) for a in (self.first, self.last))
-        return [
+        lines = [
             tr("decisive: {k:,} of {n:,}", k=len(self.decisive), n=self.primary),
             tr("(|c_ij − 0.1| > {t:.2f} at r = {r})", t=self.threshold, r=self.iterations),
             tr("share of Σ‖u_i‖: {share:.1f} %", share=100 * self.mass_share),
             tr("entropy {a:.4f} → {b:.4f}", a=self.entropy[0], b=self.entropy[-1]),
+        ]
+        if self.iterations == 1:  # r = 1 is r = R: nothing to set beside it
+            return [*lines, tr("answer {first} (r = 1)", first=first), tr("one routing iteration: raise R to compare")]
+        return [
+            *lines,
             tr("answer {first} (r = 1), {last} (r = {r})", first=first, r=self.iterations, last=last),
             tr("routing changes the answer") if self.changed else tr("routing keeps the answer"),
         ]

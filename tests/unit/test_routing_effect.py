@@ -54,6 +54,16 @@ def test_pairs_answer_with_their_two_longest_capsules_in_any_order():
         answers_of(lengths, 3)
 
 
+def test_its_lines_set_r_1_beside_r_and_with_one_iteration_say_there_is_nothing_to_compare():
+    from capsviz.texts import english
+
+    e = routing_effect(*_trace())
+    assert e.lines(english)[-2:] == ["answer 1 (r = 1), 2 (r = 3)", "routing changes the answer"]
+    one = routing_effect(*_trace(iterations=1))
+    assert one.iterations == 1 and not one.changed
+    assert one.lines(english)[-2:] == ["answer 2 (r = 1)", "one routing iteration: raise R to compare"]
+
+
 def test_shapes_that_do_not_fit_are_refused():
     u_lengths, c, lengths = _trace()
     with pytest.raises(ValueError, match=r"expected u_lengths \(I,\), c \(R, I, J\)"):

@@ -1064,6 +1064,14 @@ With a CNN to compare (the shipped baseline, or one trained in the Training pane
         <translation>熵 {a:.4f} → {b:.4f}</translation>
     </message>
     <message>
+        <source>answer {first} (r = 1)</source>
+        <translation>回答 {first}（r = 1）</translation>
+    </message>
+    <message>
+        <source>one routing iteration: raise R to compare</source>
+        <translation>只有一次路由迭代：增大 R 才能比较</translation>
+    </message>
+    <message>
         <source>answer {first} (r = 1), {last} (r = {r})</source>
         <translation>回答 {first}（r = 1），{last}（r = {r}）</translation>
     </message>
