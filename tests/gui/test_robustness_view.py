@@ -38,7 +38,7 @@ def test_measuring_fills_the_curves_with_the_commands_figures(qtbot, window, tmp
         window.scheduler.wait_idle()
         x, y = curves["rotation"].getData()
         np.testing.assert_allclose(x, SWEEPS["rotation"])
-        np.testing.assert_allclose(y, expected["rotation"].accuracy)
+        np.testing.assert_allclose(y, 100 * np.asarray(expected["rotation"].accuracy))  # in %
     assert view.status.text().startswith("52 of 52 test sets measured on 40 digits")
 
 
@@ -80,7 +80,13 @@ def test_measuring_ten_digits_fills_every_curve_from_their_plain_accuracy(qtbot,
     window.scheduler.wait_idle()
     x, y = view.curves["rotation"].getData()
     np.testing.assert_allclose(x, [0, 10, 20, 30, 40, 50, 60])
-    np.testing.assert_allclose(y, [view.results["rotation"][s] for s in x])
+    np.testing.assert_allclose(y, [100 * view.results["rotation"][s] for s in x])  # in %, as the status says
+    affine = 100 * view.results["affine"][1.0]
+    assert view.affine_bar.opts["height"][0] == pytest.approx(affine) and view.affine_label.textItem.toPlainText() == (
+        f"{affine:.1f} %"
+    )
+    (low, high), _ = view.figures["robustness_rotation"].getViewBox().viewRange()
+    assert low < 0 and high >= 60 + 0.1 * 60 - 1e-6  # room past 60 for its tick label
 
 
 def test_a_model_loaded_while_measuring_stops_the_measurement_and_clears_its_figures(qtbot, window, tmp_path):

@@ -1444,6 +1444,10 @@ The current comparison stays.</source>
         <translation>仿射变换测试集</translation>
     </message>
     <message>
+        <source>scale s (× or ÷ 1 + s)</source>
+        <translation>缩放 s（× 或 ÷ 1 + s）</translation>
+    </message>
+    <message>
         <source>{kind} ({unit})</source>
         <translation>{kind}（{unit}）</translation>
     </message>

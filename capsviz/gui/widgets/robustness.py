@@ -48,8 +48,11 @@ class RobustnessView(QWidget):
         for k, kind in enumerate(KINDS):
             unit = UNITS.get(kind, "").strip()
             name = tr("affine test set") if kind == "affine" else tr(KIND_NAMES[kind])
-            title = tr("{kind} ({unit})", kind=name, unit=unit) if unit else name
-            chart = plot(title, size="9pt", y_range=(0, 1))
+            if kind == "scale":  # strength s: each digit grown by 1 + s or shrunk by 1 / (1 + s)
+                title = tr("scale s (× or ÷ 1 + s)")
+            else:
+                title = tr("{kind} ({unit})", kind=name, unit=unit) if unit else name
+            chart = plot(title, size="9pt", y_range=(0, 100))  # accuracy in %, as the status and the CLI give it
             chart.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
             if kind == "affine":
                 chart.setXRange(-1, 1, padding=0)
@@ -64,7 +67,9 @@ class RobustnessView(QWidget):
                 series, samples = (self.affine_bar, self.cnn_affine_bar), ("bar", "bar")
             else:
                 strengths = SWEEPS[kind]
-                chart.setXRange(strengths[0], strengths[-1], padding=0.05)
+                # room past the last strength for half its label, which pyqtgraph leaves out otherwise
+                span = strengths[-1] - strengths[0]
+                chart.setXRange(strengths[0] - 0.05 * span, strengths[-1] + 0.1 * span, padding=0)
                 chart.getAxis("bottom").setTicks([[(s, f"{s:g}") for s in strengths]])
                 self.curves[kind] = chart.plot(pen=pg.mkPen(LINE, width=2), symbol="o", symbolSize=6, symbolBrush=LINE)
                 dashed = pg.mkPen(CNN_LINE, width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
@@ -107,13 +112,14 @@ class RobustnessView(QWidget):
         for results, curves in ((self.results, self.curves), (self.baseline_results, self.cnn_curves)):
             for kind, curve in curves.items():
                 points = sorted(results.get(kind, {}).items())
-                curve.setData([s for s, _ in points], [a for _, a in points])
+                curve.setData([s for s, _ in points], [100 * a for _, a in points])
         for results, bar, label, x in (
             (self.results, self.affine_bar, self.affine_label, -0.45),
             (self.baseline_results, self.cnn_affine_bar, self.cnn_affine_label, 0.45),
         ):
             accuracy = results.get("affine", {}).get(1.0)
-            bar.setOpts(height=[0.0 if accuracy is None else accuracy])
-            label.setText("" if accuracy is None else f"{100 * accuracy:.1f} %")
-            label.setColor((15, 15, 15) if accuracy is None or accuracy >= 0.2 else (230, 230, 230))
-            label.setPos(x, 0.0 if accuracy is None else accuracy / 2 if accuracy >= 0.2 else accuracy + 0.06)
+            percent = 0.0 if accuracy is None else 100 * accuracy
+            bar.setOpts(height=[percent])
+            label.setText("" if accuracy is None else f"{percent:.1f} %")
+            label.setColor((15, 15, 15) if percent >= 20 else (230, 230, 230))
+            label.setPos(x, percent / 2 if percent >= 20 else percent + 6)  # inside a bar that has room
