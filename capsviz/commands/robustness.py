@@ -173,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
                 print(table_line(["" if kind == "affine" else f"{s:g}", *cells], widths, left=1))
     if args.plot is not None:
         with replacing(args.plot) as tmp:  # an existing plot is replaced whole or kept
-            plot_curves(results, tmp)
+            # in English, as the panels' titles: the PNG's built-in font has no Chinese
+            plot_curves(results, tmp, note=f"{len(test):,} test digits, seed {args.seed}")
         if not args.json:
             print("\n" + _("plot: {path}", path=args.plot))
     return 0

@@ -175,7 +175,8 @@ def robustness(
     }
 
 
-COLOURS = ((31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (23, 190, 207))
+# per model, in order: blue for the first (the CapsNet), purple for the second (the CNN), as in the app
+COLOURS = ((31, 119, 180), (148, 103, 189), (44, 160, 44), (214, 39, 40), (255, 127, 14), (23, 190, 207))
 
 
 DASH = (6, 4)  # px drawn, px left out: the lines of every model after the first (the CNN), as in the app
@@ -203,12 +204,13 @@ def _model_line(draw, points: list[tuple[float, float]], colour, m: int, width: 
             phase += step
 
 
-def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int] = (300, 230)):
+def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int] = (300, 230), note: str = ""):
     """Draw every sweep as a small panel (accuracy, 0-100 %, against strength; one line per
     model, solid for the first, dashed for the others) and the affine test set as bars, side
     by side, and save a PNG to ``path``.
 
     curves : {model name: {kind: Curve}} as :func:`robustness` returns per model.
+    note : a line under the panels, at the right (what was measured: digits, seed).
     Returns the path written.
     """
     from PIL import Image, ImageDraw, ImageFont
@@ -218,14 +220,19 @@ def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int]
     legend = 22 * len(curves) + 10
     image = Image.new("RGB", (w * len(kinds), h + legend), "white")
     draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default()
+    font = ImageFont.load_default(size=12)  # smaller, its built-in font loses the space in "test set"
     left, right, top, bottom = 42, 12, 24, 34  # the plot area's margins in a panel
     for p, kind in enumerate(kinds):
         x0 = p * w
         area = (x0 + left, top, x0 + w - right, h - bottom)
         draw.rectangle(area, outline=(120, 120, 120))
-        title = kind + (f" ({UNITS[kind].strip()})" if UNITS.get(kind, "").strip() else "")
-        draw.text((x0 + left, 6), title if kind != "affine" else "affine test set", fill="black", font=font)
+        if kind == "affine":
+            title = "affine test set"
+        elif kind == "scale":  # strength s: each digit grown by 1 + s or shrunk by 1 / (1 + s)
+            title = "scale s (factor 1+s or 1/(1+s))"
+        else:
+            title = kind + (f" ({UNITS[kind].strip()})" if UNITS.get(kind, "").strip() else "")
+        draw.text((x0 + left, 6), title, fill="black", font=font)
         for acc in (0, 25, 50, 75, 100):
             y = area[3] - (area[3] - area[1]) * acc / 100
             draw.line((area[0] - 4, y, area[0], y), fill=(120, 120, 120))
@@ -264,5 +271,7 @@ def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int]
         draw.rectangle((10, y + 3, 30, y + 13), fill=colour)  # the bar's colour
         _model_line(draw, [(36.0, y + 8.0), (56.0, y + 8.0)], colour, m)  # and the line's style
         draw.text((62, y + 2), name, fill="black", font=font)
+    if note:
+        draw.text((image.width - 10, h + 8), note, fill=(80, 80, 80), font=font, anchor="ra")
     image.save(path)
     return path
