@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import os
 import pickle
 import struct
 
@@ -532,6 +533,16 @@ def test_the_output_check_removes_only_the_folders_it_made(tmp_path, monkeypatch
     check_room("new/../keep/t.npz")
     check_room("made/for/t.npz")
     assert (tmp_path / "keep").is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, a folder no file can be made in")
+def test_a_folder_that_takes_no_file_is_named_in_the_refusal():
+    from capsviz.paths import check_room
+
+    with pytest.raises(OSError) as err:
+        check_room("/proc/capsviz-test.png")
+    assert err.value.filename == "/proc/capsviz-test.png"
+    assert err.value.strerror.startswith("no file can be written in /proc (")
 
 
 def test_a_pair_model_saved_with_its_record_alone_reads_back_as_a_pair_model(tmp_path):
