@@ -595,6 +595,9 @@ class MainWindow(QMainWindow):
     def _pair_changed(self) -> None:
         if self.kind == "multimnist":
             self.statusBar().clearMessage()
+            # a blank digit leaves one: the longest capsule is the answer the views mark and compare
+            answers = 1 if any(self.pair_panel.setup.blank) else KINDS[self.kind].answers
+            self.lengths_view.answers = self.routing_view.answers = answers
             self.core.set_image(self.pair_panel.pair_image, self.pair_panel.setup)
 
     def _show_reading(self) -> None:

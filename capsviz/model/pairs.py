@@ -106,20 +106,34 @@ class PairReading:
         return set(answered(self.first, self.blank)) != set(answered(self.top2, self.blank))
 
     @property
+    def painted(self) -> list[tuple[int, np.ndarray]]:
+        """The capsules drawn for the digits there, each with its digit's colour (RGB): ``shown``
+        as (jA, red), (jB, green); with one digit blank, the longest capsule alone in the other
+        digit's colour; none with both blank."""
+        if all(self.blank):
+            return []
+        if any(self.blank):
+            return [(self.top2[0], GREEN if self.blank[0] else RED)]
+        return list(zip(self.shown, (RED, GREEN)))
+
+    @property
     def fig5(self) -> np.ndarray:
-        """(H, H, 3): the reconstructions of ``shown`` over each other, A's red and B's green (Fig. 5)."""
-        return red_green(self.reconstructions[self.shown[0]], self.reconstructions[self.shown[1]])
+        """(H, H, 3): the reconstructions of :attr:`painted` over each other, A's red and B's
+        green (Fig. 5); black with both digits blank."""
+        if not self.painted:
+            return np.zeros((*self.reconstructions.shape[1:], 3), np.float32)
+        return layered([self.reconstructions[j] for j, _ in self.painted], [colour for _, colour in self.painted])
 
     def segmentation_image(self, image: np.ndarray, r: int) -> np.ndarray | None:
         """(H, H, 3): ``image``'s ink coloured by iteration ``r``'s shares (0-based), or None."""
         return None if self.shares is None else segmentation_image(image, self.shares[r], self.contrast)
 
     def compose_pose(self, digit: int, reconstruction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """An edited ``reconstruction`` (H, H) of capsule ``digit`` with the other of the two
-        longest capsules' reconstruction as inferred: (RGB (H, H, 3) in the Fig. 5 colours,
-        light grey for a third digit; their clipped sum (H, H), to compare with the input)."""
-        own = (RED, GREEN)[self.shown.index(digit)] if digit in self.shown else OTHER
-        kept = [(self.reconstructions[j], colour) for j, colour in zip(self.shown, (RED, GREEN)) if j != digit]
+        """An edited ``reconstruction`` (H, H) of capsule ``digit`` with the other capsules of
+        :attr:`painted` reconstructed as inferred: (RGB (H, H, 3) in the Fig. 5 colours, light
+        grey for a capsule not painted; their clipped sum (H, H), to compare with the input)."""
+        own = next((colour for j, colour in self.painted if j == digit), OTHER)
+        kept = [(self.reconstructions[j], colour) for j, colour in self.painted if j != digit]
         images = [reconstruction] + [image for image, _ in kept]
         return layered(images, [own] + [colour for _, colour in kept]), np.clip(sum(images), 0.0, 1.0)
 

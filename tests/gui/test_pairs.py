@@ -436,6 +436,12 @@ def test_a_drawn_digit_takes_the_place_of_a_test_digit(qtbot, pairs):
     assert verdict == f"{one}; longest capsule: {top}; the test digit is {a_digit(label)} — {found}"
     assert routing.startswith(f"r = 1: {reading.first[0]} (") and f"r = 3: {top} (" in routing
     assert panel.segment_panel.title.text == "segmentation"
+    # Fig. 5 and the other views name the longest capsule alone, in digit A's red
+    assert [j for j, _ in reading.painted] == [top] and panel.fig5_panel.title.text == f"decoded {top}"
+    np.testing.assert_allclose(panel.fig5_panel.image, reading.reconstructions[top][..., None] * RED, atol=1e-6)
+    effect = pairs.routing_view.effect
+    assert (effect.first, effect.last) == ((reading.first[0],), (top,))
+    assert pairs.lengths_view.answers == 1
     # a test pair shown is the test pair: both digits from the test set again, as its label says
     draw_stroke(qtbot, b.canvas, [(58, 14), (58, 40), (58, 68), (58, 100)])
     qtbot.mouseClick(panel.show_test_pair, Qt.MouseButton.LeftButton)

@@ -76,6 +76,25 @@ def test_one_routing_iteration_is_set_beside_the_last(first, last, iterations, l
     assert reading.routing_changed == (set(first) != set(last)) and reading.routing() == text
 
 
+def test_with_a_blank_digit_fig5_and_the_pose_edit_paint_the_longest_capsule_alone():
+    from capsviz.model.pairs import GREEN, OTHER
+
+    recon = np.random.default_rng(0).random((10, 4, 4)).astype(np.float32)
+    # digit A blank, B a test 8: capsule 3, second longest, stands for no digit
+    reading = PairReading((None, 8), [8, 3], [3, 8], recon, None, None, 0.0, [8, 3], 3, (True, False))
+    assert [j for j, _ in reading.painted] == [8] and np.array_equal(reading.painted[0][1], GREEN)
+    np.testing.assert_allclose(reading.fig5, np.clip(recon[8][..., None] * GREEN, 0, 1))
+    edited = np.full((4, 4), 0.5, np.float32)
+    image, combined = reading.compose_pose(8, edited)  # the 8 edited: nothing else drawn beside it
+    np.testing.assert_allclose(image, np.clip(edited[..., None] * GREEN, 0, 1))
+    np.testing.assert_allclose(combined, edited)
+    image, combined = reading.compose_pose(3, edited)  # a capsule not painted: grey, over the 8 as inferred
+    np.testing.assert_allclose(image, np.clip(edited[..., None] * OTHER + recon[8][..., None] * GREEN, 0, 1))
+    np.testing.assert_allclose(combined, np.clip(edited + recon[8], 0, 1))
+    both = PairReading((None, None), [8, 3], [8, 3], recon, None, None, 0.0, [8, 3], 3, (True, True))
+    assert both.painted == [] and not both.fig5.any() and both.fig5.shape == (4, 4, 3)
+
+
 @pytest.mark.parametrize(
     "first, last, iterations, labels, blank, text, changed",
     [

@@ -884,6 +884,14 @@ Class maps: for each digit j, Σ over the 32 capsule types of ‖u_i‖·c_ij at
         <translation>解码 {a}、{b}</translation>
     </message>
     <message>
+        <source>decoded {a}</source>
+        <translation>解码 {a}</translation>
+    </message>
+    <message>
+        <source>decoded: none</source>
+        <translation>解码：无</translation>
+    </message>
+    <message>
         <source>(*) {k} absent</source>
         <translation>(*) {k} 不在图中</translation>
     </message>

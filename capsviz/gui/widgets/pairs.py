@@ -366,7 +366,11 @@ class PairPanel(QWidget, InferenceView):
             self.scale_label.setText("")
             return
         self.fig5_panel.set_image(reading.fig5)
-        self.fig5_panel.set_title(tr("decoded {a}, {b}", a=reading.shown[0], b=reading.shown[1]))
+        decoded = [j for j, _ in reading.painted]
+        if len(decoded) == 2:
+            self.fig5_panel.set_title(tr("decoded {a}, {b}", a=decoded[0], b=decoded[1]))
+        else:
+            self.fig5_panel.set_title(tr("decoded {a}", a=decoded[0]) if decoded else tr("decoded: none"))
         absent = self.absent.currentIndex()
         self.absent_panel.set_image(reading.reconstructions[absent])
         labels = reading.labels
