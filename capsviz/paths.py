@@ -139,7 +139,7 @@ def _temporary(path: Path) -> Path:
     ``OSError`` naming ``path`` where the folder is missing or not writable."""
     try:
         fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp" + path.suffix, dir=path.parent)
-    except OSError as exc:  # the folder is there (a missing one was made or refused before)
+    except OSError as exc:
         reason = _("no file can be written in {folder} ({error})", folder=path.parent, error=exc.strerror or exc)
         raise OSError(exc.errno, reason, str(path)) from None
     os.close(fd)

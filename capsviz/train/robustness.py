@@ -175,7 +175,8 @@ def robustness(
     }
 
 
-# per model, in order: blue for the first (the CapsNet), purple for the second (the CNN), as in the app
+# per model, in order: blue for the first (the CapsNet), purple for the second (the CNN): the
+# app's hues, darker for a white ground than its plots' on black
 COLOURS = ((31, 119, 180), (148, 103, 189), (44, 160, 44), (214, 39, 40), (255, 127, 14), (23, 190, 207))
 
 

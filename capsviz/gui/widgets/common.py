@@ -646,12 +646,14 @@ class ImagePanel(pg.GraphicsLayoutWidget):
     def figure_size(self) -> QSize:
         """The size an export draws the panel at: its width, and the height its title and its
         image (at the image's aspect) take, without the black bands a slot taller than that
-        leaves on screen (a pair's panels, 107 x 211 px at the window's first size)."""
+        leaves on screen (a pair's panels, 107 x 211 px at the window's first size); never
+        under the panel's least height, which Qt keeps."""
         view = self.view.geometry()
         if view.width() <= 0:
             return self.size()
         image = view.width() * self.image.shape[0] / self.image.shape[1]
-        return QSize(self.width(), min(self.height(), math.ceil(self.height() - view.height() + image)))
+        height = min(self.height(), math.ceil(self.height() - view.height() + image))
+        return QSize(self.width(), max(height, self.minimumHeight()))
 
     def set_image(self, image: np.ndarray | None, levels=None) -> None:
         """Show ``image`` ((H, W) or (H, W, 3) RGB; an all-black field for None) with fixed

@@ -173,29 +173,45 @@ KEY_CORNERS = ((1, 1), (1, 0))  # the accuracy key's corners: bottom right unles
 KEY_OFFSET = 5, 2  # px from the plot's right edge and from its top or bottom edge
 
 
-def key_clear_of(widget: pg.PlotWidget, points: np.ndarray, corners=KEY_CORNERS) -> None:
-    """Anchor ``widget``'s legend in the first of ``corners`` (of its view box: (1, 1) the
-    bottom right, (1, 0) the top right) where it covers none of ``points`` ((N, 2) in data
-    coordinates; NaNs ignored), else in the one where it covers the fewest: the accuracy of a
-    run's first test at the right edge of the steps, low, would sit under a key kept at the
-    bottom."""
-    legend = widget.getPlotItem().legend
-    box = widget.getViewBox()
-    (x0, x1), (y0, y1) = box.viewRange()
-    width, height = box.width(), box.height()
-    if legend is None or width <= 0 or height <= 0:
-        return
-    size = legend.boundingRect()
-    dx, dy = KEY_OFFSET
-    left = x1 - (size.width() + dx) / width * (x1 - x0)
-    span = (size.height() + dy) / height * (y1 - y0)
-    points = points[np.isfinite(points).all(axis=1)]
-    on_right = points[points[:, 0] >= left, 1]
-    covered = [np.count_nonzero(on_right <= y0 + span) if corner[1] else np.count_nonzero(on_right >= y1 - span)
-               for corner in corners]  # fmt: skip
-    corner = corners[next((k for k, n in enumerate(covered) if n == 0), int(np.argmin(covered)))]
-    offset = (-dx, -dy if corner[1] else dy)
-    legend.anchor(itemPos=corner, parentPos=corner, offset=offset)
+class ClearKey:
+    """Keeps ``widget``'s legend in one of ``corners`` of its view box ((1, 1) the bottom
+    right, (1, 0) the top right) that its points leave free: the accuracy of a run's first
+    test, low at the right edge of the steps, would sit under a key kept at the bottom. The
+    key stays where it is while it covers none of them (no jumping with each batch), else
+    goes to the first corner that covers none, else to the one that covers the fewest; it is
+    placed again when the view is resized (a dock laid out anew, an export's size)."""
+
+    def __init__(self, widget: pg.PlotWidget, corners=KEY_CORNERS) -> None:
+        self.widget, self.corners = widget, corners
+        self.corner: tuple[int, int] | None = None  # where the key is anchored now (None: as made)
+        self.points = np.zeros((0, 2))
+        widget.getViewBox().sigResized.connect(lambda *_: self.place())
+
+    def place(self, points: np.ndarray | None = None) -> None:
+        """Anchor the key clear of ``points`` ((N, 2) in data coordinates, NaNs ignored; None:
+        the last ones given)."""
+        if points is not None:
+            self.points = points[np.isfinite(points).all(axis=1)]
+        legend, box = self.widget.getPlotItem().legend, self.widget.getViewBox()
+        (x0, x1), (y0, y1) = box.viewRange()
+        width, height = box.width(), box.height()
+        if legend is None or width <= 0 or height <= 0:
+            return
+        size = legend.boundingRect()
+        dx, dy = KEY_OFFSET
+        left = x1 - (size.width() + dx) / width * (x1 - x0)
+        span = (size.height() + dy) / height * (y1 - y0)
+        on_right = self.points[self.points[:, 0] >= left, 1]
+        covered = {
+            corner: np.count_nonzero(on_right <= y0 + span if corner[1] else on_right >= y1 - span)
+            for corner in self.corners
+        }
+        if covered.get(self.corner, 1) == 0:
+            return
+        corner = next((c for c, n in covered.items() if n == 0), min(covered, key=covered.get))
+        if corner != self.corner:
+            self.corner = corner
+            legend.anchor(itemPos=corner, parentPos=corner, offset=(-dx, -dy if corner[1] else dy))
 
 
 class TrainingPanel(QWidget):
@@ -295,10 +311,9 @@ class TrainingPanel(QWidget):
         self.margin_curve = self.loss_plot.plot(pen=pg.mkPen((90, 160, 250)), name=tr("margin"))
         self.recon_curve = self.loss_plot.plot(pen=pg.mkPen((250, 150, 60)), name=tr("0.0005 × recon"))
         self.acc_plot = plot(bottom=tr("step"), left=tr("accuracy"), axis_width=AXIS_WIDTH, mouse=True)
-        self.acc_plot.addLegend(
-            offset=(-5, -2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND
-        )  # key_clear_of
+        self.acc_plot.addLegend(offset=(-5, -2), labelTextSize="8pt", verSpacing=-7, brush=LEGEND_GROUND)
         self.acc_plot.setXLink(self.loss_plot)
+        self.loss_key, self.acc_key = ClearKey(self.loss_plot, KEY_CORNERS[::-1]), ClearKey(self.acc_plot)
         self.acc_plot.setYRange(0, 1, padding=0.02)
         self.train_acc_curve = self.acc_plot.plot(pen=pg.mkPen((120, 220, 120)), name=tr("train (batch)"))
         self.test_acc_curve = self.acc_plot.plot(
@@ -480,6 +495,6 @@ class TrainingPanel(QWidget):
         settle(self.acc_plot)
         steps = np.concatenate([x, np.asarray(tests["step"], dtype=float)])
         accuracies = np.concatenate([np.asarray(h["train_acc"], dtype=float), np.asarray(tests["acc"], dtype=float)])
-        key_clear_of(self.acc_plot, np.stack([steps, accuracies], axis=1))
+        self.acc_key.place(np.stack([steps, accuracies], axis=1))
         losses = [np.stack([x, np.asarray(h[name], dtype=float)], axis=1) for name in ("loss", "margin", "recon")]
-        key_clear_of(self.loss_plot, np.concatenate(losses), corners=KEY_CORNERS[::-1])  # top right first
+        self.loss_key.place(np.concatenate(losses))
