@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from capsviz.runtime import select_device, tune_process
     from capsviz.train.checkpoint import check_dataset_of, load_model
     from capsviz.train.robustness import plot_curves, robustness
-    from capsviz.train.sweeps import KIND_NAMES, SWEEPS, UNITS
+    from capsviz.train.sweeps import SWEEPS, sweep_title
 
     tune_process("eval")
     kinds = tuple(dict.fromkeys(k.strip() for k in args.kinds.split(",") if k.strip()))  # each once, in order
@@ -156,13 +156,7 @@ def run(args: argparse.Namespace) -> int:
             said = _("a CNN, no routing") if routing[name] is None else _("routing iterations: {r}", r=routing[name])
             print(f"{name}: {path} ({said})")
         for kind in kinds:
-            if kind == "affine":  # one strength: the whole affine test set
-                label = _("affine test set")
-            elif kind == "scale":  # strength s: each digit grown by 1 + s or shrunk by 1 / (1 + s), at random
-                label = _("scale s (factor 1 + s or 1 / (1 + s))")
-            else:
-                unit = UNITS[kind].strip()
-                label = _(KIND_NAMES[kind]) + (f" ({unit})" if unit else "")
+            label = sweep_title(kind, _)
             strengths = results[next(iter(models))][kind].strengths
             names = [label, *models]
             widths = [max(16, display_width(label)), *(max(10, display_width(n)) for n in models)]

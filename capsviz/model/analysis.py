@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from capsviz.model.losses import RECOGNITION_THRESHOLD
+from capsviz.model.inference import recognised
 from capsviz.texts import QT_TR_NOOP, english
 
 TYPES = 32
@@ -454,13 +454,13 @@ def sweep_summary(poses: np.ndarray, digit: int, cnn: np.ndarray | None = None, 
 
 
 def recognised_span(values: np.ndarray, lengths: np.ndarray, digit: int, at: float) -> tuple[float, float] | None:
-    """Where along a sweep the input reads as ``digit``: its capsule the longest and at least
-    ``RECOGNITION_THRESHOLD`` long (:func:`capsviz.model.inference.recognised`). ``values``
+    """Where along a sweep the input reads as ``digit``: its capsule the longest and long
+    enough to count as a digit (:func:`capsviz.model.inference.recognised`). ``values``
     (K,) the swept parameter, ascending; ``lengths`` (K, 10) the capsule lengths at each.
     Returns the first and last value of the unbroken run of such values around the one
     nearest ``at`` (the value set now), or None where that one does not read as ``digit``."""
     lengths = np.asarray(lengths)
-    reads = (lengths.argmax(axis=1) == digit) & (lengths.max(axis=1) >= RECOGNITION_THRESHOLD)
+    reads = (lengths.argmax(axis=1) == digit) & recognised(lengths)
     k = int(np.abs(np.asarray(values) - at).argmin())
     if not reads[k]:
         return None

@@ -31,7 +31,7 @@ from capsviz.data.mnist import MnistSplit, load_test_or_sample
 from capsviz.data.transforms import InputTransform, apply_each
 from capsviz.runtime import worker_thread
 from capsviz.texts import _
-from capsviz.train.sweeps import AFFINE_RANGES, KINDS, SWEEPS, UNITS
+from capsviz.train.sweeps import AFFINE_RANGES, KINDS, SWEEPS, sweep_title
 
 
 def sweep_transforms(kind: str, strength: float, n: int, seed: int = 0) -> list[InputTransform]:
@@ -227,13 +227,7 @@ def plot_curves(curves: dict[str, dict[str, Curve]], path, size: tuple[int, int]
         x0 = p * w
         area = (x0 + left, top, x0 + w - right, h - bottom)
         draw.rectangle(area, outline=(120, 120, 120))
-        if kind == "affine":
-            title = "affine test set"
-        elif kind == "scale":  # strength s: each digit grown by 1 + s or shrunk by 1 / (1 + s)
-            title = "scale s (factor 1+s or 1/(1+s))"
-        else:
-            title = kind + (f" ({UNITS[kind].strip()})" if UNITS.get(kind, "").strip() else "")
-        draw.text((x0 + left, 6), title, fill="black", font=font)
+        draw.text((x0 + left, 6), sweep_title(kind), fill="black", font=font)  # in English: the font has no Chinese
         for acc in (0, 25, 50, 75, 100):
             y = area[3] - (area[3] - area[1]) * acc / 100
             draw.line((area[0] - 4, y, area[0], y), fill=(120, 120, 120))

@@ -4,7 +4,7 @@ set and the kinds of test set. Imports no torch (the CLI's help lists the kinds)
 
 from __future__ import annotations
 
-from capsviz.texts import QT_TR_NOOP
+from capsviz.texts import QT_TR_NOOP, english
 
 SWEEPS: dict[str, tuple[float, ...]] = {
     "rotation": (0, 10, 20, 30, 40, 50, 60),  # degrees
@@ -31,3 +31,22 @@ AFFINE_FIELDS = {
     "move": AFFINE_RANGES["translation"][1],
 }
 KINDS = (*SWEEPS, "affine")  # the sweeps, then the affine test set
+
+# the headings of a kind's table, panel or plot (sweep_title)
+AFFINE_TITLE = QT_TR_NOOP("affine test set")
+SCALE_TITLE = QT_TR_NOOP("scale s (factor 1 + s or 1 / (1 + s))")  # strength s: grown by 1 + s or shrunk by it
+SCALE_TITLE_SHORT = QT_TR_NOOP("scale s")
+WITH_UNIT = QT_TR_NOOP("{kind} ({unit})")
+
+
+def sweep_title(kind: str, tr=english, short: bool = False) -> str:
+    """What a table, a panel or a plot of ``kind`` (one of :data:`KINDS`) is headed with:
+    "rotation (°)", "affine test set", "scale s (factor 1 + s or 1 / (1 + s))" (``short``:
+    "scale s", for a small panel, whose tooltip says the rest); ``tr``: see :mod:`capsviz.texts`. Raises
+    ``KeyError`` for another kind."""
+    if kind == "affine":
+        return tr(AFFINE_TITLE)
+    if kind == "scale":
+        return tr(SCALE_TITLE_SHORT if short else SCALE_TITLE)
+    unit = UNITS[kind].strip()
+    return tr(WITH_UNIT, kind=tr(KIND_NAMES[kind]), unit=unit) if unit else tr(KIND_NAMES[kind])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
@@ -80,3 +81,14 @@ def pause_training(qtbot, window) -> None:
     paused = lambda ev: type(ev).__name__ == "PausedEvent"  # noqa: E731
     with qtbot.waitSignal(window.core.trainingEvent, check_params_cb=paused):
         qtbot.mouseClick(window.training_panel.pause_button, Qt.MouseButton.LeftButton)
+
+
+def hover_vote(qtbot, panel, i):
+    """Move the mouse onto vote ``i`` of ``panel`` (a VotePanel), from 3 px off it."""
+    scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
+    pos = panel.plot.mapFromScene(scene)
+    qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
+    # pyqtgraph's scene drops a move that comes within 1/mouseRateLimit s of the last one
+    # (QTest's delay argument only stamps the event, so wait for real)
+    qtbot.wait(int(5 * 1000 / pg.getConfigOption("mouseRateLimit")))
+    qtbot.mouseMove(panel.plot.viewport(), pos)

@@ -20,7 +20,7 @@ from capsviz.train.checkpoint import load_checkpoint
 from capsviz.train.loop import Trainer
 
 from ..conftest import SHIPPED, mnist_root
-from .events import drag_slider, settle
+from .events import drag_slider, hover_vote, settle
 
 RED, GREEN = np.array([1.0, 0.25, 0.2], np.float32), np.array([0.2, 1.0, 0.3], np.float32)  # the Fig. 5 colours
 
@@ -724,8 +724,6 @@ def test_the_votes_dock_shows_the_two_longest_capsules_one_over_the_other(qtbot,
         assert view.fields_map(panel).shape == (36, 36)
     # a vote read in the lower panel: the readout had room, both plots stay where they were
     from PySide6.QtWidgets import QApplication
-
-    from tests.gui.test_votes import hover_vote
 
     lower, plots = view.panels[1], [panel.plot.geometry() for panel in view.panels]
     hover_vote(qtbot, lower, int(np.argmin(np.linalg.norm(lower.points - lower.points.mean(axis=0), axis=1))))

@@ -4,13 +4,11 @@ iteration, with v_j's path; hover and the rectangle read the trace."""
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QApplication
 
 from capsviz.model.analysis import receptive_overlay
 
-from .events import settle
+from .events import hover_vote, settle
 
 
 def show_votes(qtbot, window):
@@ -18,17 +16,6 @@ def show_votes(qtbot, window):
     qtbot.waitUntil(lambda: window.votes_view.isVisible(), timeout=3000)
     settle(qtbot, window)
     return window.votes_view
-
-
-def hover_vote(qtbot, panel, i):
-    """Move the mouse onto vote ``i`` of ``panel`` (a VotePanel), from 3 px off it."""
-    scene = panel.plot.getPlotItem().vb.mapViewToScene(QPointF(*panel.points[i]))
-    pos = panel.plot.mapFromScene(scene)
-    qtbot.mouseMove(panel.plot.viewport(), pos - type(pos)(3, 3))
-    # pyqtgraph's scene drops a move that comes within 1/mouseRateLimit s of the last one
-    # (QTest's delay argument only stamps the event, so wait for real)
-    qtbot.wait(int(5 * 1000 / pg.getConfigOption("mouseRateLimit")))
-    qtbot.mouseMove(panel.plot.viewport(), pos)
 
 
 def test_the_dots_are_the_traces_votes_projected(qtbot, window):

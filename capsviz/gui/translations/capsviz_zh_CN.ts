@@ -1428,6 +1428,10 @@ The current comparison stays.</source>
         <translation>平移</translation>
     </message>
     <message>
+        <source>scale s</source>
+        <translation>缩放 s</translation>
+    </message>
+    <message>
         <source>Measure on the first N MNIST test digits (10,000: the whole test set)</source>
         <translation>在前 N 个 MNIST 测试数字上测量（10,000：整个测试集）</translation>
     </message>
@@ -1452,8 +1456,8 @@ The current comparison stays.</source>
         <translation>仿射变换测试集</translation>
     </message>
     <message>
-        <source>scale s (× or ÷ 1 + s)</source>
-        <translation>缩放 s（× 或 ÷ 1 + s）</translation>
+        <source>scale s (factor 1 + s or 1 / (1 + s))</source>
+        <translation>缩放 s（倍数 1 + s 或 1 / (1 + s)）</translation>
     </message>
     <message>
         <source>{kind} ({unit})</source>

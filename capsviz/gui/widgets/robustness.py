@@ -11,7 +11,7 @@ from capsviz import explanations
 from capsviz.explorer import Redraws
 from capsviz.gui.i18n import tr
 from capsviz.gui.widgets.common import KeyEntry, SeriesKey, column, plot, row
-from capsviz.train.sweeps import AFFINE_FIELDS, KIND_NAMES, KINDS, SWEEPS, UNITS
+from capsviz.train.sweeps import AFFINE_FIELDS, KINDS, SWEEPS, sweep_title
 
 LINE = (90, 160, 250)
 CNN_LINE = (190, 110, 210)
@@ -46,13 +46,10 @@ class RobustnessView(QWidget):
         self.cnn_curves: dict[str, pg.PlotDataItem] = {}
         grid = QGridLayout()
         for k, kind in enumerate(KINDS):
-            unit = UNITS.get(kind, "").strip()
-            name = tr("affine test set") if kind == "affine" else tr(KIND_NAMES[kind])
-            if kind == "scale":  # strength s: each digit grown by 1 + s or shrunk by 1 / (1 + s)
-                title = tr("scale s (× or ÷ 1 + s)")
-            else:
-                title = tr("{kind} ({unit})", kind=name, unit=unit) if unit else name
-            chart = plot(title, size="9pt", y_range=(0, 100))  # accuracy in %, as the status and the CLI give it
+            # accuracy in %, as the status and the CLI give it
+            chart = plot(sweep_title(kind, tr, short=True), size="9pt", y_range=(0, 100))
+            if kind == "scale":  # what s is, where the panel's title has no room for it
+                chart.setToolTip(sweep_title(kind, tr))
             chart.setMinimumSize(120, 80)  # two rows fit the bottom dock of a 768-pixel-high window
             if kind == "affine":
                 chart.setXRange(-1, 1, padding=0)
