@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBo
 
 from capsviz.gui.dialogs import ask_file_to_save, write_or_warn
 from capsviz.gui.i18n import tr
-from capsviz.gui.widgets.common import ImagePanel, lay_out
+from capsviz.gui.widgets.common import ImagePanel, laid_out_at
 from capsviz.model.inference import Inference, save_trace
 
 EXPORT_MIN_WIDTH = 640  # px: a PNG narrower on screen is rendered this wide, its texts scaled with it
@@ -33,21 +33,6 @@ def _drawn_for_export(widget: pg.GraphicsView):
     finally:
         for item in items:
             item.setExportMode(False)
-
-
-@contextmanager
-def _at_figure_size(widget: QWidget):
-    """``widget`` at the size an export draws it while the block runs (an image panel's
-    :meth:`~capsviz.gui.widgets.common.ImagePanel.figure_size`), its own size given back after."""
-    size = widget.figure_size() if isinstance(widget, ImagePanel) else widget.size()
-    shown = widget.size()
-    if size != shown:
-        lay_out(widget, size)
-    try:
-        yield
-    finally:
-        if size != shown:
-            lay_out(widget, shown)
 
 
 def _write_figure(widget: QWidget, png: Path, svg: Path) -> None:
@@ -91,7 +76,8 @@ def export_figures(figures: dict[str, QWidget], folder: Path) -> list[Path]:
     written = []
     for name, widget in figures.items():
         png, svg = folder / f"{name}.png", folder / f"{name}.svg"
-        with _at_figure_size(widget):
+        # an image panel at its figure size (title and image, no bands), the others as shown
+        with laid_out_at(widget, widget.figure_size() if isinstance(widget, ImagePanel) else widget.size()):
             _write_figure(widget, png, svg)
         for path in (png, svg):
             if not path.is_file() or path.stat().st_size == 0:

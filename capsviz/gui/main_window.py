@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from contextlib import contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +50,7 @@ from capsviz.gui.widgets.common import (
     CapsuleSelection,
     CurrentPage,
     StatusBar,
-    lay_out,
+    laid_out_at,
     share_digit,
     share_iteration,
 )
@@ -474,33 +474,26 @@ class MainWindow(QMainWindow):
     def export_figures(self, folder: Path) -> list[Path]:
         """Write every plot of :meth:`figures` as PNG and SVG into ``folder``; returns the files.
         A dock off screen is laid out for it at the size its tab group shows
-        (:meth:`_docks_laid_out_for_export`)."""
+        (:meth:`_docks_to_lay_out`), and given its own size back after."""
         figures = self.figures()
-        with self._docks_laid_out_for_export(figures.values()):
+        with ExitStack() as docks:
+            for content, size in self._docks_to_lay_out(figures.values()):
+                docks.enter_context(laid_out_at(content, size))
             return export_figures(figures, folder)
 
-    @contextmanager
-    def _docks_laid_out_for_export(self, figures):
-        """While the block runs, each dock that holds some of ``figures`` (widgets) and whose
-        content is off screen has it laid out at the size of the content of the dock shown in
-        its place (the tab in front), or at ``EXPORT_DOCK_SIZE`` where none is (a closed dock):
-        behind a tab, Qt leaves it at a strip of the window (a votes panel 389 x 117 px),
-        which an export would draw squashed. Each is given its own size back after."""
-        moved = []
+    def _docks_to_lay_out(self, figures) -> list[tuple[QWidget, QSize]]:
+        """For an export: each dock content that holds some of ``figures`` (widgets) and is off
+        screen, with the size of the content of the dock shown in its place (the tab in front),
+        or ``EXPORT_DOCK_SIZE`` where none is (a closed dock). Behind a tab, Qt leaves it at a
+        strip of the window (a votes panel 389 x 117 px), which an export would draw squashed."""
+        sizes = []
         for dock in self.docks.values():
             content = dock.widget()
             if on_screen(content) or not any(content.isAncestorOf(figure) for figure in figures):
                 continue
             shown = [d.widget().size() for d in self.tabifiedDockWidgets(dock) if on_screen(d.widget())]
-            size = shown[0] if shown else EXPORT_DOCK_SIZE
-            if size != content.size():
-                moved.append((content, content.size()))
-                lay_out(content, size)
-        try:
-            yield
-        finally:
-            for content, size in moved:
-                lay_out(content, size)
+            sizes.append((content, shown[0] if shown else EXPORT_DOCK_SIZE))
+        return sizes
 
     # -- kinds --------------------------------------------------------------------
     def show_kind(self, dataset: str, path: Path | None = None, baseline: Path | None = None) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -402,9 +403,23 @@ def offset_slider(
     return slider
 
 
-def lay_out(widget: QWidget, size: QSize) -> None:
-    """Resize ``widget`` and lay its children out at once, on screen or not: Qt holds a hidden
-    widget's resize events until it shows, and a plot lays its scene out in its own."""
+@contextmanager
+def laid_out_at(widget: QWidget, size: QSize):
+    """``widget`` at ``size`` while the block runs, its children laid out at once, on screen or
+    not (Qt holds a hidden widget's resize events until it shows, and a plot lays its scene
+    out in its own); given its own size back after."""
+    shown = widget.size()
+    if size == shown:
+        yield
+        return
+    _lay_out(widget, size)
+    try:
+        yield
+    finally:
+        _lay_out(widget, shown)
+
+
+def _lay_out(widget: QWidget, size: QSize) -> None:
     widget.resize(size)
     if widget.isVisible():
         return  # the resize events came with it

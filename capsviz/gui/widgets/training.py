@@ -484,17 +484,15 @@ class TrainingPanel(QWidget):
         self.gallery.show_gallery(self._gallery)
 
     def _draw_curves(self) -> None:
-        h, tests = self.history, self.test_history
-        x = np.asarray(h["step"], dtype=float)
-        self.loss_curve.setData(x, np.asarray(h["loss"]))
-        self.margin_curve.setData(x, np.asarray(h["margin"]))
-        self.recon_curve.setData(x, np.asarray(h["recon"]))
-        self.train_acc_curve.setData(x, np.asarray(h["train_acc"]))
-        self.test_acc_curve.setData(np.asarray(tests["step"], dtype=float), np.asarray(tests["acc"]))
+        h = {name: np.asarray(values, dtype=float) for name, values in self.history.items()}
+        tests = {name: np.asarray(values, dtype=float) for name, values in self.test_history.items()}
+        x = h["step"]
+        for curve, name in ((self.loss_curve, "loss"), (self.margin_curve, "margin"), (self.recon_curve, "recon")):
+            curve.setData(x, h[name])
+        self.train_acc_curve.setData(x, h["train_acc"])
+        self.test_acc_curve.setData(tests["step"], tests["acc"])
         settle(self.loss_plot)
         settle(self.acc_plot)
-        steps = np.concatenate([x, np.asarray(tests["step"], dtype=float)])
-        accuracies = np.concatenate([np.asarray(h["train_acc"], dtype=float), np.asarray(tests["acc"], dtype=float)])
+        steps, accuracies = np.concatenate([x, tests["step"]]), np.concatenate([h["train_acc"], tests["acc"]])
         self.acc_key.place(np.stack([steps, accuracies], axis=1))
-        losses = [np.stack([x, np.asarray(h[name], dtype=float)], axis=1) for name in ("loss", "margin", "recon")]
-        self.loss_key.place(np.concatenate(losses))
+        self.loss_key.place(np.concatenate([np.stack([x, h[name]], axis=1) for name in ("loss", "margin", "recon")]))

@@ -40,6 +40,11 @@ IDENTITY = InputTransform()  # the sliders' values at start and after a reset
 Y_STEP = 0.25  # the y range grows and shrinks in these steps, within [-1, 1] (|v_jd| <= ‖v_j‖ < 1)
 
 
+def with_unit(label: str, unit: str) -> str:
+    """A parameter's name with its unit in brackets (none for a unit that is blank)."""
+    return tr("{label} ({unit})", label=label, unit=unit.strip()) if unit.strip() else label
+
+
 class TransformView(QWidget):
     """Six transform sliders, reset, and the pose-versus-parameter sweep plot.
 
@@ -63,8 +68,7 @@ class TransformView(QWidget):
             fine = name in ("scale", "thickness")
             slider = offset_slider(low, high, getattr(IDENTITY, name), 2 if fine else 1, 0.01 if fine else 0.5)
             slider.valueChanged.connect(self._emit)
-            text = tr("{label} ({unit})", label=tr(label), unit=unit.strip()) if unit.strip() else tr(label)
-            grid.addWidget(QLabel(text), k // 2, 2 * (k % 2))
+            grid.addWidget(QLabel(with_unit(tr(label), unit)), k // 2, 2 * (k % 2))
             grid.addWidget(slider, k // 2, 2 * (k % 2) + 1)
             self.sliders[name] = slider
         self.reset_button = QPushButton(tr("Reset"), clicked=self.reset)
@@ -198,7 +202,8 @@ class TransformView(QWidget):
             curve.setData(values, poses[:, d])
         self.length_curve.setData(values, lengths)
         self.cnn_curve.setData([] if cnn is None else values, [] if cnn is None else cnn)
-        self.marker.setValue(float(getattr(self.transform(), name)))
+        at = float(getattr(self.transform(), name))  # the value the sliders set
+        self.marker.setValue(at)
         label, unit = next((tr(lbl), unit) for n, lbl, _low, _high, unit in PARAMETERS if n == name)
         top = max(float(poses.max()), float(lengths.max()), 0.0 if cnn is None else float(cnn.max()))
         set_y_extent(self.plot, min(float(poses.min()), 0.0), top, Y_STEP, limits=(-1.0, 1.0))
@@ -206,14 +211,11 @@ class TransformView(QWidget):
         titles = (label, tr("capsule {k} along '{label}'", k=digit, label=label))
         if titles != self._titles:  # a title set again lays the plot out again, even when unchanged
             self._titles = titles
-            self.plot.setLabel(
-                "bottom", tr("{label} ({unit})", label=label, unit=unit.strip()) if unit.strip() else label
-            )
+            self.plot.setLabel("bottom", with_unit(label, unit))
             self.plot.setTitle(titles[1], size="9pt")
             self.plot.setXRange(float(values[0]), float(values[-1]), padding=0.02)  # the parameter's range
         settle(self.plot)
         summary = sweep_summary(poses, digit, cnn, tr)
         if every_length is not None:
-            at = float(getattr(self.transform(), name))
             summary = f"{recognition_line(values, every_length, digit, at, unit, tr)}; {summary}"
         self.summary.setText(summary)
