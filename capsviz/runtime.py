@@ -167,6 +167,15 @@ def intel_cpu() -> bool:
     return _cpuinfo().get("vendor_id") == "GenuineIntel"
 
 
+def amx_products() -> bool:
+    """Whether the CPU multiplies bfloat16 matrices with AMX tiles (``amx_bf16`` among
+    :func:`cpu_bf16_units`), where oneDNN's bfloat16 products of sizeable matrices run about
+    six times as fast as MKL's float32 ones (4096-square: 1,976 against 327 GFLOP/s on a
+    2-core Xeon with AMX), so that work worth doing in float32 elsewhere is cheaper as
+    more multiply-adds in bfloat16 there."""
+    return "amx_bf16" in cpu_bf16_units()
+
+
 MKL_BELOW_AVX512 = ("SSE4_2", "AVX", "AVX2")  # values of MKL_ENABLE_INSTRUCTIONS that cap it below AVX-512
 
 

@@ -65,7 +65,7 @@ import threading
 import torch
 from torch import Tensor
 
-from capsviz.runtime import avx512_products
+from capsviz.runtime import amx_products, avx512_products
 
 IM2COL_MAX_BATCH = 8  # no-grad batches up to this size take the im2col path
 # From these batch sizes on the spectral path beats oneDNN's direct convolution (measured
@@ -183,9 +183,10 @@ def _dft_matrices(height: int, width: int, kernel: int, stride: int):
     )
 
 
-def _matrices(height: int, width: int, kernel: int, stride: int, like: Tensor):
-    dims, *mats = _dft_matrices(height, width, kernel, stride)
-    return dims, [m.to(dtype=like.dtype, device=like.device).contiguous() for m in mats]
+def _matrices(height: int, width: int, kernel: int, stride: int, like: Tensor) -> list[Tensor]:
+    """The matrices of :func:`_dft_matrices` (without its dims) in ``like``'s type and device."""
+    _, *mats = _dft_matrices(height, width, kernel, stride)
+    return [m.to(dtype=like.dtype, device=like.device).contiguous() for m in mats]
 
 
 # A batched product of the second DFT stage computes each product's output in row blocks of
@@ -246,6 +247,71 @@ def _inverse_transposed(grad_y: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Te
     return grad_p
 
 
+@functools.lru_cache(maxsize=8)
+def _dense_dft_matrices(height: int, width: int, kernel: int, stride: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The spectral path's two-stage DFTs as single dense matrices, in float64: each stage
+    applied to an identity, so the frequencies and Gauss factors are those of
+    :func:`_dft_matrices`.
+
+    Returns (dft_x (F, height * width), dft_w (F, kernel * kernel), inv (oh * ow, F)): the
+    Gauss factors of an input laid out (height, width, N) are ``dft_x @ x``, of a kernel
+    laid out (kernel, kernel, N) ``dft_w @ w``, and the strided outputs of the Gauss
+    products p (F, N) are ``inv @ p``, laid out (oh, ow, N).
+    """
+    (oh, ow, _, _, _), *mats = _dft_matrices(height, width, kernel, stride)
+    half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
+    dft_x = _spectrum(torch.eye(height * width, dtype=torch.float64).view(height, -1), half_x, full_x0, full_x)
+    dft_w = _spectrum(torch.eye(kernel * kernel, dtype=torch.float64).view(kernel, -1), half_w, full_w0, full_w)
+    inv = _inverse(torch.eye(dft_x.shape[0], dtype=torch.float64), inv_a0, inv_a, inv_b).view(oh * ow, -1)
+    return dft_x, dft_w, inv
+
+
+def use_dense_dft(t: Tensor) -> bool:
+    """Whether the spectral path takes its DFTs as one dense product per transform
+    (:func:`_dense_dft_matrices`) for the spectra ``t``: bfloat16 on a CPU with AMX.
+
+    Why: the two-stage DFTs are products of a small matrix by a wide one, (57 x 40) @
+    (40 x 32,768) and the like, which oneDNN runs far below AMX's rate (about 7 GB/s of
+    their operands), while one dense product per transform, (541 x 400) @ (400 x 32,768)
+    for a digit's input, runs at 1,600-1,800 GFLOP/s there: about 1.7 times the
+    multiply-adds in about two thirds of the time (``benchmarks/spectral_dft.py``). In
+    float32, and in bfloat16 without AMX, the extra multiply-adds cost more than the
+    products save.
+    """
+    return t.dtype == torch.bfloat16 and t.device.type == "cpu" and amx_products()
+
+
+@functools.lru_cache(maxsize=16)
+def _dense_dft(height: int, width: int, kernel: int, stride: int, dtype: torch.dtype, transposed: bool):
+    """:func:`_dense_dft_matrices` in ``dtype`` (each transposed and laid out so where
+    ``transposed``: oneDNN reads a transposed view at about half the rate), rounded along
+    each row with the error carried to the next entry (:func:`_carried_rounding`)."""
+    mats = _dense_dft_matrices(height, width, kernel, stride)
+    return tuple(_carried_rounding(m.t() if transposed else m, dtype) for m in mats)
+
+
+def _carried_rounding(matrix: Tensor, dtype: torch.dtype) -> Tensor:
+    """``matrix`` (float64) in ``dtype``, each row rounded from its first entry to its last
+    with the rounding error of the entries so far added to the next one, so that every
+    partial sum of a row is within one rounding step of the exact one.
+
+    Why: rounded entry by entry to bfloat16, a dense DFT row of 400 entries carries
+    independent errors of up to 2^-9 of each, which a non-negative input (PrimaryCaps reads
+    ReLU outputs) sums without cancelling: the relative error of a digit's spectra
+    against float64 came out 1.35e-2 against 7.3e-3 for the two-stage DFTs; rounded with the
+    error carried, 6.9e-3.
+    """
+    if dtype in (torch.float32, torch.float64):
+        return matrix.to(dtype).contiguous()
+    out = torch.empty(matrix.shape, dtype=dtype)
+    carry = torch.zeros(matrix.shape[0], dtype=torch.float64)
+    for col in range(matrix.shape[1]):
+        wanted = matrix[:, col] + carry
+        out[:, col] = wanted.to(dtype)
+        carry = wanted - out[:, col].to(torch.float64)
+    return out
+
+
 def _spectrum(data: Tensor, half: Tensor, full0: Tensor, full: Tensor) -> Tensor:
     """The Gauss factors of the spectra of ``data`` (rows, columns * N), laid out (rows,
     columns, N) in memory: (F, N), frequencies ordered as in :func:`_dft_matrices`. The
@@ -279,19 +345,27 @@ class _SpectralConv2d(torch.autograd.Function):
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, stride: int) -> Tensor:
         batch, c_in, height, width = x.shape
         c_out, _, k, _ = weight.shape
-        (oh, ow, _, _, _), mats = _matrices(height, width, k, stride, x)
-        half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
-        # input spectra, Gauss factors: (F, B*C_in)
+        oh, ow = (height - k) // stride + 1, (width - k) // stride + 1
         xl = x.permute(2, 3, 0, 1).reshape(height, width * batch * c_in)  # free when x is laid out (H, W, B, C_in)
-        x3 = _spectrum(xl, half_x, full_x0, full_x)
+        low = torch.mm(xl[:1, :0], xl[:0, :1]).dtype  # the products' type: x's, or autocast's
+        # the kernels laid out (k, k, C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
+        wl = weight.to(low).permute(2, 3, 0, 1).reshape(k, k * c_out * c_in)
+        dense = use_dense_dft(wl)
+        # the Gauss factors of the input spectra (F, B*C_in) and of the kernel spectra (F, C_out*C_in)
+        if dense:
+            dft_x, dft_w, inv = _dense_dft(height, width, k, stride, low, transposed=False)
+            x3 = torch.mm(dft_x, xl.view(height * width, -1))
+            w3 = torch.mm(dft_w, wl.view(k * k, -1))
+        else:
+            half_x, full_x0, full_x, half_w, full_w0, full_w, *inverse = _matrices(height, width, k, stride, xl)
+            x3 = _spectrum(xl, half_x, full_x0, full_x)
+            w3 = _spectrum(wl, half_w, full_w0, full_w)
         n_freq = x3.shape[0]
-        # kernel spectra, Gauss factors: (F, C_out*C_in), from the weight laid out (k, k,
-        # C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
-        w3 = _spectrum(weight.to(x3.dtype).permute(2, 3, 0, 1).reshape(k, k * c_out * c_in), half_w, full_w0, full_w)
         # the three real products per frequency: (F, B, C_out)
         p = torch.bmm(x3.view(n_freq, batch, c_in), w3.view(n_freq, c_out, c_in).transpose(1, 2))
         # to the strided outputs, (oh, ow, B*C_out), then (B, oh*ow, C_out)
-        y = _inverse(p.view(n_freq, batch * c_out), inv_a0, inv_a, inv_b)
+        p = p.view(n_freq, batch * c_out)
+        y = torch.mm(inv, p) if dense else _inverse(p, *inverse)
         y = y.view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
         if bias is not None:
             y = y + bias
@@ -304,22 +378,34 @@ class _SpectralConv2d(torch.autograd.Function):
     def backward(ctx, grad_y: Tensor):
         x3, w3 = ctx.saved_tensors
         batch, c_in, height, width, c_out, k, stride = ctx.shape
+        oh, ow = (height - k) // stride + 1, (width - k) // stride + 1
         grad_y = grad_y.to(x3.dtype)  # the spectra's type: float32, or autocast's bfloat16
-        (oh, ow, _, _, _), mats = _matrices(height, width, k, stride, x3)
-        half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
         n_freq = x3.shape[0]
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
         grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
-        grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), inv_a0, inv_a, inv_b).view(n_freq, batch, c_out)
+        dense = use_dense_dft(x3)
+        if dense:  # the transposed matrices (F, oh*ow), (H*W, F), (k*k, F)
+            dft_x_t, dft_w_t, inv_t = _dense_dft(height, width, k, stride, x3.dtype, transposed=True)
+            grad_p = torch.mm(inv_t, grad_yt)
+        else:
+            half_x, full_x0, full_x, half_w, full_w0, full_w, *inverse = _matrices(height, width, k, stride, x3)
+            grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), *inverse)
+        grad_p = grad_p.view(n_freq, batch, c_out)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, batch * c_in)  # (F, B*C_in)
-            grad_xl = _spectrum_transposed(grad_x3, half_x, full_x0, full_x)  # (H, W*B*C_in)
+            if dense:
+                grad_xl = torch.mm(dft_x_t, grad_x3)  # (H*W, B*C_in)
+            else:
+                grad_xl = _spectrum_transposed(grad_x3, half_x, full_x0, full_x)  # (H, W*B*C_in)
             grad_x = grad_xl.view(height, width, batch, c_in).permute(2, 3, 0, 1)  # (H, W, B, C_in) in memory
         if ctx.needs_input_grad[1]:
             # (F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
             grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.view(n_freq, batch, c_in)).view(n_freq, c_out * c_in)
-            grad_wl = _spectrum_transposed(grad_w3, half_w, full_w0, full_w)  # (ky, kx*C_out*C_in)
+            if dense:
+                grad_wl = torch.mm(dft_w_t, grad_w3)  # (k*k, C_out*C_in)
+            else:
+                grad_wl = _spectrum_transposed(grad_w3, half_w, full_w0, full_w)  # (ky, kx*C_out*C_in)
             grad_w = grad_wl.view(k, k, c_out, c_in).permute(2, 3, 0, 1)  # (k, k, C_out, C_in) in memory
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_b = grad_y.sum(dim=(0, 1))

@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from capsviz.runtime import amx_products
+
 SQUASH_EPS = 1e-8
 REDUCED = (torch.bfloat16, torch.float16)
 
@@ -216,13 +218,19 @@ def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Ten
 
 
 def _route_backward(
-    u_hat_j: Tensor, cs: Tensor, ss: Tensor, vs: Tensor, grad_v: Tensor, low: torch.dtype | None = None
+    u_hat_j: Tensor,
+    cs: Tensor,
+    ss: Tensor,
+    vs: Tensor,
+    grad_v: Tensor,
+    low: torch.dtype | None = None,
+    left_last: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """The backward pass of Procedure 1 down to the two factors of dL/du_hat.
 
     Walks the iterations in reverse on the small tensors (c, s, v from :func:`_route`) and
-    returns ``left`` (N, K, I) and ``right`` (N, K, D) in ``low`` (default u_hat's type),
-    K = 2R - 1, with
+    returns ``left`` (N, K, I), or (N, I, K) where ``left_last``, and ``right`` (N, K, D) in
+    ``low`` (default u_hat's type), K = 2R - 1, with
 
         dL/du_hat[n, i, :] = sum_k left[n, k, i] right[n, k, :]
                            = sum_r c_r[n, i] ds_r[n, :] + sum_{r<R} da_r[n, i] v_r[n, :]
@@ -257,8 +265,11 @@ def _route_backward(
             gc = full_precision(_agreement(u_hat_j, gs.to(u_hat_j.dtype)).reshape(batch, n_out, n_in))
             gb = c * (gc - (c * gc).sum(dim=1, keepdim=True))  # softmax backward over J
             grad_b_next = gb if grad_b_next is None else gb + grad_b_next
+    right_k = torch.cat(right, dim=1)
+    if left_last:
+        return torch.stack([factor.view(n, n_in) for factor in left], dim=-1), right_k
     # stacked along I's rows, each factor copies whole rows (float32: 6.1 ms against 9.1 ms for (N, I, K))
-    return torch.cat(left, dim=1), torch.cat(right, dim=1)
+    return torch.cat(left, dim=1), right_k
 
 
 class _RoutingFunction(torch.autograd.Function):
@@ -320,6 +331,16 @@ class _PredictRouteFunction(torch.autograd.Function):
     AMD EPYC Zen 4 (AVX-512 BF16), 128 digits, the two forms taking turns in one process
     (medians of 20): forward 29.5 and 31.4 ms against 42.5 and 40.1 ms, backward 43.2 and
     42.3 ms against 52.4 and 51.3 ms.
+
+    In bfloat16 on a CPU with AMX (``capsviz.runtime.amx_products``) u_hat stays in
+    bfloat16 for routing, and no re-layout pass is made: each group's predictions are J
+    batched products (b, E) @ (E, D) per primary capsule that write into routing's layout
+    in place, and each chunk of dL/du_hat is one batched product that writes it re-laid,
+    from the left factors stacked (N, I, K). oneDNN takes these strided outputs at its
+    usual rate, where MKL's float32 products slow down about threefold with them, and
+    the float32 re-layout of u_hat (94 MB for 128 digits) took 20-25 ms of a step there.
+    On a 2-core Xeon with AMX, 128 digits, the two forms taking turns in one process
+    (medians of 15): forward 43.3 against 48.0 ms, backward 48.5 against 56.7 ms.
     """
 
     @staticmethod
@@ -332,12 +353,21 @@ class _PredictRouteFunction(torch.autograd.Function):
         # the type of the predictions' product and of dL/du_hat's factors: u's, or autocast's where it is on
         low = torch.bmm(u_t[:, :0], w_t).dtype
         u_t, w_t = u_t.to(low), w_t.to(low)  # the predictions' product in that type, autocast on or off
-        routed = full_dtype(low) if u.device.type == "cpu" else low  # u_hat's type for routing
+        direct = low == torch.bfloat16 and u.device.type == "cpu" and amx_products()
+        routed = full_dtype(low) if u.device.type == "cpu" and not direct else low  # u_hat's type for routing
         u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
+        if direct:
+            w_j = weight.to(low).permute(1, 0, 3, 2).contiguous()  # (J, I, E, D)
+            u_t = u_t.contiguous()  # (I, B, E): a group's (I, b, E) slice is then read in place
 
         made: list = [0, 0, None]  # the examples [first, last) whose predictions were made last, (I, b, J, D)
 
         def fill(start: int, stop: int) -> None:  # the predictions of a routing group, re-laid in the cache
+            if direct:  # per j, the I products (b, E) @ (E, D) write straight into the routing layout
+                target = u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim)
+                for j in range(n_out):
+                    torch.bmm(u_t[:, start:stop], w_j[j], out=target[:, j].transpose(0, 1))
+                return
             if stop > made[1]:  # a product for whole groups of at least PREDICTION_MIN_EXAMPLES examples
                 size = stop - start
                 last = min(batch, start + size * -(-PREDICTION_MIN_EXAMPLES // size))
@@ -355,8 +385,10 @@ class _PredictRouteFunction(torch.autograd.Function):
     def backward(ctx, grad_v: Tensor):
         u, weight, u_hat_j, cs, ss, vs = ctx.saved_tensors
         low = ctx.low
-        with _own_type(u_hat_j):
-            left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v, low)  # (N, K, I), (N, K, D)
+        # in bfloat16 on a CPU with AMX, each chunk's product writes dL/du_hat re-laid itself
+        strided = low == torch.bfloat16 and u.device.type == "cpu" and amx_products()
+        with _own_type(u_hat_j):  # left (N, K, I), or (N, I, K) where strided; right (N, K, D)
+            left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v, low, left_last=strided)
         n_in, n_out, dim, d_in = weight.shape
         batch, n = u.shape[0], u_hat_j.shape[0]
         w_low = weight.to(low).reshape(n_in, n_out * dim, d_in)  # (I, J*D, E)
@@ -367,14 +399,17 @@ class _PredictRouteFunction(torch.autograd.Function):
         grad_u = u.new_empty(batch, n_in, d_in) if need_u else None
         grad_u_i = u_low.new_empty(size, d_in, batch) if need_u else None  # a chunk's, (i, E, B)
         grad_w = u_low.new_empty(n_in, d_in, n_out * dim) if need_w else None
-        products = u_low.new_empty(n * size * dim)  # dL/du_hat of a chunk of i capsules, (N, i, D)
+        products = None if strided else u_low.new_empty(n * size * dim)  # dL/du_hat of a chunk of i capsules, (N, i, D)
         relaid = u_low.new_empty(size, batch, n_out * dim)  # the same, (i, B, J*D)
         for start, stop in chunks:
             part = stop - start
-            g = products[: n * part * dim].view(n, part, dim)
-            torch.bmm(left[:, :, start:stop].transpose(1, 2), right, out=g)
             g_i = relaid[:part]
-            g_i.view(part, batch, n_out, dim).copy_(g.view(batch, n_out, part, dim).permute(2, 0, 1, 3))
+            if strided:
+                torch.bmm(left[:, start:stop], right, out=g_i.view(part, n, dim).transpose(0, 1))
+            else:
+                g = products[: n * part * dim].view(n, part, dim)
+                torch.bmm(left[:, :, start:stop].transpose(1, 2), right, out=g)
+                g_i.view(part, batch, n_out, dim).copy_(g.view(batch, n_out, part, dim).permute(2, 0, 1, 3))
             if need_u:  # dL/du as (i, E, B): 0.20 ms against 0.69 ms as (i, B, E) (a chunk of 51, Zen 2)
                 grad_i = torch.bmm(w_low[start:stop].transpose(1, 2), g_i.transpose(1, 2), out=grad_u_i[:part])
                 grad_u[:, start:stop].copy_(grad_i.permute(2, 0, 1))
@@ -400,11 +435,11 @@ def predict_and_route(u: Tensor, weight: Tensor, iterations: int) -> Tensor:
     -------
     v : Tensor, (B, J, D), lengths in [0, 1); float32. Where autocast is on, the
     predictions' product and those of dL/du_hat run in autocast's type, and routing's
-    products in float32 on the CPU (in autocast's type elsewhere). Equal to
-    ``dynamic_routing`` of the predictions, values and gradients, in float32 and float64;
-    under bfloat16 autocast on the CPU, v equals autocast's predictions routed in float32
-    and the gradients are within bfloat16's rounding of that path's (unit tests check
-    both).
+    products in float32 on the CPU (in autocast's type elsewhere, and in bfloat16 on a
+    CPU with AMX). Equal to ``dynamic_routing`` of the predictions, values and gradients,
+    in float32 and float64; under bfloat16 autocast on the CPU, v equals autocast's
+    predictions routed in that type and the gradients are within bfloat16's rounding of
+    that path's (unit tests check both).
 
     Raises
     ------

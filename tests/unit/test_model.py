@@ -292,9 +292,14 @@ def test_conv1_matches_conv2d_with_and_without_gradients():
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
-def test_spectral_conv_matches_conv2d():
-    """The DFT form of PrimaryCaps' convolution gives conv2d's values and gradients."""
+@pytest.mark.parametrize("dense", [False, True], ids=["two-stage", "dense"])
+def test_spectral_conv_matches_conv2d(dense, monkeypatch):
+    """The DFT form of PrimaryCaps' convolution gives conv2d's values and gradients, with
+    its DFTs in two stages or as one dense product per transform (bfloat16 with AMX)."""
+    from capsviz.model import conv
     from capsviz.model.conv import spectral_conv2d
+
+    monkeypatch.setattr(conv, "use_dense_dft", lambda t: dense)
 
     torch.manual_seed(4)
     # PrimaryCaps' case (odd 19-point span), other strides, an even span (Nyquist column),
@@ -359,8 +364,12 @@ def test_the_spectral_stages_in_row_blocks_give_conv2d(monkeypatch):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=2e-3)
 
 
-def test_spectral_conv_gradcheck():
+@pytest.mark.parametrize("dense", [False, True], ids=["two-stage", "dense"])
+def test_spectral_conv_gradcheck(dense, monkeypatch):
+    from capsviz.model import conv
     from capsviz.model.conv import spectral_conv2d
+
+    monkeypatch.setattr(conv, "use_dense_dft", lambda t: dense)
 
     torch.manual_seed(6)
     x = torch.randn(2, 3, 11, 11, dtype=torch.float64, requires_grad=True)

@@ -113,10 +113,15 @@ def test_a_busy_machine_does_not_change_the_bf16_decision():
     assert all(1 / 1.6 < rate / quiet < 1.6 for rate in loaded), (quiet, loaded)
 
 
-def test_the_spectral_primarycaps_conv_in_bf16_is_as_close_to_float64_as_onednns():
-    """Under autocast the DFT path runs its products in bfloat16; its values and gradients
-    stay within bfloat16's rounding of a float64 reference, as close as oneDNN's own
-    bfloat16 convolution."""
+@pytest.mark.parametrize("amx", [False, True], ids=["two-stage", "dense"])
+def test_the_spectral_primarycaps_conv_in_bf16_is_as_close_to_float64_as_onednns(amx, monkeypatch):
+    """Under autocast the DFT path runs its products in bfloat16, its DFTs as one dense
+    product per transform on a CPU with AMX; its values and gradients stay within
+    bfloat16's rounding of a float64 reference, as close as oneDNN's own bfloat16
+    convolution."""
+    from capsviz.model import conv
+
+    monkeypatch.setattr(conv, "amx_products", lambda: amx)
     torch.manual_seed(2)
     x = torch.relu(torch.randn(12, 64, 20, 20, dtype=torch.float64))
     w = 0.05 * torch.randn(32, 64, 9, 9, dtype=torch.float64)
@@ -162,14 +167,18 @@ def test_routing_in_bf16_keeps_c_and_v_float32_and_its_gradient_close_to_float64
     assert squash(s).dtype == torch.float32 and capsule_length(s).dtype == torch.float32
 
 
-def test_predictions_in_bf16_are_routed_in_float32_and_stay_near_float64():
+@pytest.mark.parametrize("amx", [False, True], ids=["float32-routing", "amx"])
+def test_predictions_in_bf16_are_routed_as_documented_and_stay_near_float64(amx, monkeypatch):
     """Under bfloat16 autocast the training path of DigitCaps (predict_and_route) makes the
-    predictions in bfloat16 and routes them in float32 on the CPU: v equals, bit for bit,
-    autocast's predictions routed by dynamic_routing in float32; the gradients of u and W,
-    whose products stay in bfloat16, are within bfloat16's rounding of that path's; all
-    are float32 like their inputs, and within bfloat16's rounding of float64."""
+    predictions in bfloat16. On the CPU it routes them in float32, or in bfloat16 on a CPU
+    with AMX (its predictions then written straight into routing's layout): v equals, bit
+    for bit, autocast's predictions routed by dynamic_routing in that type; the gradients
+    of u and W, whose products stay in bfloat16, are within bfloat16's rounding of that
+    path's; all are float32 like their inputs, and within bfloat16's rounding of float64."""
+    from capsviz.model import routing
     from capsviz.model.routing import predict_and_route
 
+    monkeypatch.setattr(routing, "amx_products", lambda: amx)
     torch.manual_seed(3)
     u64 = 0.5 * torch.randn(4, 40, 8, dtype=torch.float64)
     w64 = 0.3 * torch.randn(40, 10, 16, 8, dtype=torch.float64)
@@ -179,13 +188,16 @@ def test_predictions_in_bf16_are_routed_in_float32_and_stay_near_float64():
         u_hat = torch.bmm(u.transpose(0, 1), w.reshape(40, 160, 8).transpose(1, 2)).view(40, 4, 10, 16)
         return dynamic_routing(u_hat.transpose(0, 1), 3, record=record)[0]
 
-    def routed_in_float32(u, w):  # autocast's predictions, routed in float32 without autocast
+    def routed_as_documented(u, w):  # autocast's predictions, routed in float32 without autocast or in bfloat16
         u_hat = torch.bmm(u.transpose(0, 1), w.reshape(40, 160, 8).transpose(1, 2)).view(40, 4, 10, 16)
+        assert u_hat.dtype == torch.bfloat16
+        if amx:
+            return dynamic_routing(u_hat.transpose(0, 1), 3)[0]
         with torch.autocast("cpu", enabled=False):
             return dynamic_routing(u_hat.transpose(0, 1).float(), 3)[0]
 
     results = []
-    for f in (predict_and_route, lambda u, w, _: routed_in_float32(u, w)):
+    for f in (predict_and_route, lambda u, w, _: routed_as_documented(u, w)):
         u, w = u64.float().requires_grad_(), w64.float().requires_grad_()
         with torch.autocast("cpu", dtype=torch.bfloat16):
             v = f(u, w, 3)
