@@ -34,6 +34,7 @@ from capsviz.model.routing import (
     capsule_length,
     dynamic_routing,
     predict_and_route,
+    product_dtype,
     squash,
     stack_transposed,
 )
@@ -310,7 +311,7 @@ class CapsNet(nn.Module):
             return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # channels-last strides
         # rows (y, x, image); the bias as the weight of a column of ones: no copy of it into
         # all F*F*B x 256 outputs, and its gradient comes with the weight's product
-        rows = x.new_empty(side, side, batch, k * k + 1)
+        rows = x.new_empty(side, side, batch, k * k + 1, dtype=product_dtype(x))  # in the product's type
         rows[..., : k * k].view(side, side, batch, k, k).copy_(patches.permute(1, 2, 0, 3, 4))
         rows[..., k * k] = 1.0
         out = rows.view(-1, k * k + 1) @ torch.cat([w, self.conv1.bias[:, None]], 1).t()  # (F*F*B, 256)

@@ -65,6 +65,7 @@ import threading
 import torch
 from torch import Tensor
 
+from capsviz.model.routing import product_dtype
 from capsviz.runtime import amx_products, avx512_products
 
 IM2COL_MAX_BATCH = 8  # no-grad batches up to this size take the im2col path
@@ -347,7 +348,7 @@ class _SpectralConv2d(torch.autograd.Function):
         c_out, _, k, _ = weight.shape
         oh, ow = (height - k) // stride + 1, (width - k) // stride + 1
         xl = x.permute(2, 3, 0, 1).reshape(height, width * batch * c_in)  # free when x is laid out (H, W, B, C_in)
-        low = torch.mm(xl[:1, :0], xl[:0, :1]).dtype  # the products' type: x's, or autocast's
+        low = product_dtype(xl)  # the products' type: x's, or autocast's
         # the kernels laid out (k, k, C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
         wl = weight.to(low).permute(2, 3, 0, 1).reshape(k, k * c_out * c_in)
         dense = use_dense_dft(wl)

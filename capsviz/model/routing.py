@@ -24,6 +24,16 @@ def full_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in REDUCED else dtype
 
 
+def product_dtype(t: Tensor) -> torch.dtype:
+    """The type a matrix product of ``t`` runs in: autocast's where it is on for ``t``'s
+    device and ``t`` is float32 (autocast leaves other types alone), else ``t``'s. Read from
+    autocast's state, so that nothing is cast to find it out."""
+    device = t.device.type
+    if t.dtype == torch.float32 and torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device):
+        return torch.get_autocast_dtype(device)
+    return t.dtype
+
+
 def full_precision(t: Tensor) -> Tensor:
     """``t`` as :func:`full_dtype` of its type (a no-op unless it is bfloat16 or float16)."""
     return t.to(full_dtype(t.dtype))
@@ -351,29 +361,33 @@ class _PredictRouteFunction(torch.autograd.Function):
         w_t = weight.reshape(n_in, n_out * dim, d_in).transpose(1, 2)  # (I, E, J*D) view
         u_t = u.transpose(0, 1)  # (I, B, E) view
         # the type of the predictions' product and of dL/du_hat's factors: u's, or autocast's where it is on
-        low = torch.bmm(u_t[:, :0], w_t).dtype
-        u_t, w_t = u_t.to(low), w_t.to(low)  # the predictions' product in that type, autocast on or off
+        low = product_dtype(u)
         direct = low == torch.bfloat16 and u.device.type == "cpu" and amx_products()
         routed = full_dtype(low) if u.device.type == "cpu" and not direct else low  # u_hat's type for routing
         u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
+        # the predictions' product in that type, autocast on or off
         if direct:
             w_j = weight.to(low).permute(1, 0, 3, 2).contiguous()  # (J, I, E, D)
-            u_t = u_t.contiguous()  # (I, B, E): a group's (I, b, E) slice is then read in place
+            u_t = u_t.to(low).contiguous()  # (I, B, E): a group's (I, b, E) slice is then read in place
+        else:
+            u_t, w_t = u_t.to(low), w_t.to(low)
 
         made: list = [0, 0, None]  # the examples [first, last) whose predictions were made last, (I, b, J, D)
 
-        def fill(start: int, stop: int) -> None:  # the predictions of a routing group, re-laid in the cache
-            if direct:  # per j, the I products (b, E) @ (E, D) write straight into the routing layout
+        def fill(start: int, stop: int) -> None:  # the predictions of a routing group, made or re-laid in the cache
+            if stop > made[1]:  # made for whole groups of at least PREDICTION_MIN_EXAMPLES examples
+                last = min(batch, start + (stop - start) * -(-PREDICTION_MIN_EXAMPLES // (stop - start)))
+                if direct:  # per j, the I products (b, E) @ (E, D) write straight into routing's layout
+                    target = u_hat_j[start * n_out : last * n_out].view(last - start, n_out, n_in, dim)
+                    for j in range(n_out):
+                        torch.bmm(u_t[:, start:last], w_j[j], out=target[:, j].transpose(0, 1))
+                    made[:] = start, last, None
+                else:
+                    made[:] = start, last, torch.bmm(u_t[:, start:last], w_t).view(n_in, last - start, n_out, dim)
+            if not direct:
+                part = made[2][:, start - made[0] : stop - made[0]]  # (I, b, J, D)
                 target = u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim)
-                for j in range(n_out):
-                    torch.bmm(u_t[:, start:stop], w_j[j], out=target[:, j].transpose(0, 1))
-                return
-            if stop > made[1]:  # a product for whole groups of at least PREDICTION_MIN_EXAMPLES examples
-                size = stop - start
-                last = min(batch, start + size * -(-PREDICTION_MIN_EXAMPLES // size))
-                made[:] = start, last, torch.bmm(u_t[:, start:last], w_t).view(n_in, last - start, n_out, dim)
-            part = made[2][:, start - made[0] : stop - made[0]]  # (I, b, J, D)
-            u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim).copy_(part.permute(1, 2, 0, 3))
+                target.copy_(part.permute(1, 2, 0, 3))
 
         with _own_type(u_hat_j):
             cs, ss, vs = _route(u_hat_j, batch, iterations, fill)
