@@ -148,8 +148,44 @@ def _agreement(u_hat_j: Tensor, v: Tensor) -> Tensor:
     return torch.bmm(v.reshape(n, 1, dim), u_hat_j.transpose(1, 2)).reshape(n, n_in)
 
 
+def _weighted_sum(u_hat: Tensor, c: Tensor) -> Tensor:
+    """Eq. 2's s_j = sum_i c_ij u_hat_{j|i} for every example: c (B, J, I), any float type,
+    -> s (B, J, D) in u_hat's type.
+
+    u_hat laid out (B*J, I, D) (3-D): B*J one-row products (1, I) @ (I, D), 2.0 ms against
+    4.0 ms for (D, I) @ (I, 1) (float32, 128 digits). Laid out (B, I, J, D) (4-D, the AMX
+    path of :class:`_PredictRouteFunction`): B products (J, I) @ (I, J*D), of which the
+    diagonal blocks (j, j) are s: ten times the multiply-adds, which AMX takes in its
+    stride, in place of oneDNN's one-row bfloat16 products, which stream u_hat at about 11
+    GB/s there (a routing group of 34 digits, 12.5 MB: 0.74 against 1.24 ms).
+    """
+    if u_hat.dim() == 4:
+        batch, n_in, n_out, dim = u_hat.shape
+        full = torch.bmm(c.to(u_hat.dtype), u_hat.view(batch, n_in, n_out * dim))  # (B, J, J*D)
+        return full.view(batch, n_out, n_out, dim).diagonal(dim1=1, dim2=2).transpose(1, 2)
+    n, n_in, dim = u_hat.shape
+    return torch.bmm(c.reshape(n, 1, n_in).to(u_hat.dtype), u_hat).reshape(c.shape[0], -1, dim)
+
+
+def _agreements(u_hat: Tensor, v: Tensor) -> Tensor:
+    """u_hat_{j|i} . v_j for every example: v (B, J, D), any float type, -> (B, J, I) in
+    u_hat's type (a view for the 4-D layout).
+
+    u_hat laid out (B*J, I, D): :func:`_agreement`. Laid out (B, I, J, D): B products
+    (I, J*D) @ (J*D, J) with v's rows on the block diagonal (0.46 against 0.93 ms for a
+    routing group of 34 digits in bfloat16 on a 2-core Xeon with AMX).
+    """
+    if u_hat.dim() == 4:
+        batch, n_in, n_out, dim = u_hat.shape
+        eye = torch.eye(n_out, dtype=v.dtype, device=v.device)
+        blocks = (v[:, :, :, None] * eye[None, :, None, :]).reshape(batch, n_out * dim, n_out)  # (B, J*D, J)
+        return torch.bmm(u_hat.view(batch, n_in, n_out * dim), blocks.to(u_hat.dtype)).transpose(1, 2)
+    n, n_in, _ = u_hat.shape
+    return _agreement(u_hat, v.to(u_hat.dtype)).reshape(v.shape[0], -1, n_in)
+
+
 def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Tensor]]:
-    """Run Procedure 1 on u_hat in the (B*J, I, D) layout.
+    """Run Procedure 1 on u_hat in the (B*J, I, D) layout, or the (B, I, J, D) one (4-D).
 
     Returns the per-iteration ``b`` and ``c`` (B, J, I), ``s`` and ``v`` (B, J, D): b[r] is
     the logits that gave c[r]. b starts at zero for each example and each call: it is
@@ -159,18 +195,18 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int) -> dict[str, list[Ten
     softmax and the squash in full precision, the two products in u_hat's type, or in
     autocast's where it is on.
     """
-    n, n_in, dim = u_hat_j.shape
-    n_out = n // batch
+    n_in = u_hat_j.shape[1]
+    n_out = u_hat_j.shape[2] if u_hat_j.dim() == 4 else u_hat_j.shape[0] // batch
     b = u_hat_j.new_zeros(batch, n_out, n_in, dtype=full_dtype(u_hat_j.dtype))  # (B, J, I)
     out: dict[str, list[Tensor]] = {"b": [], "c": [], "s": [], "v": []}
     for r in range(iterations):
         c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3
-        s = torch.bmm(c.reshape(n, 1, n_in).to(u_hat_j.dtype), u_hat_j).reshape(batch, n_out, dim)  # Eq. 2
+        s = _weighted_sum(u_hat_j, c)  # Eq. 2
         v = squash(s, dim=-1)  # Eq. 1
         for key, value in (("b", b), ("c", c), ("s", s), ("v", v)):
             out[key].append(value)
         if r < iterations - 1:
-            b = b + _agreement(u_hat_j, v.to(u_hat_j.dtype)).reshape(batch, n_out, n_in)  # u_hat . v
+            b = b + _agreements(u_hat_j, v)  # u_hat . v
     return out
 
 
@@ -200,8 +236,8 @@ def _own_type(u_hat_j: Tensor):
 
 
 def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Tensor, Tensor, Tensor]:
-    """Procedure 1's forward pass for a hand-written backward: u_hat_j (B*J, I, D)
-    contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
+    """Procedure 1's forward pass for a hand-written backward: u_hat_j (B*J, I, D) or
+    (B, I, J, D), contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
 
     Each example is routed on its own, so on the CPU the examples go in groups whose
     u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``): a group's first product reads
@@ -210,14 +246,13 @@ def _route(u_hat_j: Tensor, batch: int, iterations: int, fill=None) -> tuple[Ten
     (medians of 7, taking turns). ``fill(start, stop)``, where given, writes the u_hat of
     examples [start, stop) into ``u_hat_j`` just before they are routed.
     """
-    n, n_in, dim = u_hat_j.shape
-    n_out = n // batch
+    rows = 1 if u_hat_j.dim() == 4 else u_hat_j.shape[0] // batch  # u_hat's rows per example
     kept: dict[str, Tensor] = {}
-    per_example = n_out * n_in * dim * u_hat_j.element_size()
+    per_example = u_hat_j.numel() // batch * u_hat_j.element_size()
     for start, stop in _spans(batch, per_example, ROUTING_GROUP_BYTES, u_hat_j.device):
         if fill is not None:
             fill(start, stop)
-        run = _iterate(u_hat_j[start * n_out : stop * n_out], stop - start, iterations)
+        run = _iterate(u_hat_j[start * rows : stop * rows], stop - start, iterations)
         for key in ("c", "s", "v"):
             first = run[key][0]
             if key not in kept:
@@ -245,12 +280,14 @@ def _route_backward(
         dL/du_hat[n, i, :] = sum_k left[n, k, i] right[n, k, :]
                            = sum_r c_r[n, i] ds_r[n, :] + sum_{r<R} da_r[n, i] v_r[n, :]
 
-    (N = B*J). The two products with u_hat run in u_hat's type and the softmax and squash
-    gradients in float32, as in the forward pass.
+    (N = B*J), for u_hat laid out (B*J, I, D) or (B, I, J, D). The two products with
+    u_hat run in u_hat's type and the softmax and squash gradients in float32, as in the
+    forward pass.
     """
     low = low or u_hat_j.dtype  # the factors' type (float32, or autocast's bfloat16 or float16)
-    n, n_in, dim = u_hat_j.shape
-    iterations, batch, n_out = cs.shape[:3]
+    iterations, batch, n_out, n_in = cs.shape
+    dim = ss.shape[-1]
+    n = batch * n_out
     left: list[Tensor] = []  # (N, 1, I) factors
     right: list[Tensor] = []  # (N, 1, D) factors
     grad_b_next = None  # dL/db_{r+1}
@@ -260,11 +297,8 @@ def _route_backward(
             gv = grad_v
         else:
             ga = grad_b_next  # b_{r+1} = b_r + a_r
-            ga_low = ga.reshape(n, 1, n_in).to(low)
-            ga_routed = ga_low if low == u_hat_j.dtype else ga.reshape(n, 1, n_in).to(u_hat_j.dtype)
-            # (1, I) @ (I, D) per n, as Eq. 2's sum: 2.0 ms against 4.0 ms for (D, I) @ (I, 1) (float32, 128 digits)
-            gv = full_precision(torch.bmm(ga_routed, u_hat_j).reshape(batch, n_out, dim))
-            left.append(ga_low)
+            gv = full_precision(_weighted_sum(u_hat_j, ga))  # as Eq. 2's sum
+            left.append(ga.reshape(n, 1, n_in).to(low))
             right.append(vs[r].reshape(n, 1, dim).to(low))
         with torch.enable_grad():
             s_leaf = ss[r].detach().requires_grad_()
@@ -272,7 +306,7 @@ def _route_backward(
         left.append(c.reshape(n, 1, n_in).to(low))
         right.append(gs.reshape(n, 1, dim).to(low))
         if r > 0:  # b_0 = 0 is a constant
-            gc = full_precision(_agreement(u_hat_j, gs.to(u_hat_j.dtype)).reshape(batch, n_out, n_in))
+            gc = full_precision(_agreements(u_hat_j, gs))
             gb = c * (gc - (c * gc).sum(dim=1, keepdim=True))  # softmax backward over J
             grad_b_next = gb if grad_b_next is None else gb + grad_b_next
     right_k = torch.cat(right, dim=1)
@@ -318,6 +352,14 @@ PREDICTION_CHUNK_BYTES = 4 << 20
 PREDICTION_MIN_EXAMPLES = 32
 
 
+def routes_in_blocks(low: torch.dtype, device: torch.device) -> bool:
+    """Whether the training path (:func:`predict_and_route`) lays u_hat out (B, I, J, D)
+    and routes it in ``low``, the predictions' type: bfloat16 on a CPU with AMX
+    (``capsviz.runtime.amx_products``). Elsewhere u_hat is laid out (B*J, I, D), in float32
+    on the CPU."""
+    return low == torch.bfloat16 and device.type == "cpu" and amx_products()
+
+
 class _PredictRouteFunction(torch.autograd.Function):
     """u_hat = W u (the predictions) and Procedure 1, with one hand-written backward pass
     through both (training only).
@@ -342,15 +384,16 @@ class _PredictRouteFunction(torch.autograd.Function):
     (medians of 20): forward 29.5 and 31.4 ms against 42.5 and 40.1 ms, backward 43.2 and
     42.3 ms against 52.4 and 51.3 ms.
 
-    In bfloat16 on a CPU with AMX (``capsviz.runtime.amx_products``) u_hat stays in
-    bfloat16 for routing, and no re-layout pass is made: each group's predictions are J
-    batched products (b, E) @ (E, D) per primary capsule that write into routing's layout
-    in place, and each chunk of dL/du_hat is one batched product that writes it re-laid,
-    from the left factors stacked (N, I, K). oneDNN takes these strided outputs at its
-    usual rate, where MKL's float32 products slow down about threefold with them, and
-    the float32 re-layout of u_hat (94 MB for 128 digits) took 20-25 ms of a step there.
-    On a 2-core Xeon with AMX, 128 digits, the two forms taking turns in one process
-    (medians of 15): forward 43.3 against 48.0 ms, backward 48.5 against 56.7 ms.
+    In bfloat16 on a CPU with AMX (:func:`routes_in_blocks`) u_hat stays in bfloat16 and
+    is laid out (B, I, J, D), and no re-layout pass is made: the predictions' product
+    writes each group's u_hat in place (its (I, b, J*D) output a strided view of it), routing
+    takes its products as (J, I) @ (I, J*D) and (I, J*D) @ (J*D, J) per example
+    (:func:`_weighted_sum`, :func:`_agreements`), and each chunk of dL/du_hat is one batched
+    product that writes it re-laid, from the left factors stacked (N, I, K). oneDNN takes
+    these strided outputs at its usual rate, where MKL's float32 products slow down about
+    threefold with them. On a 2-core Xeon with AMX, 128 digits, the two forms taking turns
+    in one process (medians of 15): forward 34.2 against 52.3 ms, backward 50.0 against
+    63.4 ms.
     """
 
     @staticmethod
@@ -362,29 +405,28 @@ class _PredictRouteFunction(torch.autograd.Function):
         u_t = u.transpose(0, 1)  # (I, B, E) view
         # the type of the predictions' product and of dL/du_hat's factors: u's, or autocast's where it is on
         low = product_dtype(u)
-        direct = low == torch.bfloat16 and u.device.type == "cpu" and amx_products()
-        routed = full_dtype(low) if u.device.type == "cpu" and not direct else low  # u_hat's type for routing
-        u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
-        # the predictions' product in that type, autocast on or off
-        if direct:
-            w_j = weight.to(low).permute(1, 0, 3, 2).contiguous()  # (J, I, E, D)
-            u_t = u_t.to(low).contiguous()  # (I, B, E): a group's (I, b, E) slice is then read in place
-        else:
-            u_t, w_t = u_t.to(low), w_t.to(low)
+        blocks = routes_in_blocks(low, u.device)
+        if blocks:  # u_hat (B, I, J, D) in bfloat16, written in place by the predictions' product
+            u_hat_j = u.new_empty(batch, n_in, n_out, dim, dtype=low)
+            u_t = u_t.to(low).contiguous()  # (I, B, E): a group's (I, b, E) slice is read in place
+        else:  # u_hat (B*J, I, D), in float32 on the CPU (the re-layout converts it)
+            routed = full_dtype(low) if u.device.type == "cpu" else low
+            u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
+            u_t = u_t.to(low)
+        w_t = w_t.to(low)  # the predictions' product in that type, autocast on or off
 
         made: list = [0, 0, None]  # the examples [first, last) whose predictions were made last, (I, b, J, D)
 
         def fill(start: int, stop: int) -> None:  # the predictions of a routing group, made or re-laid in the cache
             if stop > made[1]:  # made for whole groups of at least PREDICTION_MIN_EXAMPLES examples
                 last = min(batch, start + (stop - start) * -(-PREDICTION_MIN_EXAMPLES // (stop - start)))
-                if direct:  # per j, the I products (b, E) @ (E, D) write straight into routing's layout
-                    target = u_hat_j[start * n_out : last * n_out].view(last - start, n_out, n_in, dim)
-                    for j in range(n_out):
-                        torch.bmm(u_t[:, start:last], w_j[j], out=target[:, j].transpose(0, 1))
-                    made[:] = start, last, None
+                if blocks:  # (I, b, J*D) products written straight into u_hat's (b, I, J, D)
+                    target = u_hat_j[start:last].view(last - start, n_in, n_out * dim).transpose(0, 1)
+                    torch.bmm(u_t[:, start:last], w_t, out=target)
                 else:
-                    made[:] = start, last, torch.bmm(u_t[:, start:last], w_t).view(n_in, last - start, n_out, dim)
-            if not direct:
+                    made[2] = torch.bmm(u_t[:, start:last], w_t).view(n_in, last - start, n_out, dim)
+                made[:2] = start, last
+            if not blocks:
                 part = made[2][:, start - made[0] : stop - made[0]]  # (I, b, J, D)
                 target = u_hat_j[start * n_out : stop * n_out].view(stop - start, n_out, n_in, dim)
                 target.copy_(part.permute(1, 2, 0, 3))
@@ -399,12 +441,13 @@ class _PredictRouteFunction(torch.autograd.Function):
     def backward(ctx, grad_v: Tensor):
         u, weight, u_hat_j, cs, ss, vs = ctx.saved_tensors
         low = ctx.low
-        # in bfloat16 on a CPU with AMX, each chunk's product writes dL/du_hat re-laid itself
-        strided = low == torch.bfloat16 and u.device.type == "cpu" and amx_products()
+        # u_hat laid out (B, I, J, D): each chunk's product writes dL/du_hat re-laid itself
+        strided = u_hat_j.dim() == 4
         with _own_type(u_hat_j):  # left (N, K, I), or (N, I, K) where strided; right (N, K, D)
             left, right = _route_backward(u_hat_j, cs, ss, vs, grad_v, low, left_last=strided)
         n_in, n_out, dim, d_in = weight.shape
-        batch, n = u.shape[0], u_hat_j.shape[0]
+        batch = u.shape[0]
+        n = batch * n_out
         w_low = weight.to(low).reshape(n_in, n_out * dim, d_in)  # (I, J*D, E)
         u_low = u.to(low).transpose(0, 1)  # (I, B, E) view
         chunks = _spans(n_in, n * dim * low.itemsize, PREDICTION_CHUNK_BYTES, u.device)

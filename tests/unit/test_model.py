@@ -499,16 +499,19 @@ def test_routing_gradients_match_plain_autograd(monkeypatch, group_bytes):
         torch.testing.assert_close(grad, ref, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("blocks", [False, True], ids=["rows", "blocks"])
 @pytest.mark.parametrize("chunk_bytes", [None, 7 * 3 * 3 * 5 * 8])
-def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatch, chunk_bytes):
+def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatch, chunk_bytes, blocks):
     """The training path of DigitCaps, u_hat = W u and Procedure 1 with one hand-written
     backward, equals autograd through the predictions and the plain loop, in float64: all
     capsules at once, or in chunks of 7, 7, 7 and 2 (the last one shorter), with the
     examples routed in groups of 2, 1 and their predictions made at once or per group; the
-    gradient of u alone and of W alone too."""
+    gradient of u alone and of W alone too; u_hat laid out (B*J, I, D), or (B, I, J, D) as
+    in bfloat16 on a CPU with AMX."""
     from capsviz.model import routing
     from capsviz.model.routing import predict_and_route
 
+    monkeypatch.setattr(routing, "routes_in_blocks", lambda low, device: blocks)
     monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", 2 * 3 * 23 * 5 * 8)
     if chunk_bytes is not None:
         monkeypatch.setattr(routing, "PREDICTION_CHUNK_BYTES", chunk_bytes)

@@ -171,14 +171,16 @@ def test_routing_in_bf16_keeps_c_and_v_float32_and_its_gradient_close_to_float64
 def test_predictions_in_bf16_are_routed_as_documented_and_stay_near_float64(amx, monkeypatch):
     """Under bfloat16 autocast the training path of DigitCaps (predict_and_route) makes the
     predictions in bfloat16. On the CPU it routes them in float32, or in bfloat16 on a CPU
-    with AMX (its predictions then written straight into routing's layout): v equals, bit
-    for bit, autocast's predictions routed by dynamic_routing in that type; the gradients
+    with AMX (u_hat then laid out (B, I, J, D)): v equals autocast's predictions routed by
+    dynamic_routing in that type (bit for bit in float32, within a bfloat16 rounding step
+    in bfloat16, whose products sum in another order there); the gradients
     of u and W, whose products stay in bfloat16, are within bfloat16's rounding of that
     path's; all are float32 like their inputs, and within bfloat16's rounding of float64."""
     from capsviz.model import routing
     from capsviz.model.routing import predict_and_route
 
     monkeypatch.setattr(routing, "amx_products", lambda: amx)
+    assert routing.routes_in_blocks(torch.bfloat16, torch.device("cpu")) == amx
     torch.manual_seed(3)
     u64 = 0.5 * torch.randn(4, 40, 8, dtype=torch.float64)
     w64 = 0.3 * torch.randn(40, 10, 16, 8, dtype=torch.float64)
@@ -203,7 +205,10 @@ def test_predictions_in_bf16_are_routed_as_documented_and_stay_near_float64(amx,
             v = f(u, w, 3)
         results.append((v, *torch.autograd.grad(v, (u, w), g.float())))
     (v, *grads), (v_routed, *grads_routed) = results
-    torch.testing.assert_close(v, v_routed, rtol=0, atol=0)
+    if amx:  # the same sums in another order, each product rounded to bfloat16: one step of it at most
+        assert relative_error(v, v_routed) < 5e-3
+    else:
+        torch.testing.assert_close(v, v_routed, rtol=0, atol=0)
     for ours, theirs in zip(grads, grads_routed):
         assert ours.dtype == torch.float32
         assert relative_error(ours, theirs) < 1e-2
