@@ -14,8 +14,14 @@ script times, the forms taking turns (routing's first):
   (D, I) @ (I, 1) (u_hat read transposed);
 - the agreement u_hat . v and the backward's dL/dc: (1, D) @ (D, I) (u_hat read
   transposed), against (I, D) @ (D, 1);
-- dL/du_hat from K = 2R - 1 = 5 rank-one factors: (I, K) @ (K, D) with the factors
-  stacked (N, K, I) and read transposed, against stacked (N, I, K).
+- Eq. 2's sum and the agreement in each of routing's two layouts of u_hat: (B*J, I, D)
+  with the one-row products above, and (B, I, J, D) with J-row products whose diagonal
+  blocks are kept, which the training path takes in bfloat16 on a CPU with AMX
+  (``capsviz.model.routing.routes_in_blocks``);
+- dL/du_hat from K = 2R - 1 = 5 rank-one factors, as the training path forms it: in
+  chunks of primary capsules re-laid (i, B, J*D), each (i, K) @ (K, D) with the factors
+  stacked (N, K, I) and read transposed, then a re-layout copy; against stacked (N, I, K)
+  with the products written re-laid, as the AMX path takes them.
 
 It prints medians in ms, marks the form ``capsviz.model.routing`` uses with ``*`` and
 gives its speed relative to the other form. The last line is a JSON object with the medians and the machine.
@@ -31,13 +37,42 @@ import torch
 from train_speed import time_interleaved
 
 from capsviz.model.config import CapsNetConfig
+from capsviz.model.routing import PREDICTION_CHUNK_BYTES, _agreements, _spans, _weighted_sum, routes_in_blocks
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory
 from capsviz.train.precision import DTYPES
 
 
-def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator) -> dict[str, dict]:
-    """name -> {form: (callable, used)} for one type."""
+def chunked(left: list[torch.Tensor], right: torch.Tensor, n_out: int, strided: bool) -> torch.Tensor:
+    """dL/du_hat from the K left factors (N, 1, I) and the right ones (N, K, D), formed as
+    the training path forms it (``_PredictRouteFunction.backward``): in chunks of
+    ``PREDICTION_CHUNK_BYTES`` of primary capsules, each re-laid (i, B, J*D). ``strided``:
+    the factors stacked (N, I, K) and each chunk's product written re-laid (the AMX path);
+    else stacked (N, K, I), the product (N, i, D) and a re-layout copy."""
+    n, _, n_in = left[0].shape
+    dim, batch = right.shape[2], n // n_out
+    stacked = torch.stack([f.view(n, n_in) for f in left], dim=-1) if strided else torch.cat(left, 1)
+    chunks = _spans(n_in, n * dim * right.element_size(), PREDICTION_CHUNK_BYTES, right.device)
+    relaid = right.new_empty(chunks[0][1], batch, n_out * dim)
+    products = right.new_empty(n, chunks[0][1], dim)
+    for start, stop in chunks:
+        part = stop - start
+        g_i = relaid[:part]
+        if strided:
+            torch.bmm(stacked[:, start:stop], right, out=g_i.view(part, n, dim).transpose(0, 1))
+        else:
+            g = torch.bmm(stacked[:, :, start:stop].transpose(1, 2), right, out=products[:, :part])
+            g_i.view(part, batch, n_out, dim).copy_(g.view(batch, n_out, part, dim).permute(2, 0, 1, 3))
+    return relaid
+
+
+def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator, n_out: int = 10) -> dict[str, dict]:
+    """name -> {form: (callable, used)} for one type (n = B * n_out matrices)."""
     u_hat = torch.randn(n, n_in, dim, generator=gen).to(dtype)
+    batch = n // n_out
+    blocks = routes_in_blocks(dtype, torch.device("cpu"))
+    u_hat_blocks = u_hat.view(batch, n_out, n_in, dim).permute(0, 2, 1, 3).contiguous()  # (B, I, J, D)
+    c_bji = torch.softmax(torch.randn(batch, n_out, n_in, generator=gen), dim=1)
+    v_bjd = torch.randn(batch, n_out, dim, generator=gen)
     c = torch.rand(n, 1, n_in, generator=gen).to(dtype)
     v = torch.randn(n, dim, generator=gen).to(dtype)
     left = [torch.randn(n, 1, n_in, generator=gen).to(dtype) for _ in range(5)]
@@ -53,9 +88,17 @@ def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator)
             "(1,D)@(D,I)": (lambda: torch.bmm(v.reshape(n, 1, dim), u_hat.transpose(1, 2)), True),
             "(I,D)@(D,1)": (lambda: torch.bmm(u_hat, v.reshape(n, dim, 1)), False),
         },
+        "Eq. 2, layouts": {
+            "(B*J,I,D) rows": (lambda: _weighted_sum(u_hat, c_bji), not blocks),
+            "(B,I,J,D) blocks": (lambda: _weighted_sum(u_hat_blocks, c_bji), blocks),
+        },
+        "agreement, layouts": {
+            "(B*J,I,D) rows": (lambda: _agreements(u_hat, v_bjd), not blocks),
+            "(B,I,J,D) blocks": (lambda: _agreements(u_hat_blocks, v_bjd), blocks),
+        },
         "dL/du_hat": {
-            "(N,K,I) stack": (lambda: torch.bmm(torch.cat(left, 1).transpose(1, 2), right), True),
-            "(N,I,K) stack": (lambda: torch.bmm(torch.cat([f.transpose(1, 2) for f in left], 2), right), False),
+            "(N,K,I) stack": (lambda: chunked(left, right, n_out, strided=False), not blocks),
+            "(N,I,K) stack": (lambda: chunked(left, right, n_out, strided=True), blocks),
         },
     }
 
@@ -82,14 +125,14 @@ def main() -> None:
     for name in names:
         dtype = DTYPES[name]
         results[name] = {}
-        for op, variants in forms(dtype, n, n_in, dim, gen).items():
+        for op, variants in forms(dtype, n, n_in, dim, gen, cfg.num_classes).items():
             times = time_interleaved({form: product for form, (product, _) in variants.items()}, args.repeats, 3)
             med = {form: 1000 * statistics.median(ts) for form, ts in times.items()}
             results[name][op] = {form: round(ms, 3) for form, ms in med.items()}
             used = next(form for form, (_, is_used) in variants.items() if is_used)
             other = next(form for form in variants if form != used)
             cells = "  ".join(f"{form}{'*' if form == used else ' '} {ms:7.3f} ms" for form, ms in med.items())
-            print(f"{name} {op:13s} {cells}  (* {med[other] / med[used]:.2f}x as fast)")
+            print(f"{name} {op:18s} {cells}  (* {med[other] / med[used]:.2f}x as fast)")
     print(json.dumps({"medians_ms": results, "batch_size": args.batch_size, "image_size": args.image_size, **machine}))
 
 

@@ -272,12 +272,15 @@ def use_dense_dft(t: Tensor) -> bool:
     (:func:`_dense_dft_matrices`) for the spectra ``t``: bfloat16 on a CPU with AMX.
 
     Why: the two-stage DFTs are products of a small matrix by a wide one, (57 x 40) @
-    (40 x 32,768) and the like, which oneDNN runs far below AMX's rate (about 7 GB/s of
-    their operands), while one dense product per transform, (541 x 400) @ (400 x 32,768)
-    for a digit's input, runs at 1,600-1,800 GFLOP/s there: about 1.7 times the
-    multiply-adds in about two thirds of the time (``benchmarks/spectral_dft.py``). In
-    float32, and in bfloat16 without AMX, the extra multiply-adds cost more than the
-    products save.
+    (40 x 32,768) and the like, which oneDNN runs at 100-250 GFLOP/s on a 2-core Xeon with
+    AMX, while one dense product per transform, (541 x 400) @ (400 x 32,768) for the input
+    spectra of 128 digits, runs at 1,000-1,800 GFLOP/s there. For 128 digits the six
+    transforms of a training step do 42.4 GFLOP dense against 7.6 in two stages, and take
+    50.3 against 77.0 ms (``benchmarks/spectral_dft.py``). For 128 pairs they take 124.2
+    against 113.9 ms alone, and a training step as long either way (544.4 against 545.4 ms,
+    the input spectra in two stages, taking turns). In float32, and in bfloat16 without AMX,
+    the extra multiply-adds cost more than the products save (float32 on that Xeon: 195.6
+    against 84.7 ms).
     """
     return t.dtype == torch.bfloat16 and t.device.type == "cpu" and amx_products()
 

@@ -110,3 +110,38 @@ def test_the_channel_products_two_ways_compute_the_spectral_paths_products():
     for forward, backward in ways.values():
         for got, want in zip((forward(), *backward()), expected):
             torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_spectral_dfts_two_forms_compute_the_same_transforms():
+    """spectral_dft.py times the same six transforms in both forms (two-stage and dense):
+    in float64 they agree (PrimaryCaps on 2 images of 8 channels)."""
+    from capsviz.model.config import CapsNetConfig
+
+    spectral_dft = benchmark("spectral_dft")
+    cfg = CapsNetConfig(conv1_channels=8)
+    forms = spectral_dft.transforms(torch.float64, cfg, 2, torch.Generator().manual_seed(0))
+    assert len(forms) == 6
+    for transform, ways in forms.items():
+        two_stage, dense = ways["two-stage"](), ways["dense"]()
+        assert two_stage.numel() == dense.numel(), transform
+        torch.testing.assert_close(two_stage.reshape(dense.shape), dense, rtol=1e-10, atol=1e-10)
+    errors = spectral_dft.spectra_errors(torch.bfloat16, cfg, torch.Generator().manual_seed(1))
+    assert set(errors) == {"two-stage", "dense"} and all(1e-4 < e < 2e-2 for e in errors.values())
+
+
+def test_routing_products_forms_of_each_operation_agree():
+    """routing_products.py times, for each operation, forms that compute the same values
+    (float64, 3 examples, 10 classes, 40 primary capsules): the layouts' sums and
+    agreements, and dL/du_hat in chunks, stacked either way, against einsum."""
+    routing_products = benchmark("routing_products")
+    gen = torch.Generator().manual_seed(0)
+    forms = routing_products.forms(torch.float64, 30, 40, 16, gen, n_out=10)
+    for name in ("weighted sum", "agreement", "Eq. 2, layouts", "agreement, layouts", "dL/du_hat"):
+        first, second = (product() for product, _ in forms[name].values())
+        torch.testing.assert_close(first.reshape(second.shape), second, rtol=1e-12, atol=1e-12)
+    left = [torch.randn(30, 1, 40, dtype=torch.float64, generator=gen) for _ in range(5)]
+    right = torch.randn(30, 5, 16, dtype=torch.float64, generator=gen)
+    want = torch.einsum("nki,nkd->ind", torch.cat(left, 1), right)  # (I, B*J, D), re-laid (I, B, J*D)
+    for strided in (False, True):
+        got = routing_products.chunked(left, right, 10, strided)
+        torch.testing.assert_close(got.reshape(want.shape), want, rtol=1e-12, atol=1e-12)
