@@ -301,9 +301,9 @@ def _carried_rounding(matrix: Tensor, dtype: torch.dtype) -> Tensor:
 
     Why: rounded entry by entry to bfloat16, a dense DFT row of 400 entries carries
     independent errors of up to 2^-9 of each, which a non-negative input (PrimaryCaps reads
-    ReLU outputs) sums without cancelling: the relative error of a digit's spectra
-    against float64 came out 1.35e-2 against 7.3e-3 for the two-stage DFTs; rounded with the
-    error carried, 6.9e-3.
+    ReLU outputs) sums without cancelling: the relative error of PrimaryCaps' convolution
+    against float64 (12 maps of 64 channels) came out 1.33e-2, against 7.3e-3 through the
+    two-stage DFTs; rounded with the error carried, 6.75e-3.
     """
     if dtype in (torch.float32, torch.float64):
         return matrix.to(dtype).contiguous()
