@@ -37,7 +37,14 @@ import torch
 from train_speed import time_interleaved
 
 from capsviz.model.config import CapsNetConfig
-from capsviz.model.routing import PREDICTION_CHUNK_BYTES, _agreements, _spans, _weighted_sum, routes_in_blocks
+from capsviz.model.routing import (
+    PREDICTION_CHUNK_BYTES,
+    _agreements,
+    _spans,
+    _weighted_sum,
+    relaid_gradient,
+    routes_in_blocks,
+)
 from capsviz.runtime import machine_line, machine_summary, retain_freed_memory
 from capsviz.train.precision import DTYPES
 
@@ -45,23 +52,18 @@ from capsviz.train.precision import DTYPES
 def chunked(left: list[torch.Tensor], right: torch.Tensor, n_out: int, strided: bool) -> torch.Tensor:
     """dL/du_hat from the K left factors (N, 1, I) and the right ones (N, K, D), formed as
     the training path forms it (``_PredictRouteFunction.backward``): in chunks of
-    ``PREDICTION_CHUNK_BYTES`` of primary capsules, each re-laid (i, B, J*D). ``strided``:
-    the factors stacked (N, I, K) and each chunk's product written re-laid (the AMX path);
-    else stacked (N, K, I), the product (N, i, D) and a re-layout copy."""
+    ``PREDICTION_CHUNK_BYTES`` of primary capsules, each re-laid (i, B, J*D)
+    (``relaid_gradient``). ``strided``: the factors stacked (N, I, K) and each chunk's
+    product written re-laid (the AMX path); else stacked (N, K, I), the product (N, i, D)
+    and a re-layout copy."""
     n, _, n_in = left[0].shape
     dim, batch = right.shape[2], n // n_out
     stacked = torch.stack([f.view(n, n_in) for f in left], dim=-1) if strided else torch.cat(left, 1)
     chunks = _spans(n_in, n * dim * right.element_size(), PREDICTION_CHUNK_BYTES, right.device)
     relaid = right.new_empty(chunks[0][1], batch, n_out * dim)
-    products = right.new_empty(n, chunks[0][1], dim)
+    products = right.new_empty(n * chunks[0][1] * dim)
     for start, stop in chunks:
-        part = stop - start
-        g_i = relaid[:part]
-        if strided:
-            torch.bmm(stacked[:, start:stop], right, out=g_i.view(part, n, dim).transpose(0, 1))
-        else:
-            g = torch.bmm(stacked[:, :, start:stop].transpose(1, 2), right, out=products[:, :part])
-            g_i.view(part, batch, n_out, dim).copy_(g.view(batch, n_out, part, dim).permute(2, 0, 1, 3))
+        relaid_gradient(stacked, right, start, stop, relaid[: stop - start], products, strided)
     return relaid
 
 
@@ -103,17 +105,24 @@ def forms(dtype: torch.dtype, n: int, n_in: int, dim: int, gen: torch.Generator,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_arguments(description: str, repeats: int, precision: str) -> tuple[argparse.Namespace, list[str]]:
+    """The options of the benchmarks of one layer's products (this one, spectral_dft.py):
+    --batch-size, --image-size, --repeats, --precision; the args and the type names."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--image-size", type=int, default=28, help="28 (MNIST) or 36 (MultiMNIST pairs)")
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--precision", default="fp32,bf16,fp16", help="types, separated by commas")
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--precision", default=precision, help="types, separated by commas")
     args = parser.parse_args()
     names = [p.strip() for p in args.precision.split(",") if p.strip()]
     unknown = [p for p in names if p not in DTYPES]
     if unknown or not names:
         parser.error(f"--precision: expected some of {', '.join(DTYPES)}, got {args.precision!r}")
+    return args, names
+
+
+def main() -> None:
+    args, names = parse_arguments(__doc__.split("\n\n")[0], 30, "fp32,bf16,fp16")
     retain_freed_memory()  # as capsviz train: u_hat-sized blocks are reused, not mapped anew
     cfg = CapsNetConfig(image_size=args.image_size)
     n, n_in, dim = args.batch_size * cfg.num_classes, cfg.num_primary, cfg.digit_dim

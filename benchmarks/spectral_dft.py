@@ -19,11 +19,11 @@ is a JSON object with the medians and the machine.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 
 import torch
+from routing_products import parse_arguments
 from torch.utils.flop_counter import FlopCounterMode
 from train_speed import time_interleaved
 
@@ -101,15 +101,7 @@ def spectra_errors(dtype: torch.dtype, cfg: CapsNetConfig, gen: torch.Generator)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--image-size", type=int, default=28, help="28 (MNIST) or 36 (MultiMNIST pairs)")
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--precision", default="bf16,fp32", help="types, separated by commas")
-    args = parser.parse_args()
-    names = [name.strip() for name in args.precision.split(",")]
-    if any(name not in DTYPES for name in names):
-        parser.error(f"--precision: {', '.join(DTYPES)}, separated by commas")
+    args, names = parse_arguments(__doc__.split("\n\n")[0], 10, "bf16,fp32")
     retain_freed_memory()  # as capsviz train
     print(machine_line(machine_summary()))
     cfg = CapsNetConfig(image_size=args.image_size)
