@@ -55,13 +55,14 @@ def chunked(left: list[torch.Tensor], right: torch.Tensor, n_out: int, strided: 
     ``PREDICTION_CHUNK_BYTES`` of primary capsules, each re-laid (i, B, J*D)
     (``relaid_gradient``). ``strided``: the factors stacked (N, I, K) and each chunk's
     product written re-laid (the AMX path); else stacked (N, K, I), the product (N, i, D)
-    and a re-layout copy."""
+    and a re-layout copy. Returns the re-laid buffer: the last chunk's dL/du_hat, all of
+    it where one chunk holds every primary capsule."""
     n, _, n_in = left[0].shape
     dim, batch = right.shape[2], n // n_out
     stacked = torch.stack([f.view(n, n_in) for f in left], dim=-1) if strided else torch.cat(left, 1)
     chunks = _spans(n_in, n * dim * right.element_size(), PREDICTION_CHUNK_BYTES, right.device)
     relaid = right.new_empty(chunks[0][1], batch, n_out * dim)
-    products = right.new_empty(n * chunks[0][1] * dim)
+    products = None if strided else right.new_empty(n * chunks[0][1] * dim)
     for start, stop in chunks:
         relaid_gradient(stacked, right, start, stop, relaid[: stop - start], products, strided)
     return relaid

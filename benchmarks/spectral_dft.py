@@ -7,8 +7,9 @@ The spectral path (``capsviz.model.conv``) takes six transforms per training ste
 Gauss factors of the input's and the kernels' spectra, the inverse to the strided outputs,
 and the transposes of the three in the backward pass. Each is either two small-by-wide
 products per axis (the two-stage DFTs: (57 x 40) @ (40 x 32,768) per row frequency and
-the like) or one dense product ((541 x 400) @ (400 x 32,768) for a digit's input): about
-1.7 times the multiply-adds in a shape that AMX runs near its rate. For each type the
+the like) or one dense product ((541 x 400) @ (400 x 32,768) for a digit's input): 2.8
+to 7.5 times the multiply-adds per transform (5.6 times in all for digits) in a shape
+that AMX runs near its rate. For each type the
 script times both forms of each transform, taking turns, and marks with ``*`` the form
 the path takes on this machine (``capsviz.model.conv.use_dense_dft``), with the GFLOP of
 each form's products (torch's ``FlopCounterMode``). It also gives the

@@ -26,10 +26,11 @@ def full_dtype(dtype: torch.dtype) -> torch.dtype:
 
 def product_dtype(t: Tensor) -> torch.dtype:
     """The type a matrix product of ``t`` runs in: autocast's where it is on for ``t``'s
-    device and ``t`` is float32 (autocast leaves other types alone), else ``t``'s. Read from
-    autocast's state, so that nothing is cast to find it out."""
+    device and ``t`` is a floating type other than float64 (autocast casts those), else
+    ``t``'s. Read from autocast's state, so that nothing is cast to find it out."""
     device = t.device.type
-    if t.dtype == torch.float32 and torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device):
+    eligible = t.is_floating_point() and t.dtype != torch.float64
+    if eligible and torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device):
         return torch.get_autocast_dtype(device)
     return t.dtype
 
@@ -229,7 +230,9 @@ def _spans(count: int, item_bytes: int, limit: int, device: torch.device) -> lis
 def _own_type(u_hat_j: Tensor):
     """A context in which routing's products run in u_hat's own type: CPU autocast off
     while it is on (it would round a float32 u_hat to bfloat16 for every product); used by
-    :class:`_PredictRouteFunction`, whose u_hat is float32 under autocast on the CPU."""
+    :class:`_PredictRouteFunction`, whose u_hat laid out (B*J, I, D) is float32 under
+    autocast on the CPU (its bfloat16 u_hat laid out (B, I, J, D) is routed in its own type
+    either way)."""
     if u_hat_j.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
         return torch.autocast("cpu", enabled=False)
     return contextlib.nullcontext()
@@ -373,8 +376,8 @@ def relaid_gradient(
 def routes_in_blocks(low: torch.dtype, device: torch.device) -> bool:
     """Whether the training path (:func:`predict_and_route`) lays u_hat out (B, I, J, D)
     and routes it in ``low``, the predictions' type: bfloat16 on a CPU with AMX
-    (``capsviz.runtime.amx_products``). Elsewhere u_hat is laid out (B*J, I, D), in float32
-    on the CPU."""
+    (``capsviz.runtime.amx_products``). Elsewhere u_hat is laid out (B*J, I, D), in
+    ``full_dtype(low)`` on the CPU and in ``low`` on other devices."""
     return low == torch.bfloat16 and device.type == "cpu" and amx_products()
 
 
@@ -507,8 +510,9 @@ def predict_and_route(u: Tensor, weight: Tensor, iterations: int) -> Tensor:
     products in float32 on the CPU (in autocast's type elsewhere, and in bfloat16 on a
     CPU with AMX). Equal to ``dynamic_routing`` of the predictions, values and gradients,
     in float32 and float64; under bfloat16 autocast on the CPU, v equals autocast's
-    predictions routed in that type and the gradients are within bfloat16's rounding of
-    that path's (unit tests check both).
+    predictions routed in float32 bit for bit, or within a bfloat16 rounding step of them
+    routed in bfloat16 on a CPU with AMX, and the gradients are within bfloat16's rounding
+    of that path's (unit tests check both).
 
     Raises
     ------

@@ -6,7 +6,9 @@ parts stay float32 (squash and the capsule lengths, the softmax of routing, the 
 :mod:`capsviz.model.routing` and :mod:`capsviz.model.losses` leave autocast for them).
 On the CPU routing's products run in float32 too, on u_hat kept in float32: the
 libraries' one-row reduced-type products run slower than float32's
-(``_PredictRouteFunction`` in :mod:`capsviz.model.routing`).
+(``_PredictRouteFunction`` in :mod:`capsviz.model.routing`); on a CPU with AMX they run
+in bfloat16 on u_hat laid out for products of J rows
+(:func:`capsviz.model.routing.routes_in_blocks`).
 The weights and Adam's state stay float32. ``fp16`` adds a gradient scaler, since float16
 gradients underflow; bfloat16 has float32's exponent range and needs none.
 

@@ -142,6 +142,7 @@ def test_routing_products_forms_of_each_operation_agree():
     left = [torch.randn(30, 1, 40, dtype=torch.float64, generator=gen) for _ in range(5)]
     right = torch.randn(30, 5, 16, dtype=torch.float64, generator=gen)
     want = torch.einsum("nki,nkd->ind", torch.cat(left, 1), right)  # (I, B*J, D), re-laid (I, B, J*D)
-    for strided in (False, True):
+    assert len(routing_products._spans(40, 30 * 16 * 8, routing_products.PREDICTION_CHUNK_BYTES, right.device)) == 1
+    for strided in (False, True):  # one chunk holds all 40 capsules: the buffer returned is all of dL/du_hat
         got = routing_products.chunked(left, right, 10, strided)
         torch.testing.assert_close(got.reshape(want.shape), want, rtol=1e-12, atol=1e-12)

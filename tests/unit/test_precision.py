@@ -32,6 +32,23 @@ def pretend_cpu(monkeypatch, units: tuple[str, ...], speedup: float) -> None:
     monkeypatch.setattr(precision, "bf16_speedup", lambda: speedup)
 
 
+def test_the_amx_paths_are_taken_for_bfloat16_on_a_cpu_with_amx_only(monkeypatch):
+    """The dense DFTs and routing on the (B, I, J, D) layout: bfloat16 on the CPU where its
+    bfloat16 units include AMX; not for float32, not without AMX (a Zen 4, or a Xeon whose
+    AMX the virtual machine hides), not off the CPU."""
+    import capsviz.runtime as runtime
+    from capsviz.model import conv, routing
+
+    bf16 = torch.empty(0, dtype=torch.bfloat16)
+    for units, amx in ((("amx_bf16", "avx512_bf16"), True), (("avx512_bf16",), False), ((), False)):
+        pretend_cpu(monkeypatch, units, 4.0)
+        assert runtime.amx_products() is amx
+        assert conv.use_dense_dft(bf16) is amx and not conv.use_dense_dft(bf16.float())
+        assert routing.routes_in_blocks(torch.bfloat16, CPU) is amx
+        assert not routing.routes_in_blocks(torch.float32, CPU)
+        assert not routing.routes_in_blocks(torch.bfloat16, torch.device("meta"))
+
+
 def test_auto_is_bf16_only_where_the_hardware_runs_it_faster(monkeypatch):
     pretend_cpu(monkeypatch, (), 0.0)  # an AMD Zen 3: no bfloat16 units
     assert precision.resolve_precision("auto", CPU) == "fp32"
