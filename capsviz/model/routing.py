@@ -300,8 +300,9 @@ def _route_backward(
             gv = grad_v
         else:
             ga = grad_b_next  # b_{r+1} = b_r + a_r
-            gv = full_precision(_weighted_sum(u_hat_j, ga))  # as Eq. 2's sum
-            left.append(ga.reshape(n, 1, n_in).to(low))
+            ga_low = ga.to(low)  # converted once where u_hat is in the factors' type too
+            gv = full_precision(_weighted_sum(u_hat_j, ga_low if low == u_hat_j.dtype else ga))  # as Eq. 2's sum
+            left.append(ga_low.reshape(n, 1, n_in))
             right.append(vs[r].reshape(n, 1, dim).to(low))
         with torch.enable_grad():
             s_leaf = ss[r].detach().requires_grad_()
