@@ -32,10 +32,18 @@ nothing else is kept).
 
 The result equals ``torch.nn.functional.conv2d`` up to float rounding (relative error
 about 1e-6 in float32; a unit test compares values and gradients, and gradcheck passes
-in float64). ``benchmarks/train_speed.py`` measures the effect on a training step. In
-bfloat16 on a CPU with AMX each transform is one dense product instead of two stages,
-about 5.6 times the multiply-adds in a shape that AMX runs near its rate
-(:func:`use_dense_dft`).
+in float64). ``benchmarks/train_speed.py`` measures the effect on a training step.
+
+In bfloat16 on a CPU with AMX the path takes a dense form (:func:`use_dense_dft`): each
+transform is one dense real matrix (:func:`_dense_dft_matrices`), and each of the 181
+frequencies kept (one of each conjugate pair) takes four real products instead of
+Gauss's three: with X = Xr + i Xi and W = Wr + i Wi, the rows [Xr; Xi] (2B, C_in) of all
+frequencies go through two batched products, @ Wr^T and @ Wi^T, and the inverse combines
+Xr Wr + Xi Wi and Xi Wr - Xr Wi. A third more multiply-adds in the channel products, but
+two thirds of the transforms' rows, and two contiguous batches of products of 2B rows,
+which oneDNN runs at about 1,260 GFLOP/s in a training step on a 2-core Xeon with AMX,
+against 730-920 for the Gauss form's B-row products (the kernels' gradient, whose
+products read both factors transposed, at about 650 either way).
 
 Few images. For one image oneDNN's direct convolution runs at about a third of the
 machine's matrix-product rate, since it reorders the 21 MB weight on every call. Writing
@@ -253,72 +261,76 @@ def _inverse_transposed(grad_y: Tensor, inv_a0: Tensor, inv_a: Tensor, inv_b: Te
 
 @functools.lru_cache(maxsize=8)
 def _dense_dft_matrices(height: int, width: int, kernel: int, stride: int) -> tuple[Tensor, Tensor, Tensor]:
-    """The spectral path's two-stage DFTs as single dense matrices, in float64: each stage
-    applied to an identity, so the frequencies and Gauss factors are those of
-    :func:`_dft_matrices`.
+    """The dense path's DFTs, one real matrix per transform, in float64, over G frequencies:
+    of the (nh, nw)-point spectrum (spans as in :func:`_dft_matrices`) one of each pair of
+    conjugates, (kh, kw) <= (-kh mod nh, -kw mod nw) in lexicographic order, each weighted
+    c = 1 where it is its own conjugate and c = 2 otherwise in the inverse. G = 181 for
+    MNIST (19-point spans), 365 for 36x36 pairs (27-point spans).
 
-    Returns (dft_x (F, height * width), dft_w (F, kernel * kernel), inv (oh * ow, F)): the
-    Gauss factors of an input laid out (height, width, N) are ``dft_x @ x``, of a kernel
-    laid out (kernel, kernel, N) ``dft_w @ w``, and the strided outputs of the Gauss
-    products p (F, N) are ``inv @ p``, laid out (oh, ow, N).
+    Returns (dft_x (2G, height * width), dft_w (2G, kernel * kernel), inv (oh * ow, 4G)):
+
+    - ``dft_x @ x`` for an input laid out (height, width, N): Re X and Im X of each
+      frequency, rows (g, re/im), X(k) = sum over the span of x[r, c] e^{-i theta},
+      theta = 2 pi (kh r / nh + kw c / nw);
+    - ``dft_w @ w`` for kernels laid out (kernel, kernel, N): Re W and Im W, rows
+      (re/im, g);
+    - ``inv @ p`` for the four real products per frequency p, rows (w re/im, g, x re/im),
+      i.e. Xr Wr, Xi Wr, Xr Wi, Xi Wi: the strided outputs laid out (oh, ow, N), as
+      y = sum_g c_g Re(X conj(W) e^{+i phi}) / (nh nw) (correlation theorem), phi = 2 pi
+      (kh p / nh + kw q / nw) at the strided positions (p, q), with
+      Re(X conj(W) e^{i phi}) = (Xr Wr + Xi Wi) cos phi - (Xi Wr - Xr Wi) sin phi.
     """
-    (oh, ow, _, _, _), *mats = _dft_matrices(height, width, kernel, stride)
-    half_x, full_x0, full_x, half_w, full_w0, full_w, inv_a0, inv_a, inv_b = mats
-    dft_x = _spectrum(torch.eye(height * width, dtype=torch.float64).view(height, -1), half_x, full_x0, full_x)
-    dft_w = _spectrum(torch.eye(kernel * kernel, dtype=torch.float64).view(kernel, -1), half_w, full_w0, full_w)
-    inv = _inverse(torch.eye(dft_x.shape[0], dtype=torch.float64), inv_a0, inv_a, inv_b).view(oh * ow, -1)
+    oh, ow = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+    nh, nw = (oh - 1) * stride + kernel, (ow - 1) * stride + kernel
+    f64 = torch.float64
+    kept = [(a, b) for a in range(nh) for b in range(nw) if (a, b) <= (-a % nh, -b % nw)]
+    ka = torch.tensor([a for a, _ in kept], dtype=f64)[:, None]
+    kw = torch.tensor([b for _, b in kept], dtype=f64)[:, None]
+    weight = torch.tensor([1.0 if (a, b) == (-a % nh, -b % nw) else 2.0 for a, b in kept], dtype=f64)
+
+    def spectra(rows: int, cols: int) -> Tensor:  # (G, re/im, rows * cols), zero beyond the span
+        r = torch.arange(rows, dtype=f64).repeat_interleave(cols)[None]
+        c = torch.arange(cols, dtype=f64).repeat(rows)[None]
+        theta = 2 * math.pi * (ka * r / nh + kw * c / nw)
+        return torch.stack([torch.cos(theta), -torch.sin(theta)], 1) * ((r < nh) & (c < nw)).to(f64)
+
+    dft_x = spectra(height, width).reshape(-1, height * width)
+    dft_w = spectra(kernel, kernel).transpose(0, 1).reshape(-1, kernel * kernel)
+    p = torch.arange(oh, dtype=f64).repeat_interleave(ow)[:, None] * stride
+    q = torch.arange(ow, dtype=f64).repeat(oh)[:, None] * stride
+    phi = 2 * math.pi * (p * ka.T / nh + q * kw.T / nw)  # (oh * ow, G)
+    cos, sin = torch.cos(phi) * weight / (nh * nw), torch.sin(phi) * weight / (nh * nw)
+    inv = torch.stack([torch.stack([cos, -sin], -1), torch.stack([sin, cos], -1)], 1).reshape(oh * ow, -1)
     return dft_x, dft_w, inv
 
 
 def use_dense_dft(t: Tensor) -> bool:
-    """Whether the spectral path takes its DFTs as one dense product per transform
-    (:func:`_dense_dft_matrices`) for the spectra ``t``: bfloat16 on a CPU with AMX.
+    """Whether the spectral path takes its dense form (module docstring,
+    :func:`_dense_dft_matrices`) for the spectra ``t``: bfloat16 on a CPU with AMX.
 
     Why: the two-stage DFTs are products of a small matrix by a wide one, (57 x 40) @
     (40 x 32,768) and the like, which oneDNN runs at 100-250 GFLOP/s on a 2-core Xeon with
-    AMX, while one dense product per transform, (541 x 400) @ (400 x 32,768) for the input
-    spectra of 128 digits, runs at 1,000-1,800 GFLOP/s there. For 128 digits the six
-    transforms of a training step do 42.4 GFLOP dense against 7.6 in two stages, and take
-    50.3 against 77.0 ms (``benchmarks/spectral_dft.py``). For 128 pairs they take 124.2
-    against 113.9 ms alone, and a training step as long either way (544.4 against 545.4 ms,
-    the input spectra in two stages, taking turns). In float32, and in bfloat16 without AMX,
-    the extra multiply-adds cost more than the products save (float32 on that Xeon: 195.6
-    against 84.7 ms).
+    AMX, while one dense product per transform, (362 x 400) @ (400 x 32,768) for the input
+    spectra of 128 digits, runs at 1,000-2,000 GFLOP/s there. On that Xeon
+    (``benchmarks/spectral_dft.py``, bfloat16, the two forms taking turns) PrimaryCaps'
+    forward and backward passes take 71.9 against 95.9 ms for 128 digits (60.4 against
+    34.8 GFLOP), 153.8 against 171.0 ms for 128 pairs, and the dense form's relative error
+    against float64 is the smaller, 4.8e-3 against 7.5e-3 (values and gradients). In
+    float32, and in bfloat16 without AMX, the extra multiply-adds cost more than the
+    products save (float32 on that Xeon: 268.8 against 182.9 ms for 128 digits).
     """
     return t.dtype == torch.bfloat16 and t.device.type == "cpu" and amx_products()
 
 
 @functools.lru_cache(maxsize=16)
 def _dense_dft(height: int, width: int, kernel: int, stride: int, dtype: torch.dtype, transposed: bool):
-    """:func:`_dense_dft_matrices` in ``dtype`` (each transposed and laid out so where
-    ``transposed``), rounded along each row with the error carried to the next entry
-    (:func:`_carried_rounding`). The transposes are rounded on their own: the carry must
-    run along the rows of the matrix that multiplies (and oneDNN reads a transposed view
-    at about half the rate)."""
+    """:func:`_dense_dft_matrices` in ``dtype``, each transposed and laid out so where
+    ``transposed`` (oneDNN reads a transposed view at about half the rate), each entry
+    rounded to nearest. (Rounding each row with the error carried to the next entry, so
+    that its partial sums stay within a rounding step, raises the bfloat16 convolution's
+    error against float64 here: 5.3e-3 against 4.8e-3, values and gradients.)"""
     mats = _dense_dft_matrices(height, width, kernel, stride)
-    return tuple(_carried_rounding(m.t() if transposed else m, dtype) for m in mats)
-
-
-def _carried_rounding(matrix: Tensor, dtype: torch.dtype) -> Tensor:
-    """``matrix`` (float64) in ``dtype``, each row rounded from its first entry to its last
-    with the rounding error of the entries so far added to the next one, so that every
-    partial sum of a row is within one rounding step of the exact one.
-
-    Why: rounded entry by entry to bfloat16, a dense DFT row of 400 entries carries
-    independent errors of up to 2^-9 of each, which a non-negative input (PrimaryCaps reads
-    ReLU outputs) sums without cancelling: the relative error of PrimaryCaps' convolution
-    against float64 (12 maps of 64 channels) came out 1.33e-2, against 7.3e-3 through the
-    two-stage DFTs; rounded with the error carried, 6.75e-3.
-    """
-    if dtype in (torch.float32, torch.float64):
-        return matrix.to(dtype).contiguous()
-    out = torch.empty(matrix.shape, dtype=dtype)
-    carry = torch.zeros(matrix.shape[0], dtype=torch.float64)
-    for col in range(matrix.shape[1]):
-        wanted = matrix[:, col] + carry
-        out[:, col] = wanted.to(dtype)
-        carry = wanted - out[:, col].to(torch.float64)
-    return out
+    return tuple((m.t() if transposed else m).to(dtype).contiguous() for m in mats)
 
 
 def _spectrum(data: Tensor, half: Tensor, full0: Tensor, full: Tensor) -> Tensor:
@@ -359,22 +371,24 @@ class _SpectralConv2d(torch.autograd.Function):
         low = product_dtype(xl)  # the products' type: x's, or autocast's
         # the kernels laid out (k, k, C_out, C_in): free for PrimaryCaps' weight (PrimaryCaps.__init__)
         wl = weight.to(low).permute(2, 3, 0, 1).reshape(k, k * c_out * c_in)
-        dense = use_dense_dft(wl)
-        # the Gauss factors of the input spectra (F, B*C_in) and of the kernel spectra (F, C_out*C_in)
-        if dense:
+        ctx.dense = use_dense_dft(wl)
+        if ctx.dense:  # one dense DFT per transform, four real products per frequency
             dft_x, dft_w, inv = _dense_dft(height, width, k, stride, low, transposed=False)
-            x3 = torch.mm(dft_x, xl.view(height * width, -1))
-            w3 = torch.mm(dft_w, wl.view(k * k, -1))
-        else:
+            n_freq = dft_x.shape[0] // 2  # G
+            x3 = torch.mm(dft_x, xl.view(height * width, -1)).view(n_freq, 2 * batch, c_in)  # (G, [Xr; Xi], C_in)
+            w3 = torch.mm(dft_w, wl.view(k * k, -1)).view(2, n_freq, c_out, c_in)  # (Wr/Wi, G, C_out, C_in)
+            p = x3.new_empty(2, n_freq, 2 * batch, c_out)
+            for part in range(2):  # [Xr; Xi] @ Wr^T, then @ Wi^T: each one contiguous batch of products
+                torch.bmm(x3, w3[part].transpose(1, 2), out=p[part])
+            y = torch.mm(inv, p.view(4 * n_freq, batch * c_out))
+        else:  # the DFTs in two stages, Gauss's three real products per frequency
             half_x, full_x0, full_x, half_w, full_w0, full_w, *inverse = _matrices(height, width, k, stride, xl)
-            x3 = _spectrum(xl, half_x, full_x0, full_x)
-            w3 = _spectrum(wl, half_w, full_w0, full_w)
-        n_freq = x3.shape[0]
-        # the three real products per frequency: (F, B, C_out)
-        p = torch.bmm(x3.view(n_freq, batch, c_in), w3.view(n_freq, c_out, c_in).transpose(1, 2))
-        # to the strided outputs, (oh, ow, B*C_out), then (B, oh*ow, C_out)
-        p = p.view(n_freq, batch * c_out)
-        y = torch.mm(inv, p) if dense else _inverse(p, *inverse)
+            x3 = _spectrum(xl, half_x, full_x0, full_x)  # (F, B*C_in)
+            w3 = _spectrum(wl, half_w, full_w0, full_w)  # (F, C_out*C_in)
+            n_freq = x3.shape[0]
+            p = torch.bmm(x3.view(n_freq, batch, c_in), w3.view(n_freq, c_out, c_in).transpose(1, 2))  # (F, B, C_out)
+            y = _inverse(p.view(n_freq, batch * c_out), *inverse)
+        # the strided outputs (oh, ow, B*C_out), to (B, oh*ow, C_out)
         y = y.view(oh * ow, batch, c_out).transpose(0, 1).contiguous()
         if bias is not None:
             y = y + bias
@@ -389,32 +403,36 @@ class _SpectralConv2d(torch.autograd.Function):
         batch, c_in, height, width, c_out, k, stride = ctx.shape
         oh, ow = (height - k) // stride + 1, (width - k) // stride + 1
         grad_y = grad_y.to(x3.dtype)  # the spectra's type: float32, or autocast's bfloat16
-        n_freq = x3.shape[0]
         grad_y = grad_y.reshape(batch, oh * ow, c_out)
         grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
-        dense = use_dense_dft(x3)
-        if dense:  # the transposed matrices (F, oh*ow), (H*W, F), (k*k, F)
+        need_x, need_w = ctx.needs_input_grad[:2]
+        grad_x = grad_w = grad_b = None
+        if ctx.dense:  # x3 (G, 2B, C_in), w3 (2, G, C_out, C_in)
             dft_x_t, dft_w_t, inv_t = _dense_dft(height, width, k, stride, x3.dtype, transposed=True)
-            grad_p = torch.mm(inv_t, grad_yt)
+            n_freq = x3.shape[0]
+            grad_p = torch.mm(inv_t, grad_yt).view(2, n_freq, 2 * batch, c_out)
+            if need_x:
+                grad_x3 = torch.bmm(grad_p[0], w3[0]).baddbmm_(grad_p[1], w3[1])  # (G, 2B, C_in)
+                grad_xl = torch.mm(dft_x_t, grad_x3.view(2 * n_freq, batch * c_in))  # (H*W, B*C_in)
+            if need_w:
+                grad_w3 = x3.new_empty(2, n_freq, c_out, c_in)
+                for part in range(2):
+                    torch.bmm(grad_p[part].transpose(1, 2), x3, out=grad_w3[part])
+                grad_wl = torch.mm(dft_w_t, grad_w3.view(2 * n_freq, c_out * c_in))  # (k*k, C_out*C_in)
         else:
             half_x, full_x0, full_x, half_w, full_w0, full_w, *inverse = _matrices(height, width, k, stride, x3)
-            grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), *inverse)
-        grad_p = grad_p.view(n_freq, batch, c_out)
-        grad_x = grad_w = grad_b = None
-        if ctx.needs_input_grad[0]:
-            grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, batch * c_in)  # (F, B*C_in)
-            if dense:
-                grad_xl = torch.mm(dft_x_t, grad_x3)  # (H*W, B*C_in)
-            else:
+            n_freq = x3.shape[0]
+            grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), *inverse).view(n_freq, batch, c_out)
+            if need_x:
+                grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, batch * c_in)  # (F, B*C_in)
                 grad_xl = _spectrum_transposed(grad_x3, half_x, full_x0, full_x)  # (H, W*B*C_in)
-            grad_x = grad_xl.view(height, width, batch, c_in).permute(2, 3, 0, 1)  # (H, W, B, C_in) in memory
-        if ctx.needs_input_grad[1]:
-            # (F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
-            grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.view(n_freq, batch, c_in)).view(n_freq, c_out * c_in)
-            if dense:
-                grad_wl = torch.mm(dft_w_t, grad_w3)  # (k*k, C_out*C_in)
-            else:
+            if need_w:
+                # (F, C_out, C_in): MKL runs this orientation 1.6x faster than (C_in, B) @ (B, C_out)
+                grad_w3 = torch.bmm(grad_p.transpose(1, 2), x3.view(n_freq, batch, c_in)).view(n_freq, c_out * c_in)
                 grad_wl = _spectrum_transposed(grad_w3, half_w, full_w0, full_w)  # (ky, kx*C_out*C_in)
+        if need_x:
+            grad_x = grad_xl.view(height, width, batch, c_in).permute(2, 3, 0, 1)  # (H, W, B, C_in) in memory
+        if need_w:
             grad_w = grad_wl.view(k, k, c_out, c_in).permute(2, 3, 0, 1)  # (k, k, C_out, C_in) in memory
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_b = grad_y.sum(dim=(0, 1))

@@ -112,21 +112,28 @@ def test_the_channel_products_two_ways_compute_the_spectral_paths_products():
             torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_the_spectral_dfts_two_forms_compute_the_same_transforms():
-    """spectral_dft.py times the same six transforms in both forms (two-stage and dense):
-    in float64 they agree (PrimaryCaps on 2 images of 8 channels)."""
+def test_the_spectral_convolutions_two_forms_compute_the_same_convolution():
+    """spectral_dft.py times both forms of the spectral path (two-stage, dense): in float64
+    each gives conv2d's values and gradients (PrimaryCaps on 2 maps of 8 channels), and its
+    bfloat16 errors against float64 are those of bfloat16 rounding."""
     from capsviz.model.config import CapsNetConfig
 
     spectral_dft = benchmark("spectral_dft")
-    cfg = CapsNetConfig(conv1_channels=8)
-    forms = spectral_dft.transforms(torch.float64, cfg, 2, torch.Generator().manual_seed(0))
-    assert len(forms) == 6
-    for transform, ways in forms.items():
-        two_stage, dense = ways["two-stage"](), ways["dense"]()
-        assert two_stage.numel() == dense.numel(), transform
-        torch.testing.assert_close(two_stage.reshape(dense.shape), dense, rtol=1e-10, atol=1e-10)
-    errors = spectral_dft.spectra_errors(torch.bfloat16, cfg, torch.Generator().manual_seed(1))
-    assert set(errors) == {"two-stage", "dense"} and all(1e-4 < e < 2e-2 for e in errors.values())
+    cfg = CapsNetConfig(conv1_channels=8, primary_types=2)
+    x, w, g = spectral_dft.inputs(torch.float64, cfg, 2, torch.Generator().manual_seed(0))
+    x, w = x.requires_grad_(), w.requires_grad_()
+    y = torch.nn.functional.conv2d(x, w, stride=cfg.primary_stride).permute(0, 2, 3, 1)
+    expected = (y, *torch.autograd.grad(y, (x, w), g))
+    passes = spectral_dft.passes(torch.float64, cfg, 2, torch.Generator().manual_seed(0))
+    assert set(passes) == {"forward", "forward and backward"}
+    for forms in passes.values():
+        assert set(forms) == set(spectral_dft.FORMS) == {"two-stage", "dense"}
+        for run in forms.values():
+            for got, want in zip(run(), expected):
+                if got is not None:
+                    torch.testing.assert_close(got, want.detach(), rtol=1e-10, atol=1e-10)
+    errors = spectral_dft.errors(torch.bfloat16, cfg)
+    assert all(1e-4 < e < 2e-2 for values in errors.values() for e in values.values()), errors
 
 
 def test_routing_products_forms_of_each_operation_agree():
