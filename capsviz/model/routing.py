@@ -324,7 +324,8 @@ def _route_backward(
         right.append(gs.reshape(n, 1, dim).to(low))
         if r > 0:  # b_0 = 0 is a constant
             gc = full_precision(_agreements(u_hat_j, gs))
-            gb = c * (gc - (c * gc).sum(dim=1, keepdim=True))  # softmax backward over J
+            # softmax backward over J, c (gc - sum_j c gc), in one pass: torch's own kernel
+            gb = torch._softmax_backward_data(gc, c, 1, c.dtype)
             grad_b_next = gb if grad_b_next is None else gb + grad_b_next
     return _stacked(left, right, n, n_in, left_last) + (None,)
 
