@@ -43,7 +43,7 @@ Xr Wr + Xi Wi and Xi Wr - Xr Wi. A third more multiply-adds in the channel produ
 two thirds of the transforms' rows, and two contiguous batches of products of 2B rows,
 which oneDNN runs at about 1,260 GFLOP/s in a training step on a 2-core Xeon with AMX,
 against 730-920 for the Gauss form's B-row products (the kernels' gradient, whose
-products read both factors transposed, at about 650 either way).
+products read a transposed factor, at about 650 either way).
 
 Few images. For one image oneDNN's direct convolution runs at about a third of the
 machine's matrix-product rate, since it reorders the 21 MB weight on every call. Writing
@@ -407,9 +407,9 @@ class _SpectralConv2d(torch.autograd.Function):
         grad_yt = grad_y.transpose(0, 1).reshape(oh * ow, batch * c_out)  # (oh*ow, B * C_out)
         need_x, need_w = ctx.needs_input_grad[:2]
         grad_x = grad_w = grad_b = None
+        n_freq = x3.shape[0]  # G, or F for the two-stage form
         if ctx.dense:  # x3 (G, 2B, C_in), w3 (2, G, C_out, C_in)
             dft_x_t, dft_w_t, inv_t = _dense_dft(height, width, k, stride, x3.dtype, transposed=True)
-            n_freq = x3.shape[0]
             grad_p = torch.mm(inv_t, grad_yt).view(2, n_freq, 2 * batch, c_out)
             if need_x:
                 grad_x3 = torch.bmm(grad_p[0], w3[0]).baddbmm_(grad_p[1], w3[1])  # (G, 2B, C_in)
@@ -421,7 +421,6 @@ class _SpectralConv2d(torch.autograd.Function):
                 grad_wl = torch.mm(dft_w_t, grad_w3.view(2 * n_freq, c_out * c_in))  # (k*k, C_out*C_in)
         else:
             half_x, full_x0, full_x, half_w, full_w0, full_w, *inverse = _matrices(height, width, k, stride, x3)
-            n_freq = x3.shape[0]
             grad_p = _inverse_transposed(grad_yt.view(oh, ow, -1), *inverse).view(n_freq, batch, c_out)
             if need_x:
                 grad_x3 = torch.bmm(grad_p, w3.view(n_freq, c_out, c_in)).view(n_freq, batch * c_in)  # (F, B*C_in)

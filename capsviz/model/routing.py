@@ -263,9 +263,11 @@ def _route(
         first = None if first_s is None else first_s[start:stop]
         run = _iterate(u_hat_j[start * rows : stop * rows], stop - start, iterations, first)
         for key in ("c", "s", "v"):
-            head = run[key][-1]
+            # kept in the type of the last iteration's value: a given first s (float32) is
+            # stored in the type of the sums over u_hat that follow it
+            last = run[key][-1]
             if key not in kept:
-                kept[key] = head.new_empty((iterations, batch, *head.shape[1:]))
+                kept[key] = last.new_empty((iterations, batch, *last.shape[1:]))
             for r, value in enumerate(run[key]):
                 kept[key][r, start:stop] = value
     return kept["c"], kept["s"], kept["v"]
