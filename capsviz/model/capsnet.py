@@ -21,9 +21,11 @@ from capsviz.model.conv import (
     IM2COL_MAX_BATCH,
     im2col_conv2d,
     im2col_conv2d_bf16,
+    linear_relu,
     patch_weight,
     patch_weight_bf16,
     spectral_conv2d,
+    use_fused_relu,
     use_spectral,
     use_winograd,
     winograd_conv2d,
@@ -292,29 +294,42 @@ class CapsNet(nn.Module):
         self.digit_caps = DigitCaps(self.cfg)
         self.decoder = Decoder(self.cfg)
 
-    def _conv1(self, x: Tensor) -> Tensor:
-        """Conv1. On the CPU as one matrix product over 9x9 patches, laid out in memory for
-        the PrimaryCaps path that reads it: the explorer's few images without gradients
-        come out channels-last, (B, F, F, 256), the rows of PrimaryCaps' few-image product;
-        training and batch evaluation come out (F, F, B, 256), in which the spectral
-        path's transforms are single products over all B * 256 columns. Either way the
-        result is an NCHW-shaped view, and ReLU's backward sees matching layouts (a
-        mismatch there costs more than the convolution)."""
+    def _conv1(self, x: Tensor, relu: bool = False) -> Tensor:
+        """Conv1, followed by its ReLU where ``relu``. On the CPU as one matrix product over
+        9x9 patches, laid out in memory for the PrimaryCaps path that reads it: the
+        explorer's few images without gradients come out channels-last, (B, F, F, 256), the
+        rows of PrimaryCaps' few-image product; training and batch evaluation come out (F,
+        F, B, 256), in which the spectral path's transforms are single products over all
+        B * 256 columns, with the ReLU in the product's call where
+        :func:`~capsviz.model.conv.use_fused_relu` holds. Either way the result is an
+        NCHW-shaped view, and ReLU's backward sees matching layouts (a mismatch there costs
+        more than the convolution)."""
         if x.device.type != "cpu":
-            return self.conv1(x)
+            out = self.conv1(x)
+            return torch.relu(out) if relu else out
         batch, k = x.shape[0], self.cfg.kernel_size
-        patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k)
-        side = patches.shape[1]
-        w = self.conv1.weight.reshape(self.cfg.conv1_channels, k * k)
         if _fast_inference(x):
+            patches = x[:, 0].unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k)
+            side = patches.shape[1]
+            w = self.conv1.weight.reshape(self.cfg.conv1_channels, k * k)
             out = torch.addmm(self.conv1.bias, patches.reshape(-1, k * k), w.t())  # (B*F*F, 256)
-            return out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # channels-last strides
+            out = out.view(batch, side, side, -1).permute(0, 3, 1, 2)  # channels-last strides
+            return torch.relu(out) if relu else out
         # rows (y, x, image); the bias as the weight of a column of ones: no copy of it into
         # all F*F*B x 256 outputs, and its gradient comes with the weight's product
-        rows = x.new_empty(side, side, batch, k * k + 1, dtype=product_dtype(x))  # in the product's type
+        low = product_dtype(x)
+        patches = x[:, 0].to(low).unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k), the images converted first
+        side = patches.shape[1]
+        rows = x.new_empty(side, side, batch, k * k + 1, dtype=low)  # in the product's type
         rows[..., : k * k].view(side, side, batch, k, k).copy_(patches.permute(1, 2, 0, 3, 4))
         rows[..., k * k] = 1.0
-        out = rows.view(-1, k * k + 1) @ torch.cat([w, self.conv1.bias[:, None]], 1).t()  # (F*F*B, 256)
+        rows = rows.view(-1, k * k + 1)
+        weight = torch.cat([self.conv1.weight.reshape(self.cfg.conv1_channels, k * k), self.conv1.bias[:, None]], 1)
+        if relu and use_fused_relu(rows):
+            out = linear_relu(rows, weight.to(low))  # (F*F*B, 256)
+        else:
+            out = rows @ weight.t()
+            out = torch.relu(out) if relu else out
         return out.view(side, side, batch, -1).permute(2, 3, 0, 1)  # NCHW shape, (F, F, B, 256) in memory
 
     def forward(
@@ -352,7 +367,7 @@ class CapsNet(nn.Module):
         if x.dim() != 4 or tuple(x.shape[1:]) != (1, size, size):
             raise ValueError(f"expected input of shape (B, 1, {size}, {size}), got {tuple(x.shape)}")
         iterations = self.cfg.routing_iterations if routing_iterations is None else routing_iterations
-        h = torch.relu(self._conv1(x))  # (B, 256, F, F)
+        h = self._conv1(x, relu=True)  # (B, 256, F, F)
         u = self.primary_caps(h)  # (B, I, 8)
         v, u_hat, rec = self.digit_caps(u, iterations, record=trace)  # (B, 10, 16)
         lengths = capsule_length(v)  # (B, 10)

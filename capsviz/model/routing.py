@@ -185,10 +185,13 @@ def _agreements(u_hat: Tensor, v: Tensor) -> Tensor:
     return _agreement(u_hat, v.to(u_hat.dtype)).reshape(v.shape[0], -1, n_in)
 
 
-def _iterate(u_hat_j: Tensor, batch: int, iterations: int, first_s: Tensor | None = None) -> dict[str, list[Tensor]]:
+def _iterate(
+    u_hat_j: Tensor, batch: int, iterations: int, first_s: Tensor | None = None, c_out: Tensor | None = None
+) -> dict[str, list[Tensor]]:
     """Run Procedure 1 on u_hat in the (B*J, I, D) layout, or the (B, I, J, D) one (4-D).
     ``first_s`` (B, J, D), where given, is the first iteration's s (its c is uniform), used
-    in place of its weighted sum.
+    in place of its weighted sum. ``c_out`` (R, B, J, I), where given, receives each
+    iteration's c, which the softmax writes there (no copy); it must be of c's type.
 
     Returns the per-iteration ``b`` and ``c`` (B, J, I), ``s`` and ``v`` (B, J, D): b[r] is
     the logits that gave c[r]. b starts at zero for each example and each call: it is
@@ -203,7 +206,7 @@ def _iterate(u_hat_j: Tensor, batch: int, iterations: int, first_s: Tensor | Non
     b = u_hat_j.new_zeros(batch, n_out, n_in, dtype=full_dtype(u_hat_j.dtype))  # (B, J, I)
     out: dict[str, list[Tensor]] = {"b": [], "c": [], "s": [], "v": []}
     for r in range(iterations):
-        c = torch.softmax(b, dim=1)  # over the J parent capsules, Eq. 3
+        c = torch.softmax(b, dim=1) if c_out is None else torch.softmax(b, dim=1, out=c_out[r])  # over J, Eq. 3
         s = first_s if r == 0 and first_s is not None else _weighted_sum(u_hat_j, c)  # Eq. 2
         v = squash(s, dim=-1)  # Eq. 1
         for key, value in (("b", b), ("c", c), ("s", s), ("v", v)):
@@ -255,14 +258,16 @@ def _route(
     D), where given, is the first iteration's s (:func:`_iterate`).
     """
     rows = 1 if u_hat_j.dim() == 4 else u_hat_j.shape[0] // batch  # u_hat's rows per example
-    kept: dict[str, Tensor] = {}
+    n_in, n_out = u_hat_j.shape[1], (u_hat_j.shape[2] if rows == 1 else rows)
+    # c (B, J, I) of every iteration, written by the softmax; s and v (B, J, D) copied in
+    kept = {"c": u_hat_j.new_empty(iterations, batch, n_out, n_in, dtype=full_dtype(u_hat_j.dtype))}
     per_example = u_hat_j.numel() // batch * u_hat_j.element_size()
     for start, stop in _spans(batch, per_example, ROUTING_GROUP_BYTES, u_hat_j.device):
         if fill is not None:
             fill(start, stop)
         first = None if first_s is None else first_s[start:stop]
-        run = _iterate(u_hat_j[start * rows : stop * rows], stop - start, iterations, first)
-        for key in ("c", "s", "v"):
+        run = _iterate(u_hat_j[start * rows : stop * rows], stop - start, iterations, first, kept["c"][:, start:stop])
+        for key in ("s", "v"):
             # kept in the type of the last iteration's value: a given first s (float32) is
             # stored in the type of the sums over u_hat that follow it
             last = run[key][-1]
@@ -325,7 +330,8 @@ def _route_backward(
         left.append(c.reshape(n, 1, n_in) if left_last else c.reshape(n, 1, n_in).to(low))
         right.append(gs.reshape(n, 1, dim).to(low))
         if r > 0:  # b_0 = 0 is a constant
-            gc = full_precision(_agreements(u_hat_j, gs))
+            # float32 and contiguous, as the softmax kernel reads it, in one pass
+            gc = _agreements(u_hat_j, gs).to(c.dtype, memory_format=torch.contiguous_format).contiguous()
             # softmax backward over J, c (gc - sum_j c gc), in one pass: torch's own kernel
             gb = torch._softmax_backward_data(gc, c, 1, c.dtype)
             grad_b_next = gb if grad_b_next is None else gb + grad_b_next
@@ -451,22 +457,23 @@ class _PredictRouteFunction(torch.autograd.Function):
         # u : (B, I, E), weight : (I, J, D, E)
         n_in, n_out, dim, d_in = weight.shape
         batch = u.shape[0]
-        w_t = weight.reshape(n_in, n_out * dim, d_in).transpose(1, 2)  # (I, E, J*D) view
-        u_t = u.transpose(0, 1)  # (I, B, E) view
         # the type of the predictions' product and of dL/du_hat's factors: u's, or autocast's where it is on
         low = product_dtype(u)
+        # W as (I, E, J*D) and u as (B, I, E), converted once each: the backward pass reads them too
+        w_t = weight.reshape(n_in, n_out * dim, d_in).transpose(1, 2)
+        w_t = w_t.to(low, memory_format=torch.contiguous_format).contiguous()  # the second only where `to` kept it
+        u_low = u.to(low)
         blocks = routes_in_blocks(low, u.device)
         if blocks:  # u_hat (B, I, J, D) in bfloat16, written in place by the predictions' product
             u_hat_j = u.new_empty(batch, n_in, n_out, dim, dtype=low)
-            u_t = u_t.to(low).contiguous()  # (I, B, E): a group's (I, b, E) slice is read in place
+            u_t = u_low.transpose(0, 1).contiguous()  # (I, B, E): a group's (I, b, E) slice is read in place
         else:  # u_hat (B*J, I, D), in float32 on the CPU (the re-layout converts it)
             routed = full_dtype(low) if u.device.type == "cpu" else low
             u_hat_j = u.new_empty(batch * n_out, n_in, dim, dtype=routed)
-            u_t = u_t.to(low)
-        w_t = w_t.to(low).contiguous()  # the predictions' product in that type, autocast on or off
+            u_t = u_low.transpose(0, 1)  # (I, B, E) view
         first_s = None
         if blocks and iterations > 1:  # the first iteration's s from u and W: c is uniform, s_j = sum_i W_ij u_i / J
-            first = u.to(low).reshape(batch, n_in * d_in) @ w_t.view(n_in * d_in, n_out * dim)
+            first = u_low.reshape(batch, n_in * d_in) @ w_t.view(n_in * d_in, n_out * dim)
             first_s = full_precision(first.view(batch, n_out, dim)) / n_out
 
         made: list = [0, 0, None]  # the examples [first, last) whose predictions were made last, (I, b, J, D)
@@ -487,13 +494,14 @@ class _PredictRouteFunction(torch.autograd.Function):
 
         with _own_type(u_hat_j):
             cs, ss, vs = _route(u_hat_j, batch, iterations, fill, first_s)
-        ctx.save_for_backward(u, weight, u_hat_j, cs, ss, vs)
+        ctx.save_for_backward(u_low, u_t, w_t, u_hat_j, cs, ss, vs)
         ctx.low, ctx.first_given = low, first_s is not None
+        ctx.weight_shape, ctx.weight_dtype, ctx.u_dtype = weight.shape, weight.dtype, u.dtype
         return vs[-1].clone()
 
     @staticmethod
     def backward(ctx, grad_v: Tensor):
-        u, weight, u_hat_j, cs, ss, vs = ctx.saved_tensors
+        u_low, u_t, w_t, u_hat_j, cs, ss, vs = ctx.saved_tensors  # (B, I, E), (I, B, E), (I, E, J*D) in low
         low = ctx.low
         # u_hat laid out (B, I, J, D): each chunk's product writes dL/du_hat re-laid itself
         strided = u_hat_j.dim() == 4
@@ -501,15 +509,13 @@ class _PredictRouteFunction(torch.autograd.Function):
             left, right, grad_first = _route_backward(
                 u_hat_j, cs, ss, vs, grad_v, low, left_last=strided, first_given=ctx.first_given
             )
-        n_in, n_out, dim, d_in = weight.shape
-        batch = u.shape[0]
+        n_in, n_out, dim, d_in = ctx.weight_shape
+        batch = u_low.shape[0]
         n = batch * n_out
-        w_low = weight.to(low).reshape(n_in, n_out * dim, d_in)  # (I, J*D, E)
-        u_low = u.to(low).transpose(0, 1)  # (I, B, E) view
-        chunks = _spans(n_in, n * dim * low.itemsize, PREDICTION_CHUNK_BYTES, u.device)
+        chunks = _spans(n_in, n * dim * low.itemsize, PREDICTION_CHUNK_BYTES, u_low.device)
         size = chunks[0][1]
         need_u, need_w = ctx.needs_input_grad[:2]
-        grad_u = u.new_empty(batch, n_in, d_in) if need_u else None
+        grad_u = u_low.new_empty(batch, n_in, d_in, dtype=ctx.u_dtype) if need_u else None
         grad_u_i = u_low.new_empty(size, d_in, batch) if need_u else None  # a chunk's, (i, E, B)
         grad_w = u_low.new_empty(n_in, d_in, n_out * dim) if need_w else None
         products = None if strided else u_low.new_empty(n * size * dim)  # dL/du_hat of a chunk of i capsules, (N, i, D)
@@ -518,18 +524,19 @@ class _PredictRouteFunction(torch.autograd.Function):
             part = stop - start
             g_i = relaid_gradient(left, right, start, stop, relaid[:part], products, strided)
             if need_u:  # dL/du as (i, E, B): 0.20 ms against 0.69 ms as (i, B, E) (a chunk of 51, Zen 2)
-                grad_i = torch.bmm(w_low[start:stop].transpose(1, 2), g_i.transpose(1, 2), out=grad_u_i[:part])
+                grad_i = torch.bmm(w_t[start:stop], g_i.transpose(1, 2), out=grad_u_i[:part])
                 grad_u[:, start:stop].copy_(grad_i.permute(2, 0, 1))
             if need_w:
-                torch.bmm(u_low[start:stop].transpose(1, 2), g_i, out=grad_w[start:stop])  # dL/dW: (i, E, J*D)
+                torch.bmm(u_t[start:stop].transpose(1, 2), g_i, out=grad_w[start:stop])  # dL/dW: (i, E, J*D)
         if grad_first is not None:  # the first iteration's s = sum_i W_ij u_i / J
             grad_s = (grad_first / n_out).to(low).reshape(batch, n_out * dim)  # (B, J*D)
             if need_u:  # (B, J*D) @ (J*D, I*E)
-                grad_u += (grad_s @ w_low.transpose(1, 2).reshape(n_in * d_in, n_out * dim).t()).view_as(grad_u)
+                grad_u += (grad_s @ w_t.view(n_in * d_in, n_out * dim).t()).view_as(grad_u)
             if need_w:  # (I*E, B) @ (B, J*D)
-                grad_w.view(n_in * d_in, n_out * dim).addmm_(u_low.transpose(0, 1).reshape(batch, -1).t(), grad_s)
-        if need_w:
-            grad_w = grad_w.view(n_in, d_in, n_out, dim).permute(0, 2, 3, 1).to(weight.dtype)  # (I, J, D, E)
+                grad_w.view(n_in * d_in, n_out * dim).addmm_(u_low.reshape(batch, -1).t(), grad_s)
+        if need_w:  # (I, J, D, E) in W's type, laid out as W: one converting pass, and autograd keeps it as is
+            relaid = grad_w.view(n_in, d_in, n_out, dim).permute(0, 2, 3, 1)
+            grad_w = relaid.new_empty(relaid.shape, dtype=ctx.weight_dtype).copy_(relaid)
         return grad_u, grad_w, None
 
 

@@ -292,6 +292,47 @@ def test_conv1_matches_conv2d_with_and_without_gradients():
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
+def test_fused_linear_relu_matches_product_then_relu():
+    """oneDNN's fused product and ReLU (Conv1's training path on a CPU with AMX) gives
+    ``torch.relu(rows @ weight.T)`` in bfloat16 bit for bit, and autograd's gradients."""
+    from capsviz.model import conv
+
+    torch.manual_seed(5)
+    rows = torch.randn(300, 82).to(torch.bfloat16).requires_grad_()
+    weight = (0.2 * torch.randn(64, 82)).to(torch.bfloat16).requires_grad_()
+    out = conv.linear_relu(rows, weight)
+    ref = torch.relu(rows @ weight.t())
+    assert torch.equal(out, ref)
+    assert 0.3 < (out > 0).float().mean() < 0.7  # both sides of the ReLU are exercised
+    g = torch.randn_like(ref)
+    for a, b in zip(torch.autograd.grad(out, (rows, weight), g), torch.autograd.grad(ref, (rows, weight), g)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_conv1_takes_the_fused_relu_where_chosen(monkeypatch):
+    """Under bfloat16 autocast, Conv1 with its ReLU fused into the product equals Conv1
+    and then ReLU, values and weight gradients, and the fused path is taken."""
+    from capsviz.model import capsnet, conv
+
+    torch.manual_seed(6)
+    net = CapsNet(CapsNetConfig(conv1_channels=32, primary_types=4, decoder_hidden=(16, 32)))
+    x = torch.rand(16, 1, 28, 28)
+    calls = []
+    fused = conv.linear_relu
+    monkeypatch.setattr(capsnet, "linear_relu", lambda *a: calls.append(1) or fused(*a))
+    results = {}
+    for chosen in (False, True):
+        monkeypatch.setattr(capsnet, "use_fused_relu", lambda rows, chosen=chosen: chosen)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = net._conv1(x, relu=True)
+        g = torch.ones_like(out)
+        results[chosen] = (out, *torch.autograd.grad(out, (net.conv1.weight, net.conv1.bias), g))
+    assert calls == [1]
+    assert results[True][0].permute(2, 3, 0, 1).is_contiguous()
+    for a, b in zip(results[True], results[False]):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dense", [False, True], ids=["two-stage", "dense"])
 def test_spectral_conv_matches_conv2d(dense, monkeypatch):
     """The DFT form of PrimaryCaps' convolution gives conv2d's values and gradients, with
