@@ -19,9 +19,10 @@ from torch import Tensor, nn
 from capsviz.model.config import CapsNetConfig
 from capsviz.model.conv import (
     IM2COL_MAX_BATCH,
+    conv1_relu,
     im2col_conv2d,
     im2col_conv2d_bf16,
-    linear_relu,
+    patch_rows,
     patch_weight,
     patch_weight_bf16,
     spectral_conv2d,
@@ -318,17 +319,13 @@ class CapsNet(nn.Module):
         # rows (y, x, image); the bias as the weight of a column of ones: no copy of it into
         # all F*F*B x 256 outputs, and its gradient comes with the weight's product
         low = product_dtype(x)
-        patches = x[:, 0].to(low).unfold(1, k, 1).unfold(2, k, 1)  # (B, F, F, k, k), the images converted first
-        side = patches.shape[1]
-        rows = x.new_empty(side, side, batch, k * k + 1, dtype=low)  # in the product's type
-        rows[..., : k * k].view(side, side, batch, k, k).copy_(patches.permute(1, 2, 0, 3, 4))
-        rows[..., k * k] = 1.0
-        rows = rows.view(-1, k * k + 1)
+        images = x[:, 0].to(low)  # converted before the patches are gathered
+        side = images.shape[1] - k + 1
         weight = torch.cat([self.conv1.weight.reshape(self.cfg.conv1_channels, k * k), self.conv1.bias[:, None]], 1)
-        if relu and use_fused_relu(rows):
-            out = linear_relu(rows, weight.to(low))  # (F*F*B, 256)
+        if relu and use_fused_relu(images):
+            out = conv1_relu(images, weight.to(low), k)  # (F*F*B, 256)
         else:
-            out = rows @ weight.t()
+            out = patch_rows(images, k) @ weight.t()
             out = torch.relu(out) if relu else out
         return out.view(side, side, batch, -1).permute(2, 3, 0, 1)  # NCHW shape, (F, F, B, 256) in memory
 

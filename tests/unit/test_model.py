@@ -292,45 +292,63 @@ def test_conv1_matches_conv2d_with_and_without_gradients():
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
-def test_fused_linear_relu_matches_product_then_relu():
+def test_patch_columns_are_the_patch_rows_transposed():
+    """Conv1's patch rows, and their transpose gathered in its own order, are the 9x9
+    patches of the images (ky, kx order, rows (y, x, image)) with a column of ones."""
+    from capsviz.model import conv
+
+    images = torch.rand(3, 12, 12, dtype=torch.float64)
+    rows = conv.patch_rows(images, 9)  # (4 * 4 * 3, 82)
+    assert rows.shape == (48, 82)
+    assert torch.equal(rows[:, 81], torch.ones(48, dtype=torch.float64))
+    y, x, b = 2, 1, 1  # row (y * 4 + x) * 3 + b
+    assert torch.equal(rows[(y * 4 + x) * 3 + b, :81], images[b, y : y + 9, x : x + 9].reshape(81))
+    assert torch.equal(conv.patch_columns_t(images, 9), rows.t())
+
+
+def test_fused_conv1_relu_matches_product_then_relu():
     """oneDNN's fused product and ReLU (Conv1's training path on a CPU with AMX) gives
-    ``torch.relu(rows @ weight.T)`` in bfloat16 bit for bit, and autograd's gradients."""
+    ``torch.relu(rows @ weight.T)`` in bfloat16 bit for bit, and the weight's gradient
+    within a bfloat16 rounding step of autograd's (the product's sums run in another
+    order)."""
     from capsviz.model import conv
 
     torch.manual_seed(5)
-    rows = torch.randn(300, 82).to(torch.bfloat16).requires_grad_()
+    images = torch.rand(6, 28, 28).to(torch.bfloat16)
     weight = (0.2 * torch.randn(64, 82)).to(torch.bfloat16).requires_grad_()
-    out = conv.linear_relu(rows, weight)
-    ref = torch.relu(rows @ weight.t())
+    out = conv.conv1_relu(images, weight, 9)
+    ref = torch.relu(conv.patch_rows(images, 9) @ weight.t())
     assert torch.equal(out, ref)
-    assert 0.3 < (out > 0).float().mean() < 0.7  # both sides of the ReLU are exercised
+    assert 0.2 < (out > 0).float().mean() < 0.8  # both sides of the ReLU are exercised
     g = torch.randn_like(ref)
-    for a, b in zip(torch.autograd.grad(out, (rows, weight), g), torch.autograd.grad(ref, (rows, weight), g)):
-        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    (grad,), (ref_grad,) = torch.autograd.grad(out, weight, g), torch.autograd.grad(ref, weight, g)
+    torch.testing.assert_close(grad.float(), ref_grad.float(), rtol=8e-3, atol=1e-2)
 
 
 def test_conv1_takes_the_fused_relu_where_chosen(monkeypatch):
     """Under bfloat16 autocast, Conv1 with its ReLU fused into the product equals Conv1
-    and then ReLU, values and weight gradients, and the fused path is taken."""
+    and then ReLU, values bit for bit and weight gradients within bfloat16 rounding, and
+    the fused path is taken."""
     from capsviz.model import capsnet, conv
 
     torch.manual_seed(6)
     net = CapsNet(CapsNetConfig(conv1_channels=32, primary_types=4, decoder_hidden=(16, 32)))
     x = torch.rand(16, 1, 28, 28)
     calls = []
-    fused = conv.linear_relu
-    monkeypatch.setattr(capsnet, "linear_relu", lambda *a: calls.append(1) or fused(*a))
+    fused = conv.conv1_relu
+    monkeypatch.setattr(capsnet, "conv1_relu", lambda *a: calls.append(1) or fused(*a))
     results = {}
     for chosen in (False, True):
-        monkeypatch.setattr(capsnet, "use_fused_relu", lambda rows, chosen=chosen: chosen)
+        monkeypatch.setattr(capsnet, "use_fused_relu", lambda t, chosen=chosen: chosen)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             out = net._conv1(x, relu=True)
         g = torch.ones_like(out)
         results[chosen] = (out, *torch.autograd.grad(out, (net.conv1.weight, net.conv1.bias), g))
     assert calls == [1]
     assert results[True][0].permute(2, 3, 0, 1).is_contiguous()
-    for a, b in zip(results[True], results[False]):
-        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert torch.equal(results[True][0], results[False][0])
+    for a, b in zip(results[True][1:], results[False][1:]):
+        torch.testing.assert_close(a, b, rtol=8e-3, atol=1e-2)
 
 
 @pytest.mark.parametrize("dense", [False, True], ids=["two-stage", "dense"])
