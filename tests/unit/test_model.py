@@ -572,6 +572,7 @@ def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatc
 
     monkeypatch.setattr(routing, "routes_in_blocks", lambda low, device: blocks)
     monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", 2 * 3 * 23 * 5 * 8)
+    monkeypatch.setattr(routing, "BLOCKS_GROUP_BYTES", 2 * 3 * 23 * 5 * 8)
     if chunk_bytes is not None:
         monkeypatch.setattr(routing, "PREDICTION_CHUNK_BYTES", chunk_bytes)
         monkeypatch.setattr(routing, "PREDICTION_MIN_EXAMPLES", 1)  # one product per routing group
