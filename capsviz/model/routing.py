@@ -194,8 +194,9 @@ def _iterate(
     iteration's c, which the softmax writes there (no copy); it must be of c's type.
 
     Returns the per-iteration ``b`` and ``c`` (B, J, I), ``s`` and ``v`` (B, J, D): b[r] is
-    the logits that gave c[r]. b starts at zero for each example and each call: it is
-    never shared across the batch. Differentiable by autograd.
+    the logits that gave c[r] (with ``first_s`` given, the zero b_0 is not recorded). b
+    starts at zero for each example and each call: it is never shared across the batch.
+    Differentiable by autograd.
 
     Under mixed precision (u_hat in bfloat16 or float16) b, c and v stay float32: the
     softmax and the squash in full precision, the two products in u_hat's type, or in
@@ -203,16 +204,24 @@ def _iterate(
     """
     n_in = u_hat_j.shape[1]
     n_out = u_hat_j.shape[2] if u_hat_j.dim() == 4 else u_hat_j.shape[0] // batch
-    b = u_hat_j.new_zeros(batch, n_out, n_in, dtype=full_dtype(u_hat_j.dtype))  # (B, J, I)
+    full = full_dtype(u_hat_j.dtype)
+    # b = 0 (B, J, I); with a given first s it is left implicit (and not recorded): c_0 is 1/J
+    b = None if first_s is not None else u_hat_j.new_zeros(batch, n_out, n_in, dtype=full)
     out: dict[str, list[Tensor]] = {"b": [], "c": [], "s": [], "v": []}
     for r in range(iterations):
-        c = torch.softmax(b, dim=1) if c_out is None else torch.softmax(b, dim=1, out=c_out[r])  # over J, Eq. 3
+        if b is None:  # softmax of zeros over J, bit for bit
+            c = u_hat_j.new_empty(batch, n_out, n_in, dtype=full) if c_out is None else c_out[r]
+            c.fill_(1.0 / n_out)
+        else:  # over the J parent capsules, Eq. 3
+            c = torch.softmax(b, dim=1) if c_out is None else torch.softmax(b, dim=1, out=c_out[r])
         s = first_s if r == 0 and first_s is not None else _weighted_sum(u_hat_j, c)  # Eq. 2
         v = squash(s, dim=-1)  # Eq. 1
         for key, value in (("b", b), ("c", c), ("s", s), ("v", v)):
-            out[key].append(value)
+            if value is not None:
+                out[key].append(value)
         if r < iterations - 1:
-            b = b + _agreements(u_hat_j, v)  # u_hat . v
+            a = _agreements(u_hat_j, v)  # u_hat . v
+            b = a.to(full, memory_format=torch.contiguous_format).contiguous() if b is None else b + a
     return out
 
 
