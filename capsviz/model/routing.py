@@ -228,8 +228,8 @@ def _iterate(
 # The hand-written routing routes the examples in groups whose u_hat spans at most this many bytes
 ROUTING_GROUP_BYTES = 12 << 20
 # The same for u_hat laid out (B, I, J, D) (bfloat16 on a CPU with AMX): 128 digits' 47 MB in one
-# group, a step of 159.1 against 161.9 ms there (2-core Xeon with AMX, medians of 40 taking
-# turns), 128 pairs in two, even with twelve (387.7 against 386.8 ms, medians of 24)
+# group, a step of 161.0 against 163.9 ms with 12 MB groups there (2-core Xeon with AMX,
+# medians of 40 taking turns); 128 pairs in two groups, even with twelve (401.7 against 402.9 ms)
 BLOCKS_GROUP_BYTES = 64 << 20
 
 
@@ -263,9 +263,9 @@ def _route(
     (B, I, J, D), contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
 
     Each example is routed on its own, so on the CPU the examples go in groups whose
-    u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``, ``BLOCKS_GROUP_BYTES`` for the
-    (B, I, J, D) layout): a group's first product reads
-    its u_hat from memory and the other 2R - 2 find it in the cache. For 128 digits on a
+    u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``; ``BLOCKS_GROUP_BYTES`` for the
+    (B, I, J, D) layout): a group's first product reads its u_hat from memory and the
+    other 2R - 2 find it in the cache. For 128 digits on a
     2-core AMD EPYC (Zen 2, L3 16 MiB) 25.7 ms in groups of 17 against 36.5 ms at once
     (medians of 7, taking turns). ``fill(start, stop)``, where given, writes the u_hat of
     examples [start, stop) into ``u_hat_j`` just before they are routed. ``first_s`` (B, J,

@@ -558,6 +558,31 @@ def test_routing_gradients_match_plain_autograd(monkeypatch, group_bytes):
         torch.testing.assert_close(grad, ref, rtol=1e-5, atol=1e-6)
 
 
+def test_routing_groups_follow_the_layout(monkeypatch):
+    """Routing's groups of examples span at most ROUTING_GROUP_BYTES of u_hat laid out
+    (B*J, I, D) and BLOCKS_GROUP_BYTES laid out (B, I, J, D); c, s and v equal routing all
+    at once either way, with c_0 = 1/J where the first s is given."""
+    from capsviz.model import routing
+
+    torch.manual_seed(12)
+    per_example = 6 * 3 * 4 * 8  # I * J * D float64 values
+    monkeypatch.setattr(routing, "ROUTING_GROUP_BYTES", per_example)
+    monkeypatch.setattr(routing, "BLOCKS_GROUP_BYTES", 2 * per_example)
+    u_hat = torch.randn(5, 6, 3, 4, dtype=torch.float64)  # (B, I, J, D)
+    first_s = torch.randn(5, 3, 4, dtype=torch.float64)
+    rows = u_hat.transpose(1, 2).reshape(15, 6, 4).contiguous()  # (B*J, I, D)
+    for u, expected in ((u_hat, [(0, 2), (2, 4), (4, 5)]), (rows, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)])):
+        spans = []
+        cs, ss, vs = routing._route(u, 5, 3, lambda a, b, spans=spans: spans.append((a, b)), first_s)
+        assert spans == expected
+        run = routing._iterate(u, 5, 3, first_s)  # all at once
+        for kept, key in ((cs, "c"), (ss, "s"), (vs, "v")):
+            torch.testing.assert_close(kept, torch.stack(run[key]), rtol=1e-12, atol=1e-14)
+        assert torch.equal(cs[0], torch.full_like(cs[0], 1 / 3))
+        assert len(run["b"]) == 2  # b_1, b_2: the zero b_0 is implicit
+        torch.testing.assert_close(cs[1].sum(dim=1), torch.ones(5, 6, dtype=torch.float64))
+
+
 @pytest.mark.parametrize("blocks", [False, True], ids=["rows", "blocks"])
 @pytest.mark.parametrize("chunk_bytes", [None, 7 * 3 * 3 * 5 * 8])
 def test_predictions_and_routing_in_one_backward_match_plain_autograd(monkeypatch, chunk_bytes, blocks):
