@@ -322,7 +322,7 @@ class CapsNet(nn.Module):
         images = x[:, 0].to(low)  # converted before the patches are gathered
         side = images.shape[1] - k + 1
         weight = torch.cat([self.conv1.weight.reshape(self.cfg.conv1_channels, k * k), self.conv1.bias[:, None]], 1)
-        if relu and use_fused_relu(images):
+        if relu and use_fused_relu(images, weight):
             out = conv1_relu(images, weight.to(low), k)  # (F*F*B, 256)
         else:
             out = patch_rows(images, k) @ weight.t()

@@ -585,16 +585,21 @@ def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: i
     return out.reshape(x.shape[0], out_h, out_w, -1)
 
 
-def use_fused_relu(t: Tensor) -> bool:
-    """Whether Conv1 of training images ``t`` (in the products' type) takes
-    :func:`conv1_relu`: bfloat16 on a CPU with AMX, where torch has oneDNN's fused linear
-    operator, and no gradient of the images is asked for."""
+def use_fused_relu(images: Tensor, weight: Tensor) -> bool:
+    """Whether Conv1 of training images (B, H, W) in the products' type, with ``weight``
+    (C, k*k + 1), takes :func:`conv1_relu`: bfloat16 on a CPU with AMX, where torch has
+    oneDNN's fused linear operator, no gradient of the images is asked for, and neither
+    holds a NaN. oneDNN's ReLU gives 0 for NaN where ``torch.relu`` keeps it, so a NaN
+    weight or image takes the unfused path and a diverged run still shows a NaN loss (the
+    two checks take about 0.1 ms for 128 digits)."""
     return (
-        t.dtype == torch.bfloat16
-        and t.device.type == "cpu"
-        and not t.requires_grad
+        images.dtype == torch.bfloat16
+        and images.device.type == "cpu"
+        and not images.requires_grad
         and amx_products()
         and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+        and not bool(torch.isnan(weight).any())
+        and not bool(torch.isnan(images).any())
     )
 
 

@@ -325,6 +325,30 @@ def test_fused_conv1_relu_matches_product_then_relu():
     torch.testing.assert_close(grad.float(), ref_grad.float(), rtol=8e-3, atol=1e-2)
 
 
+def test_a_nan_keeps_conv1_off_the_fused_relu(monkeypatch):
+    """oneDNN's fused ReLU gives 0 for NaN, so a NaN in Conv1's weight or in the images
+    takes the unfused path, whose ReLU keeps it (a diverged run must show a NaN loss)."""
+    from capsviz.model import conv
+
+    monkeypatch.setattr(conv, "amx_products", lambda: True)
+    images = torch.rand(4, 28, 28).to(torch.bfloat16)
+    weight = torch.randn(8, 82)
+    assert conv.use_fused_relu(images, weight) == hasattr(torch.ops.mkldnn, "_linear_pointwise")
+    assert not conv.use_fused_relu(images.float(), weight)  # bfloat16 only
+    bad = weight.clone()
+    bad[3, 5] = float("nan")
+    assert not conv.use_fused_relu(images, bad)
+    dirty = images.clone()
+    dirty[1, 4, 4] = float("nan")
+    assert not conv.use_fused_relu(dirty, weight)
+    net = CapsNet(CapsNetConfig(conv1_channels=8, primary_types=1, decoder_hidden=(16, 32)))
+    with torch.no_grad():
+        net.conv1.weight[3, 0, 0, 0] = float("nan")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = net._conv1(torch.rand(16, 1, 28, 28), relu=True)
+    assert torch.isnan(out[:, 3]).all() and not torch.isnan(out[:, :3]).any()
+
+
 def test_conv1_takes_the_fused_relu_where_chosen(monkeypatch):
     """Under bfloat16 autocast, Conv1 with its ReLU fused into the product equals Conv1
     and then ReLU, values bit for bit and weight gradients within bfloat16 rounding, and
@@ -339,7 +363,7 @@ def test_conv1_takes_the_fused_relu_where_chosen(monkeypatch):
     monkeypatch.setattr(capsnet, "conv1_relu", lambda *a: calls.append(1) or fused(*a))
     results = {}
     for chosen in (False, True):
-        monkeypatch.setattr(capsnet, "use_fused_relu", lambda t, chosen=chosen: chosen)
+        monkeypatch.setattr(capsnet, "use_fused_relu", lambda images, weight, chosen=chosen: chosen)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             out = net._conv1(x, relu=True)
         g = torch.ones_like(out)
