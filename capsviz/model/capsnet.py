@@ -19,10 +19,10 @@ from torch import Tensor, nn
 from capsviz.model.config import CapsNetConfig
 from capsviz.model.conv import (
     IM2COL_MAX_BATCH,
+    conv1_patch_rows,
     conv1_relu,
     im2col_conv2d,
     im2col_conv2d_bf16,
-    patch_rows,
     patch_weight,
     patch_weight_bf16,
     spectral_conv2d,
@@ -325,7 +325,7 @@ class CapsNet(nn.Module):
         if relu and use_fused_relu(images, weight):
             out = conv1_relu(images, weight.to(low), k)  # (F*F*B, 256)
         else:
-            out = patch_rows(images, k) @ weight.t()
+            out = conv1_patch_rows(images, k) @ weight.t()
             out = torch.relu(out) if relu else out
         return out.view(side, side, batch, -1).permute(2, 3, 0, 1)  # NCHW shape, (F, F, B, 256) in memory
 

@@ -588,22 +588,23 @@ def im2col_conv2d_bf16(x: Tensor, packed: Tensor, bias: Tensor | None, kernel: i
 def use_fused_relu(images: Tensor, weight: Tensor) -> bool:
     """Whether Conv1 of training images (B, H, W) in the products' type, with ``weight``
     (C, k*k + 1), takes :func:`conv1_relu`: bfloat16 on a CPU with AMX, where torch has
-    oneDNN's fused linear operator, no gradient of the images is asked for, and neither
-    holds a NaN. oneDNN's ReLU gives 0 for NaN where ``torch.relu`` keeps it, so a NaN
-    weight or image takes the unfused path and a diverged run still shows a NaN loss (the
-    two checks take about 0.1 ms for 128 digits)."""
+    oneDNN's fused linear operator, no gradient of the images is asked for, and both are
+    finite. oneDNN's ReLU gives 0 for NaN where ``torch.relu`` keeps it (and an infinite
+    weight times a zero pixel is NaN), so a weight or image holding a NaN or an infinity
+    takes the unfused path and a diverged run still shows a NaN loss (the two checks take
+    about 0.1 ms for 128 digits)."""
     return (
         images.dtype == torch.bfloat16
         and images.device.type == "cpu"
         and not images.requires_grad
         and amx_products()
         and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-        and not bool(torch.isnan(weight).any())
-        and not bool(torch.isnan(images).any())
+        and bool(torch.isfinite(weight).all())
+        and bool(torch.isfinite(images).all())
     )
 
 
-def patch_rows(images: Tensor, kernel: int) -> Tensor:
+def conv1_patch_rows(images: Tensor, kernel: int) -> Tensor:
     """The rows of Conv1's product: images (B, H, W) -> (F*F*B, k*k + 1), rows ordered (y,
     x, image), each a k x k patch (ky, kx) and a 1 (the bias's column), in the images'
     type. F = H - k + 1."""
@@ -615,10 +616,10 @@ def patch_rows(images: Tensor, kernel: int) -> Tensor:
     return rows.view(-1, kernel * kernel + 1)
 
 
-def patch_columns_t(images: Tensor, kernel: int) -> Tensor:
-    """The transpose of :func:`patch_rows`, (k*k + 1, F*F*B), gathered from the images
+def conv1_patch_columns_t(images: Tensor, kernel: int) -> Tensor:
+    """The transpose of :func:`conv1_patch_rows`, (k*k + 1, F*F*B), gathered from the images
     laid out (H, W, B): each row copies runs of B values (0.3 ms for 128 digits, against
-    1.2 ms for :func:`patch_rows`' runs of k and 2.9 ms for transposing its result)."""
+    1.2 ms for :func:`conv1_patch_rows`' runs of k and 2.9 ms for transposing its result)."""
     batch, side = images.shape[0], images.shape[1] - kernel + 1
     laid = images.permute(1, 2, 0).contiguous()  # (H, W, B)
     cols = images.new_empty(kernel * kernel + 1, side, side, batch)
@@ -631,7 +632,7 @@ def patch_columns_t(images: Tensor, kernel: int) -> Tensor:
 class _Conv1ReLU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, images: Tensor, weight: Tensor, kernel: int) -> Tensor:
-        out = torch.ops.mkldnn._linear_pointwise(patch_rows(images, kernel), weight, None, "relu", [], "")
+        out = torch.ops.mkldnn._linear_pointwise(conv1_patch_rows(images, kernel), weight, None, "relu", [], "")
         ctx.save_for_backward(images, out)
         ctx.kernel = kernel
         return out
@@ -641,23 +642,23 @@ class _Conv1ReLU(torch.autograd.Function):
         images, out = ctx.saved_tensors
         grad = torch.ops.aten.threshold_backward(grad, out, 0)  # ReLU's, read from its output as torch.relu's is
         # (k*k + 1, N) @ (N, C): both factors as stored, where grad^T @ rows reads one transposed
-        grad_weight = (patch_columns_t(images, ctx.kernel) @ grad).t()
+        grad_weight = (conv1_patch_columns_t(images, ctx.kernel) @ grad).t()
         return None, grad_weight, None
 
 
 def conv1_relu(images: Tensor, weight: Tensor, kernel: int) -> Tensor:
-    """Conv1 and its ReLU for training, ``relu(patch_rows(images) @ weight.T)``, in one
-    oneDNN call (``torch.ops.mkldnn._linear_pointwise``, where :func:`use_fused_relu`
+    """Conv1 and its ReLU for training, ``relu(conv1_patch_rows(images) @ weight.T)``, in
+    one oneDNN call (``torch.ops.mkldnn._linear_pointwise``, where :func:`use_fused_relu`
     holds), differentiable in ``weight``.
 
     images : (B, H, W); weight : (C, k*k + 1), the kernels (ky, kx) and the bias last; both
     in one type (bfloat16 on that path). Returns (F*F*B, C), rows ordered (y, x, image), in
     that type: the product rounded, then ReLU (rounding keeps the sign), as the unfused
-    path gives it. The weight's gradient is formed from :func:`patch_columns_t`, so that
-    neither factor is read transposed, and is not kept from the forward pass. For 128
-    digits on a 2-core Xeon with AMX: product and ReLU 2.1 ms fused against 3.7 ms as a
-    product and ``torch.relu``; the weight's gradient 2.4 ms against 3.8 ms (medians of
-    15 and 25).
+    path gives it on a CPU with AMX, for finite inputs. The weight's gradient is formed
+    from :func:`conv1_patch_columns_t`, so that neither factor is read transposed, and the
+    rows are not kept from the forward pass. For 128 digits on a 2-core Xeon with AMX:
+    product and ReLU 2.1 ms fused against 3.7 ms as a product and ``torch.relu``; the
+    weight's gradient 2.4 ms against 3.8 ms (medians of 15 and 25).
     """
     return _Conv1ReLU.apply(images, weight, kernel)
 

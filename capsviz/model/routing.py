@@ -190,13 +190,15 @@ def _iterate(
 ) -> dict[str, list[Tensor]]:
     """Run Procedure 1 on u_hat in the (B*J, I, D) layout, or the (B, I, J, D) one (4-D).
     ``first_s`` (B, J, D), where given, is the first iteration's s (its c is uniform), used
-    in place of its weighted sum. ``c_out`` (R, B, J, I), where given, receives each
-    iteration's c, which the softmax writes there (no copy); it must be of c's type.
+    in place of its weighted sum, and c_0 = 1/J is written without a softmax. ``c_out``
+    (R, B, J, I), where given, receives each iteration's c, written there (no copy); it
+    must be of c's type.
 
     Returns the per-iteration ``b`` and ``c`` (B, J, I), ``s`` and ``v`` (B, J, D): b[r] is
-    the logits that gave c[r] (with ``first_s`` given, the zero b_0 is not recorded). b
-    starts at zero for each example and each call: it is never shared across the batch.
-    Differentiable by autograd.
+    the logits that gave c[r]; with ``first_s`` given the zero b_0 is not recorded, and
+    b[r] gave c[r + 1]. b starts at zero for each example and each call: it is never
+    shared across the batch. Differentiable by autograd without ``c_out`` (a softmax with
+    ``out=`` records no gradient: the hand-written backward passes use it).
 
     Under mixed precision (u_hat in bfloat16 or float16) b, c and v stay float32: the
     softmax and the squash in full precision, the two products in u_hat's type, or in
@@ -236,7 +238,7 @@ BLOCKS_GROUP_BYTES = 64 << 20
 def _spans(count: int, item_bytes: int, limit: int, device: torch.device) -> list[tuple[int, int]]:
     """[start, stop) ranges of ``count`` items of ``item_bytes`` each, each range at most
     ``limit`` bytes (one item at least): the routing groups of examples
-    (``ROUTING_GROUP_BYTES``) and the chunks of primary capsules of
+    (``ROUTING_GROUP_BYTES``, ``BLOCKS_GROUP_BYTES``) and the chunks of primary capsules of
     :class:`_PredictRouteFunction`'s backward pass (``PREDICTION_CHUNK_BYTES``). On a
     device other than the CPU one range of all: the cache sizes are the CPU's."""
     if device.type != "cpu":
@@ -263,9 +265,10 @@ def _route(
     (B, I, J, D), contiguous -> c (R, B, J, I), s and v (R, B, J, D) of every iteration.
 
     Each example is routed on its own, so on the CPU the examples go in groups whose
-    u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``; ``BLOCKS_GROUP_BYTES`` for the
-    (B, I, J, D) layout): a group's first product reads its u_hat from memory and the
-    other 2R - 2 find it in the cache. For 128 digits on a
+    u_hat fits a last-level cache (``ROUTING_GROUP_BYTES``): a group's first product reads
+    its u_hat from memory and the other 2R - 2 find it in the cache. u_hat laid out (B, I,
+    J, D) goes in larger groups (``BLOCKS_GROUP_BYTES``, measured on a Xeon with AMX,
+    whose last-level cache is the larger). For 128 digits on a
     2-core AMD EPYC (Zen 2, L3 16 MiB) 25.7 ms in groups of 17 against 36.5 ms at once
     (medians of 7, taking turns). ``fill(start, stop)``, where given, writes the u_hat of
     examples [start, stop) into ``u_hat_j`` just before they are routed. ``first_s`` (B, J,
