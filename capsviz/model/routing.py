@@ -40,6 +40,13 @@ def full_precision(t: Tensor) -> Tensor:
     return t.to(full_dtype(t.dtype))
 
 
+def contiguous_in(t: Tensor, dtype: torch.dtype) -> Tensor:
+    """``t`` in ``dtype``, contiguous, converted and laid out in one pass where either is
+    needed (``Tensor.to`` with a memory format returns ``t`` itself, strides and all, when
+    the type already matches; the second step lays that one out)."""
+    return t.to(dtype, memory_format=torch.contiguous_format).contiguous()
+
+
 def squash(s: Tensor, dim: int = -1, eps: float = SQUASH_EPS) -> Tensor:
     """Squash non-linearity, Eq. 1: v = ||s||^2 / (1 + ||s||^2) * s / ||s||.
 
@@ -223,7 +230,7 @@ def _iterate(
                 out[key].append(value)
         if r < iterations - 1:
             a = _agreements(u_hat_j, v)  # u_hat . v
-            b = a.to(full, memory_format=torch.contiguous_format).contiguous() if b is None else b + a
+            b = contiguous_in(a, full) if b is None else b + a
     return out
 
 
@@ -349,7 +356,7 @@ def _route_backward(
         right.append(gs.reshape(n, 1, dim).to(low))
         if r > 0:  # b_0 = 0 is a constant
             # float32 and contiguous, as the softmax kernel reads it, in one pass
-            gc = _agreements(u_hat_j, gs).to(c.dtype, memory_format=torch.contiguous_format).contiguous()
+            gc = contiguous_in(_agreements(u_hat_j, gs), c.dtype)
             # softmax backward over J, c (gc - sum_j c gc), in one pass: torch's own kernel
             gb = torch._softmax_backward_data(gc, c, 1, c.dtype)
             grad_b_next = gb if grad_b_next is None else gb + grad_b_next
@@ -479,7 +486,7 @@ class _PredictRouteFunction(torch.autograd.Function):
         low = product_dtype(u)
         # W as (I, E, J*D) and u as (B, I, E), converted once each: the backward pass reads them too
         w_t = weight.reshape(n_in, n_out * dim, d_in).transpose(1, 2)
-        w_t = w_t.to(low, memory_format=torch.contiguous_format).contiguous()  # the second only where `to` kept it
+        w_t = contiguous_in(w_t, low)
         u_low = u.to(low)
         blocks = routes_in_blocks(low, u.device)
         if blocks:  # u_hat (B, I, J, D) in bfloat16, written in place by the predictions' product
